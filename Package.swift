@@ -1,0 +1,72 @@
+// swift-tools-version:6.1
+//
+// Strata: Core Data for every platform Swift runs on.
+// Modules by layer, dependencies pointing down (see ARCHITECTURE in the team docs):
+//   CLZ4 -> StrataFormat -> StrataIO -> StrataStorage -> Strata -> strata (CLI)
+// Fuzz/ and Benchmarks/ are nested packages so the library never depends on what only they need.
+//
+// Compile flags:
+//   STRATA_INTERNAL_CHECKS  full invariant walks after structural changes (debug builds only).
+import PackageDescription
+
+let internalChecks: [SwiftSetting] = [.define("STRATA_INTERNAL_CHECKS", .when(configuration: .debug))]
+
+let package = Package(
+    name: "Strata",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Strata", targets: ["Strata"]),
+        .library(name: "StrataStorage", targets: ["StrataStorage"]),
+        .library(name: "StrataFormat", targets: ["StrataFormat"]),
+        .library(name: "StrataIO", targets: ["StrataIO"]),
+        .library(name: "StrataWorkload", targets: ["StrataWorkload"]),
+        .executable(name: "strata", targets: ["strata"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLZ4",
+            path: "Sources/CLZ4",
+            pkgConfig: "liblz4",
+            providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
+        ),
+        .target(name: "StrataFormat", swiftSettings: internalChecks),
+        .target(
+            name: "StrataIO",
+            dependencies: [.product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: internalChecks
+        ),
+        .target(
+            name: "StrataStorage",
+            dependencies: [
+                "StrataFormat", "StrataIO",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: internalChecks
+        ),
+        .target(name: "Strata", dependencies: ["StrataStorage"], swiftSettings: internalChecks),
+        // The company workload of WORKLOAD.md (exact data generator), shared by the demo and Benchmarks/.
+        .target(name: "StrataWorkload"),
+        .executableTarget(
+            name: "strata",
+            dependencies: [
+                "Strata", "StrataStorage", "StrataWorkload",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(name: "StrataTestSupport", dependencies: ["StrataFormat", "StrataIO", "StrataStorage"]),
+        .testTarget(name: "StrataFormatTests", dependencies: ["StrataFormat", "StrataTestSupport"]),
+        .testTarget(name: "StrataIOTests", dependencies: ["StrataIO", "StrataTestSupport"]),
+        .testTarget(
+            name: "StrataStorageTests",
+            dependencies: ["StrataStorage", "StrataTestSupport", "StrataWorkload"]
+        ),
+        .testTarget(name: "StrataWorkloadTests", dependencies: ["StrataWorkload"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

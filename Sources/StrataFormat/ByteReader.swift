@@ -1,0 +1,87 @@
+/// Reads little-endian fields from untrusted bytes, never past its end.
+///
+/// Every `read…` advances ``readerIndex``; every failure is ``FormatError/truncated(needed:available:)``.
+/// The reader borrows its buffer: it must not outlive the `withUnsafeBytes` call that made it.
+public struct ByteReader {
+    public let bytes: UnsafeRawBufferPointer
+    public private(set) var readerIndex: Int
+
+    public init(_ bytes: UnsafeRawBufferPointer, readerIndex: Int = 0) {
+        precondition(readerIndex >= 0 && readerIndex <= bytes.count)
+        self.bytes = bytes
+        self.readerIndex = readerIndex
+    }
+
+    /// Bytes left to read.
+    @inline(__always)
+    public var remaining: Int {
+        // Safe: readerIndex never exceeds bytes.count (checked on every advance).
+        bytes.count &- readerIndex
+    }
+
+    @inline(__always)
+    mutating func claim(_ count: Int) throws(FormatError) -> Int {
+        guard count >= 0, count <= remaining else {
+            throw .truncated(needed: count, available: remaining)
+        }
+        let start = readerIndex
+        // Safe: count <= remaining, so the sum is at most bytes.count.
+        readerIndex = start &+ count
+        return start
+    }
+
+    public mutating func readUInt8() throws(FormatError) -> UInt8 {
+        let at = try claim(1)
+        return bytes[at]
+    }
+
+    public mutating func readUInt16LE() throws(FormatError) -> UInt16 {
+        let at = try claim(2)
+        return UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self))
+    }
+
+    public mutating func readUInt32LE() throws(FormatError) -> UInt32 {
+        let at = try claim(4)
+        return UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self))
+    }
+
+    public mutating func readUInt64LE() throws(FormatError) -> UInt64 {
+        let at = try claim(8)
+        return UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+    }
+
+    /// Reads `count` bytes into a new array. `count` must already be bounded by the caller's format limit;
+    /// it is checked against what remains before anything is allocated.
+    public mutating func readBytes(_ count: Int) throws(FormatError) -> [UInt8] {
+        let at = try claim(count)
+        return Array(UnsafeRawBufferPointer(rebasing: bytes[at..<(at &+ count)]))
+    }
+
+    /// Returns a view of the next `count` bytes and advances past them.
+    public mutating func readSlice(_ count: Int) throws(FormatError) -> UnsafeRawBufferPointer {
+        let at = try claim(count)
+        return UnsafeRawBufferPointer(rebasing: bytes[at..<(at &+ count)])
+    }
+
+    /// Skips `count` bytes.
+    public mutating func skip(_ count: Int) throws(FormatError) {
+        _ = try claim(count)
+    }
+
+    /// Reads a UTF-8 string of `count` bytes, rejecting invalid UTF-8.
+    public mutating func readUTF8(_ count: Int) throws(FormatError) -> String {
+        let slice = try readSlice(count)
+        guard let string = String(validating: slice, as: UTF8.self) else {
+            throw .invalidField("string is not valid UTF-8")
+        }
+        return string
+    }
+
+    /// Reads a little-endian UInt32 at an absolute offset without moving the reader.
+    public func getUInt32LE(at offset: Int) throws(FormatError) -> UInt32 {
+        guard offset >= 0, offset <= bytes.count &- 4 else {
+            throw .truncated(needed: 4, available: max(0, bytes.count &- offset))
+        }
+        return UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+}

@@ -1,0 +1,24 @@
+/// A row value as a B+tree leaf holds it: the bytes themselves, or the start of an overflow chain.
+public enum LeafValue: Sendable, Equatable {
+    case bytes([UInt8])
+    /// A value stored in a chain of overflow pages starting at `firstPage`, `length` bytes in all.
+    case overflow(firstPage: UInt64, length: Int)
+
+    /// The value's length in bytes.
+    public var length: Int {
+        switch self {
+        case .bytes(let bytes): bytes.count
+        case .overflow(_, let length): length
+        }
+    }
+
+    /// The bytes this value takes in a leaf page, once values longer than `maximumInline` are moved to overflow.
+    @inline(__always)
+    public func cellSize(maximumInline: Int) -> Int {
+        switch self {
+        case .bytes(let bytes):
+            bytes.count > maximumInline ? PageFormat.overflowCellSize : PageFormat.leafCellHeaderSize + bytes.count
+        case .overflow: PageFormat.overflowCellSize
+        }
+    }
+}

@@ -1,0 +1,47 @@
+/// Layout constants of the page file (FORMAT.md, "Page file"), shared by its writer and reader.
+///
+/// Every page after page 0 starts with a 32-byte header:
+/// ```
+/// page   := checksum:u32 type:u8 flags:u8 itemCount:u16 pageNumber:u64 generation:u64 bodyLength:u32 extra:u32 body padding
+/// ```
+/// The checksum is the masked CRC-32C of the store's checksum salt (u64 LE) followed by the page's bytes
+/// 4..<pageSize, padding included. Padding is zero.
+public enum PageFormat {
+    public static let headerSize = 32
+    /// No page: an empty tree's root, the end of an overflow chain.
+    public static let noPage = UInt64.max
+    /// The tallest tree a reader follows; deeper trees are corrupt (a 4 KiB-page tree of 2^64 rows is 9 levels).
+    public static let maximumTreeHeight = 32
+    /// Leaf cell header: rowID:u64 kind:u8 length:u32.
+    public static let leafCellHeaderSize = 13
+    /// An overflow cell stores the first page of its chain after the header.
+    public static let overflowCellSize = leafCellHeaderSize + 8
+    /// Internal node: the first child, then (separator key, child) pairs.
+    public static let internalFirstChildSize = 8
+    public static let internalEntrySize = 16
+    /// Overflow page body: next:u64 then data.
+    public static let overflowNextSize = 8
+    /// Root records longer than this many pages are rejected.
+    public static let maximumRootRecordPages = 4096
+
+    /// Bytes available for a page's body.
+    public static func bodyCapacity(pageSize: Int) -> Int { pageSize - headerSize }
+
+    /// Values up to this length live inside their leaf; longer ones go to an overflow chain.
+    public static func maximumInlineValue(pageSize: Int) -> Int {
+        bodyCapacity(pageSize: pageSize) / 4 - leafCellHeaderSize
+    }
+
+    /// Data bytes one overflow page holds.
+    public static func overflowCapacity(pageSize: Int) -> Int {
+        bodyCapacity(pageSize: pageSize) - overflowNextSize
+    }
+}
+
+/// What a page holds (the `type` byte of its header).
+public enum PageType: UInt8, Sendable {
+    case leaf = 1
+    case `internal` = 2
+    case overflow = 3
+    case rootRecord = 4
+}

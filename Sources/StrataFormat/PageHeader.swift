@@ -1,0 +1,83 @@
+/// The 32-byte header of every page after page 0, and the page checksum (FORMAT.md, "Page file").
+public struct PageHeader: Sendable, Equatable {
+    public var type: PageType
+    public var itemCount: Int
+    public var pageNumber: UInt64
+    /// The checkpoint that wrote the page.
+    public var generation: UInt64
+    public var bodyLength: Int
+    /// Type-specific: a tree node's level (0 for leaves), an overflow page's data length,
+    /// a root-record part's `index << 16 | count`.
+    public var extra: UInt32
+
+    public init(type: PageType, itemCount: Int, pageNumber: UInt64, generation: UInt64, bodyLength: Int, extra: UInt32) {
+        self.type = type
+        self.itemCount = itemCount
+        self.pageNumber = pageNumber
+        self.generation = generation
+        self.bodyLength = bodyLength
+        self.extra = extra
+    }
+
+    /// Writes the header into the first 32 bytes of `page` and then the checksum over the whole page.
+    /// The body must already be in place and the padding zero.
+    public func seal(_ page: UnsafeMutableRawBufferPointer, salt: UInt64) {
+        precondition(page.count >= PageFormat.headerSize + bodyLength)
+        precondition(itemCount <= Int(UInt16.max))
+        page.storeBytes(of: type.rawValue, toByteOffset: 4, as: UInt8.self)
+        page.storeBytes(of: 0, toByteOffset: 5, as: UInt8.self)
+        page.storeLE(UInt16(itemCount), at: 6)
+        page.storeLE(pageNumber, at: 8)
+        page.storeLE(generation, at: 16)
+        page.storeLE(UInt32(bodyLength), at: 24)
+        page.storeLE(extra, at: 28)
+        let crc = Self.checksum(UnsafeRawBufferPointer(page), salt: salt)
+        page.storeLE(CRC32C.mask(crc), at: 0)
+    }
+
+    static func checksum(_ page: UnsafeRawBufferPointer, salt: UInt64) -> UInt32 {
+        CRC32C.checksum(UnsafeRawBufferPointer(rebasing: page[4...]), continuing: CRC32C.checksum(of: salt))
+    }
+
+    /// Verifies the checksum and decodes the header of a whole page read at `expectedPageNumber`.
+    ///
+    /// - Throws: ``FormatError/checksumMismatch(stored:computed:)`` for damaged bytes (including a page
+    ///   that belongs to another store or another position), ``FormatError/invalidField(_:)`` for an
+    ///   unknown type, a wrong page number or a body longer than the page.
+    public static func decode(
+        _ page: UnsafeRawBufferPointer, expectedPageNumber: UInt64, salt: UInt64
+    ) throws(FormatError) -> PageHeader {
+        guard page.count >= PageFormat.headerSize * 2 else {
+            throw .truncated(needed: PageFormat.headerSize * 2, available: page.count)
+        }
+        var reader = ByteReader(page)
+        let stored = try reader.readUInt32LE()
+        let computed = checksum(page, salt: salt)
+        guard CRC32C.unmask(stored) == computed else {
+            throw .checksumMismatch(stored: stored, computed: CRC32C.mask(computed))
+        }
+        let rawType = try reader.readUInt8()
+        guard let type = PageType(rawValue: rawType) else { throw .invalid("unknown page type \(rawType)") }
+        let flags = try reader.readUInt8()
+        guard flags == 0 else { throw .invalid("page flags 0x\(String(flags, radix: 16)) set") }
+        let itemCount = Int(try reader.readUInt16LE())
+        let pageNumber = try reader.readUInt64LE()
+        guard pageNumber == expectedPageNumber else {
+            throw .invalid("page claims number \(pageNumber), read at \(expectedPageNumber)")
+        }
+        let generation = try reader.readUInt64LE()
+        let bodyLength = Int(try reader.readUInt32LE())
+        guard bodyLength <= page.count - PageFormat.headerSize else {
+            throw .invalid("page body length \(bodyLength) exceeds the page")
+        }
+        let extra = try reader.readUInt32LE()
+        return PageHeader(
+            type: type, itemCount: itemCount, pageNumber: pageNumber, generation: generation,
+            bodyLength: bodyLength, extra: extra)
+    }
+
+    /// The body bytes of a decoded page.
+    public func body(of page: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: page[PageFormat.headerSize..<(PageFormat.headerSize + bodyLength)])
+    }
+}

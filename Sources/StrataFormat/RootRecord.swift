@@ -1,0 +1,149 @@
+/// The record a checkpoint appends last: every table's root and the WAL position it covers
+/// (FORMAT.md, "Root record").
+///
+/// ```
+/// payload := walLSN:u64 nextTableID:u32 previousRootPage:u64 tableCount:u32 table[tableCount]
+/// table   := tableID:u32 nextRowID:u64 rowCount:u64 rootPage:u64 height:u8 nameLength:u16 name[nameLength]
+/// ```
+/// The payload is cut into consecutive pages of type `rootRecord`; part i of n has `extra = i << 16 | n`.
+/// The newest root record whose parts all verify is the store's durable state.
+public struct RootRecord: Sendable, Equatable {
+    public struct Table: Sendable, Equatable {
+        public var tableID: UInt32
+        public var name: String
+        /// The row ID the next insert gets; row IDs are never reused.
+        public var nextRowID: UInt64
+        public var rowCount: UInt64
+        /// The root page of the table's B+tree, or `noPage` when empty.
+        public var rootPage: UInt64
+        /// Levels in the tree: 0 when empty, 1 when the root is a leaf.
+        public var height: Int
+
+        public init(tableID: UInt32, name: String, nextRowID: UInt64, rowCount: UInt64, rootPage: UInt64, height: Int) {
+            self.tableID = tableID
+            self.name = name
+            self.nextRowID = nextRowID
+            self.rowCount = rowCount
+            self.rootPage = rootPage
+            self.height = height
+        }
+    }
+
+    /// Every WAL record with an LSN up to this one is contained in the trees.
+    public var walLSN: UInt64
+    public var nextTableID: UInt32
+    /// The first page of the previous root record, or `noPage`.
+    public var previousRootPage: UInt64
+    public var tables: [Table]
+
+    public init(walLSN: UInt64, nextTableID: UInt32, previousRootPage: UInt64, tables: [Table]) {
+        self.walLSN = walLSN
+        self.nextTableID = nextTableID
+        self.previousRootPage = previousRootPage
+        self.tables = tables
+    }
+
+    public func encodedPayload() -> [UInt8] {
+        var writer = ByteWriter(capacity: 24 + tables.count * 48)
+        writer.writeUInt64LE(walLSN)
+        writer.writeUInt32LE(nextTableID)
+        writer.writeUInt64LE(previousRootPage)
+        writer.writeUInt32LE(UInt32(tables.count))
+        for table in tables {
+            let name = Array(table.name.utf8)
+            precondition(name.count <= WALFormat.maximumTableNameLength)
+            writer.writeUInt32LE(table.tableID)
+            writer.writeUInt64LE(table.nextRowID)
+            writer.writeUInt64LE(table.rowCount)
+            writer.writeUInt64LE(table.rootPage)
+            writer.writeUInt8(UInt8(table.height))
+            writer.writeUInt16LE(UInt16(name.count))
+            writer.writeBytes(name)
+        }
+        return writer.bytes
+    }
+
+    /// Decodes a root record payload whose pages lie before `firstPage`.
+    ///
+    /// - Throws: ``FormatError`` for truncation, a root at or after the record, a height outside
+    ///   the tree limit or disagreeing with emptiness, duplicate table IDs or names, or trailing bytes.
+    public static func decode(_ payload: UnsafeRawBufferPointer, firstPage: UInt64) throws(FormatError) -> RootRecord {
+        var reader = ByteReader(payload)
+        let walLSN = try reader.readUInt64LE()
+        let nextTableID = try reader.readUInt32LE()
+        let previous = try reader.readUInt64LE()
+        guard previous == PageFormat.noPage || previous < firstPage else {
+            throw .invalid("previous root record \(previous) does not precede \(firstPage)")
+        }
+        let count = Int(try reader.readUInt32LE())
+        // Each table takes at least 31 bytes: bound the count before allocating.
+        guard count <= reader.remaining / 31 else { throw .invalid("root record claims \(count) tables") }
+        var tables: [Table] = []
+        tables.reserveCapacity(count)
+        var ids = Set<UInt32>()
+        var names = Set<String>()
+        for _ in 0..<count {
+            let id = try reader.readUInt32LE()
+            let nextRowID = try reader.readUInt64LE()
+            let rowCount = try reader.readUInt64LE()
+            let root = try reader.readUInt64LE()
+            let height = Int(try reader.readUInt8())
+            let nameLength = Int(try reader.readUInt16LE())
+            guard nameLength > 0, nameLength <= WALFormat.maximumTableNameLength else {
+                throw .invalid("table name length \(nameLength)")
+            }
+            let name = try reader.readUTF8(nameLength)
+            guard id < nextTableID else { throw .invalid("table ID \(id) not below next table ID \(nextTableID)") }
+            guard ids.insert(id).inserted, names.insert(name).inserted else {
+                throw .invalid("table \(id) '\(name)' appears twice")
+            }
+            guard height <= PageFormat.maximumTreeHeight else { throw .invalid("tree height \(height)") }
+            if root == PageFormat.noPage {
+                guard height == 0, rowCount == 0 else { throw .invalid("empty table \(id) has height or rows") }
+            } else {
+                guard root >= 1, root < firstPage, height >= 1, rowCount >= 1 else {
+                    throw .invalid("table \(id) root page \(root) height \(height) rows \(rowCount) invalid")
+                }
+            }
+            tables.append(Table(tableID: id, name: name, nextRowID: nextRowID, rowCount: rowCount, rootPage: root, height: height))
+        }
+        guard reader.remaining == 0 else { throw .invalid("\(reader.remaining) stray bytes after the root record") }
+        return RootRecord(walLSN: walLSN, nextTableID: nextTableID, previousRootPage: previous, tables: tables)
+    }
+
+    /// How many pages a payload of `length` bytes takes.
+    public static func pageCount(payloadLength: Int, pageSize: Int) -> Int {
+        max(1, (payloadLength + PageFormat.bodyCapacity(pageSize: pageSize) - 1) / PageFormat.bodyCapacity(pageSize: pageSize))
+    }
+
+    /// Encodes part `index` of `count` of a payload into `page` and seals it.
+    public static func encodePart(
+        _ payload: [UInt8], index: Int, count: Int, into page: UnsafeMutableRawBufferPointer,
+        pageNumber: UInt64, generation: UInt64, salt: UInt64
+    ) {
+        let capacity = PageFormat.bodyCapacity(pageSize: page.count)
+        let start = index * capacity
+        let end = min(payload.count, start + capacity)
+        precondition(start <= end && count <= PageFormat.maximumRootRecordPages)
+        payload.withUnsafeBytes { source in
+            if end > start {
+                UnsafeMutableRawBufferPointer(rebasing: page[PageFormat.headerSize..<(PageFormat.headerSize + end - start)])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: source[start..<end]))
+            }
+        }
+        PageHeader(
+            type: .rootRecord, itemCount: 0, pageNumber: pageNumber, generation: generation,
+            bodyLength: end - start, extra: UInt32(index) << 16 | UInt32(count)
+        ).seal(page, salt: salt)
+    }
+
+    /// The part index and part count of a root-record page.
+    public static func part(of header: PageHeader) throws(FormatError) -> (index: Int, count: Int) {
+        let index = Int(header.extra >> 16)
+        let count = Int(header.extra & 0xFFFF)
+        guard header.type == .rootRecord, count >= 1, count <= PageFormat.maximumRootRecordPages, index < count else {
+            throw .invalid("root record part \(index) of \(count)")
+        }
+        return (index, count)
+    }
+}

@@ -1,0 +1,18 @@
+/// The names of the files in a store directory, in one place (FORMAT.md, "Files of a store").
+public enum StoreFileNames {
+    /// The page file: the store header in page 0, then B+tree, overflow and root-record pages.
+    public static let pageFile = "strata.pages"
+    /// The write-ahead log.
+    public static let wal = "strata.wal"
+    /// A new write-ahead log being prepared; renamed over ``wal`` once synced.
+    public static let walTemporary = "strata.wal.tmp"
+    /// A new page file being prepared at store creation; renamed over ``pageFile`` once synced.
+    public static let pageFileTemporary = "strata.pages.tmp"
+    /// The advisory lock that gives one open store the right to write.
+    public static let lock = "strata.lock"
+
+    /// Joins a directory and a file name.
+    public static func path(_ directory: String, _ name: String) -> String {
+        directory.hasSuffix("/") ? directory + name : directory + "/" + name
+    }
+}

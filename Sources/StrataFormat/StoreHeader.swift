@@ -1,0 +1,101 @@
+/// The store header: the first bytes of page 0 of the page file (FORMAT.md, "Store header").
+///
+/// Written once when the store is created and never rewritten. It names the format version,
+/// the page size, the checksum algorithm, feature flags and the store's UUID.
+public struct StoreHeader: Sendable, Equatable {
+    /// `0x89 'S' 'T' 'R' 'A' '\r' '\n' 0x1A`: a non-ASCII first byte and line-ending guards, as PNG does.
+    public static let magic: [UInt8] = [0x89, 0x53, 0x54, 0x52, 0x41, 0x0D, 0x0A, 0x1A]
+    public static let currentVersion: UInt32 = 1
+    /// Encoded size of the header; the rest of page 0 is zero.
+    public static let encodedSize = 64
+    public static let minimumPageSize = 512
+    public static let maximumPageSize = 65536
+    /// `checksumType` value for CRC-32C, the only algorithm of format version 1.
+    public static let checksumCRC32C: UInt8 = 1
+
+    public var formatVersion: UInt32
+    public var pageSize: Int
+    public var checksumType: UInt8
+    /// Features a reader may ignore.
+    public var compatibleFeatures: UInt32
+    /// Features a reader that does not know them may read but must not write.
+    public var readOnlyCompatibleFeatures: UInt32
+    /// Features a reader that does not know them must refuse.
+    public var incompatibleFeatures: UInt32
+    /// The store's identity, also written into every WAL file header.
+    public var storeID: [UInt8]
+
+    public init(pageSize: Int, storeID: [UInt8]) {
+        precondition(Self.isValidPageSize(pageSize))
+        precondition(storeID.count == 16)
+        self.formatVersion = Self.currentVersion
+        self.pageSize = pageSize
+        self.checksumType = Self.checksumCRC32C
+        self.compatibleFeatures = 0
+        self.readOnlyCompatibleFeatures = 0
+        self.incompatibleFeatures = 0
+        self.storeID = storeID
+    }
+
+    public static func isValidPageSize(_ size: Int) -> Bool {
+        size >= minimumPageSize && size <= maximumPageSize && size & (size - 1) == 0
+    }
+
+    /// A 64-bit value derived from the store ID, mixed into every page checksum so that a page
+    /// copied from another store never verifies.
+    public var checksumSalt: UInt64 {
+        storeID.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self)) }
+            ^ storeID.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+    }
+
+    /// The 64 header bytes.
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: Self.encodedSize)
+        writer.writeBytes(Self.magic)
+        writer.writeUInt32LE(formatVersion)
+        writer.writeUInt32LE(UInt32(Self.encodedSize))
+        writer.writeUInt32LE(UInt32(pageSize))
+        writer.writeUInt8(checksumType)
+        writer.writeZeros(3)
+        writer.writeUInt32LE(compatibleFeatures)
+        writer.writeUInt32LE(readOnlyCompatibleFeatures)
+        writer.writeUInt32LE(incompatibleFeatures)
+        writer.writeBytes(storeID)
+        writer.writeZeros(8)
+        let crc = writer.bytes.withUnsafeBytes { CRC32C.checksum($0) }
+        writer.writeUInt32LE(CRC32C.mask(crc))
+        assert(writer.count == Self.encodedSize)
+        return writer.bytes
+    }
+
+    /// Decodes and validates a header from the start of `bytes`.
+    ///
+    /// - Throws: ``FormatError`` for bad magic, a checksum mismatch, an unknown version,
+    ///   an invalid page size, an unknown checksum type or an unknown incompatible feature.
+    public static func decode(_ bytes: UnsafeRawBufferPointer) throws(FormatError) -> StoreHeader {
+        guard bytes.count >= encodedSize else { throw .truncated(needed: encodedSize, available: bytes.count) }
+        guard bytes.prefix(8).elementsEqual(magic) else { throw .badMagic }
+        var reader = ByteReader(bytes, readerIndex: 8)
+        let version = try reader.readUInt32LE()
+        let headerLength = try reader.readUInt32LE()
+        guard headerLength == UInt32(encodedSize) else { throw .invalid("header length \(headerLength), expected 64") }
+        let stored = try reader.getUInt32LE(at: encodedSize - 4)
+        let computed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<(encodedSize - 4)]))
+        guard CRC32C.unmask(stored) == computed else { throw .checksumMismatch(stored: stored, computed: CRC32C.mask(computed)) }
+        guard version == currentVersion else { throw .unsupportedVersion(version) }
+        let pageSize = Int(try reader.readUInt32LE())
+        guard isValidPageSize(pageSize) else { throw .invalid("page size \(pageSize) is not a power of two in 512...65536") }
+        let checksumType = try reader.readUInt8()
+        guard checksumType == checksumCRC32C else { throw .invalid("unknown checksum type \(checksumType)") }
+        try reader.skip(3)
+        let compat = try reader.readUInt32LE()
+        let roCompat = try reader.readUInt32LE()
+        let incompat = try reader.readUInt32LE()
+        guard incompat == 0 else { throw .invalid("unknown incompatible features 0x\(String(incompat, radix: 16))") }
+        let storeID = try reader.readBytes(16)
+        var header = StoreHeader(pageSize: pageSize, storeID: storeID)
+        header.compatibleFeatures = compat
+        header.readOnlyCompatibleFeatures = roCompat
+        return header
+    }
+}

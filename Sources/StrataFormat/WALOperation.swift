@@ -1,0 +1,131 @@
+/// One change inside a transaction, as logged in an `operations` record (FORMAT.md, "Operations").
+///
+/// ```
+/// operation   := tag:u8 body
+/// createTable := 1 tableID:u32 nameLength:u16 name[nameLength]          (UTF-8)
+/// dropTable   := 2 tableID:u32
+/// put         := 3 tableID:u32 rowID:u64 valueLength:u32 value[valueLength]
+/// delete      := 4 tableID:u32 rowID:u64
+/// ```
+public enum WALOperation: Sendable, Equatable {
+    case createTable(tableID: UInt32, name: String)
+    case dropTable(tableID: UInt32)
+    case put(tableID: UInt32, rowID: UInt64, value: [UInt8])
+    case delete(tableID: UInt32, rowID: UInt64)
+
+    enum Tag: UInt8 {
+        case createTable = 1, dropTable = 2, put = 3, delete = 4
+    }
+
+    /// Appends the encoded operation.
+    public func encode(into writer: inout ByteWriter) {
+        switch self {
+        case .createTable(let tableID, let name):
+            Self.encodeCreateTable(tableID: tableID, name: name, into: &writer)
+        case .dropTable(let tableID):
+            Self.encodeDropTable(tableID: tableID, into: &writer)
+        case .put(let tableID, let rowID, let value):
+            value.withUnsafeBytes { Self.encodePut(tableID: tableID, rowID: rowID, value: $0, into: &writer) }
+        case .delete(let tableID, let rowID):
+            Self.encodeDelete(tableID: tableID, rowID: rowID, into: &writer)
+        }
+    }
+
+    public static func encodeCreateTable(tableID: UInt32, name: String, into writer: inout ByteWriter) {
+        let utf8 = Array(name.utf8)
+        precondition(utf8.count <= WALFormat.maximumTableNameLength)
+        writer.writeUInt8(Tag.createTable.rawValue)
+        writer.writeUInt32LE(tableID)
+        writer.writeUInt16LE(UInt16(utf8.count))
+        writer.writeBytes(utf8)
+    }
+
+    public static func encodeDropTable(tableID: UInt32, into writer: inout ByteWriter) {
+        writer.writeUInt8(Tag.dropTable.rawValue)
+        writer.writeUInt32LE(tableID)
+    }
+
+    /// Encodes a put without building an enum value first (the hot path of every write).
+    public static func encodePut(tableID: UInt32, rowID: UInt64, value: UnsafeRawBufferPointer, into writer: inout ByteWriter) {
+        precondition(value.count <= WALFormat.maximumValueSize)
+        writer.writeUInt8(Tag.put.rawValue)
+        writer.writeUInt32LE(tableID)
+        writer.writeUInt64LE(rowID)
+        writer.writeUInt32LE(UInt32(value.count))
+        writer.writeBytes(value)
+    }
+
+    public static func encodeDelete(tableID: UInt32, rowID: UInt64, into writer: inout ByteWriter) {
+        writer.writeUInt8(Tag.delete.rawValue)
+        writer.writeUInt32LE(tableID)
+        writer.writeUInt64LE(rowID)
+    }
+
+    /// The encoded size of a put of `valueLength` bytes.
+    public static func putSize(valueLength: Int) -> Int { 17 + valueLength }
+
+    /// Decodes every operation of an `operations` record payload, calling `body` for each in order.
+    public static func decodeAll(
+        _ payload: UnsafeRawBufferPointer, _ body: (WALOperation) throws -> Void
+    ) throws {
+        var reader = ByteReader(payload)
+        while reader.remaining > 0 {
+            try body(try decode(from: &reader))
+        }
+    }
+
+    /// Decodes one operation.
+    public static func decode(from reader: inout ByteReader) throws(FormatError) -> WALOperation {
+        let rawTag = try reader.readUInt8()
+        guard let tag = Tag(rawValue: rawTag) else { throw .invalid("unknown operation tag \(rawTag)") }
+        let tableID = try reader.readUInt32LE()
+        switch tag {
+        case .createTable:
+            let length = Int(try reader.readUInt16LE())
+            guard length > 0, length <= WALFormat.maximumTableNameLength else {
+                throw .invalid("table name length \(length) outside 1...\(WALFormat.maximumTableNameLength)")
+            }
+            return .createTable(tableID: tableID, name: try reader.readUTF8(length))
+        case .dropTable:
+            return .dropTable(tableID: tableID)
+        case .put:
+            let rowID = try reader.readUInt64LE()
+            let length = Int(try reader.readUInt32LE())
+            guard length <= WALFormat.maximumValueSize else { throw .invalid("row value length \(length) too large") }
+            return .put(tableID: tableID, rowID: rowID, value: try reader.readBytes(length))
+        case .delete:
+            return .delete(tableID: tableID, rowID: try reader.readUInt64LE())
+        }
+    }
+}
+
+/// The payload of a commit record: how many operation records and operations the transaction has,
+/// so that replay can tell a complete transaction from one that lost records.
+///
+/// ```
+/// commit := operationRecordCount:u32 operationCount:u64
+/// ```
+public struct WALCommit: Sendable, Equatable {
+    public var operationRecordCount: UInt32
+    public var operationCount: UInt64
+
+    public init(operationRecordCount: UInt32, operationCount: UInt64) {
+        self.operationRecordCount = operationRecordCount
+        self.operationCount = operationCount
+    }
+
+    public static let encodedSize = 12
+
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: Self.encodedSize)
+        writer.writeUInt32LE(operationRecordCount)
+        writer.writeUInt64LE(operationCount)
+        return writer.bytes
+    }
+
+    public static func decode(_ payload: UnsafeRawBufferPointer) throws(FormatError) -> WALCommit {
+        guard payload.count == encodedSize else { throw .invalid("commit payload of \(payload.count) bytes, expected 12") }
+        var reader = ByteReader(payload)
+        return WALCommit(operationRecordCount: try reader.readUInt32LE(), operationCount: try reader.readUInt64LE())
+    }
+}

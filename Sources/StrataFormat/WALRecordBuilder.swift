@@ -1,0 +1,62 @@
+/// Builds the WAL records of one transaction in memory: operations are appended straight into
+/// `operations` records of about ``WALFormat/targetPayloadSize`` bytes, each sealed (length, LSN,
+/// checksum) when full, and ``finish()`` adds the commit record.
+public struct WALRecordBuilder: Sendable {
+    public private(set) var writer: ByteWriter
+    public let salt: UInt32
+    /// The LSN the next sealed record gets.
+    public private(set) var nextLSN: UInt64
+    public private(set) var operationRecordCount: UInt32 = 0
+    public private(set) var operationCount: UInt64 = 0
+    private var openRecordStart: Int?
+
+    public init(salt: UInt32, firstLSN: UInt64) {
+        self.writer = ByteWriter()
+        self.salt = salt
+        self.nextLSN = firstLSN
+    }
+
+    /// Whether no operation was appended.
+    public var isEmpty: Bool { operationCount == 0 }
+
+    /// Appends one operation, written by `encode`.
+    public mutating func appendOperation(_ encode: (inout ByteWriter) -> Void) {
+        if openRecordStart == nil {
+            openRecordStart = writer.count
+            writer.writeZeros(WALFormat.recordHeaderSize)
+        }
+        encode(&writer)
+        operationCount += 1
+        if let start = openRecordStart, writer.count - start - WALFormat.recordHeaderSize >= WALFormat.targetPayloadSize {
+            sealOpenRecord(type: .operations)
+        }
+    }
+
+    /// Seals the last operations record, appends the commit record and returns every byte to append
+    /// to the log and the commit record's LSN.
+    public mutating func finish() -> (bytes: [UInt8], commitLSN: UInt64) {
+        precondition(!isEmpty, "an empty transaction writes nothing")
+        if openRecordStart != nil { sealOpenRecord(type: .operations) }
+        let commit = WALCommit(operationRecordCount: operationRecordCount, operationCount: operationCount).encoded()
+        let lsn = nextLSN
+        commit.withUnsafeBytes { WALRecord.append(type: .commit, lsn: lsn, payload: $0, salt: salt, to: &writer) }
+        nextLSN += 1
+        return (writer.take(), lsn)
+    }
+
+    private mutating func sealOpenRecord(type: WALRecordType) {
+        guard let start = openRecordStart else { return }
+        let payloadLength = writer.count - start - WALFormat.recordHeaderSize
+        precondition(payloadLength <= WALFormat.maximumPayloadSize)
+        writer.setLE(UInt32(payloadLength), at: start + 4)
+        writer.setLE(type.rawValue, at: start + 8)
+        writer.setLE(nextLSN, at: start + 12)
+        let crc = writer.bytes.withUnsafeBytes { all in
+            WALRecord.checksum(salt: salt, covered: UnsafeRawBufferPointer(rebasing: all[(start + 4)...]))
+        }
+        writer.setLE(CRC32C.mask(crc), at: start)
+        nextLSN += 1
+        operationRecordCount += 1
+        openRecordStart = nil
+    }
+}

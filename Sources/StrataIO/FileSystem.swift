@@ -1,0 +1,108 @@
+/// The file-system seam: every byte Strata reads or writes goes through a `FileSystem`.
+///
+/// The engine never calls the operating system for file I/O itself. Production code uses
+/// ``PosixFileSystem``; tests use ``InMemoryFileSystem``, which can simulate power loss by
+/// dropping whatever was not covered by a completed sync, and later a fault-injecting
+/// implementation that fails a chosen operation with a chosen error.
+///
+/// Paths are plain strings joined with `/`. Durability follows POSIX: data written to a file
+/// survives power loss only after ``FileHandle/sync()`` returns, and a file's directory entry
+/// (its creation, rename or removal) only after ``syncDirectory(at:)`` on its parent.
+public protocol FileSystem: Sendable {
+    /// Opens (and, per `mode`, creates) a regular file for reading and writing.
+    func openFile(at path: String, mode: FileOpenMode) throws(IOError) -> any FileHandle
+
+    /// Whether a file or directory exists at `path`.
+    func exists(at path: String) -> Bool
+
+    /// Creates a directory (and missing parents); succeeds if it already exists.
+    func createDirectory(at path: String) throws(IOError)
+
+    /// The names (not paths) of the entries of a directory, sorted.
+    func contentsOfDirectory(at path: String) throws(IOError) -> [String]
+
+    /// Removes a file. Not durable until the parent directory is synced.
+    func removeFile(at path: String) throws(IOError)
+
+    /// Atomically renames a file, replacing any file at `destination`.
+    /// Not durable until the parent directory is synced.
+    func rename(from source: String, to destination: String) throws(IOError)
+
+    /// Makes the directory's entries (creations, renames, removals) durable.
+    /// The corresponding C function is `fsync` on the directory.
+    func syncDirectory(at path: String) throws(IOError)
+
+    /// Takes an exclusive advisory lock on the file at `path` (created if missing) without waiting.
+    ///
+    /// - Throws: ``IOError`` with code `.wouldBlock` when another holder has it (another process,
+    ///   or another open of the same store in this process).
+    func lockFile(at path: String) throws(IOError) -> any FileLock
+}
+
+/// How ``FileSystem/openFile(at:mode:)`` treats a missing or existing file.
+public enum FileOpenMode: Sendable, Equatable {
+    /// The file must exist.
+    case existing
+    /// Create the file if it is missing, else open it as it is.
+    case createIfMissing
+    /// Create the file; fail with `.fileExists` if it exists.
+    case createNew
+    /// Create the file, or truncate it to zero bytes if it exists.
+    case truncate
+}
+
+/// An open regular file. Safe to use from several threads at once: reads and writes are positional.
+public protocol FileHandle: AnyObject, Sendable {
+    /// The path this handle was opened with.
+    var path: String { get }
+
+    /// The file's current size in bytes.
+    func size() throws(IOError) -> UInt64
+
+    /// Reads up to `buffer.count` bytes at `offset`, stopping early only at end of file.
+    /// - Returns: the number of bytes read (less than `buffer.count` only at end of file).
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(IOError) -> Int
+
+    /// Writes all of `bytes` at `offset`, extending the file if needed.
+    /// A failure may leave a prefix written (a short write).
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(IOError)
+
+    /// Sets the file's size, dropping bytes past `size` or extending with zeros.
+    func truncate(to size: UInt64) throws(IOError)
+
+    /// Makes the file's data and size durable.
+    /// The corresponding C function is `fdatasync`.
+    func sync() throws(IOError)
+
+    /// Closes the handle. Using it afterwards is a programmer error.
+    func close() throws(IOError)
+}
+
+/// An exclusive advisory lock held until ``unlock()`` or until the holder's process ends.
+public protocol FileLock: AnyObject, Sendable {
+    /// Releases the lock. Safe to call more than once.
+    func unlock()
+}
+
+extension FileHandle {
+    /// Reads exactly `count` bytes at `offset`, or fewer at end of file.
+    public func read(count: Int, at offset: UInt64) throws(IOError) -> [UInt8] {
+        precondition(count >= 0)
+        if count == 0 { return [] }
+        var result = [UInt8](repeating: 0, count: count)
+        // withUnsafeMutableBytes rethrows untyped errors; a typed Result carries IOError through it.
+        let got = try result.withUnsafeMutableBytes { buffer in
+            Result { () throws(IOError) -> Int in try read(into: buffer, at: offset) }
+        }.get()
+        if got < count { result.removeSubrange(got...) }
+        return result
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    public func write(_ bytes: [UInt8], at offset: UInt64) throws(IOError) {
+        // withUnsafeBytes rethrows untyped errors; a typed Result carries IOError through it.
+        try bytes.withUnsafeBytes { buffer in
+            Result { () throws(IOError) in try write(buffer, at: offset) }
+        }.get()
+    }
+}

@@ -1,0 +1,118 @@
+import StrataFormat
+
+extension BTree {
+    /// Removes `key`.
+    /// - Returns: the new root (`nil` when the tree became empty) and whether the key was there.
+    func delete(_ root: NodeRef?, key: UInt64, owner: UInt64) throws -> (root: NodeRef?, deleted: Bool) {
+        guard let root else { return (nil, false) }
+        let node = try mutable(root, owner: owner, level: nil)
+        guard try delete(from: node, key: key, owner: owner) else { return (root, false) }
+        // An internal root left with one child gives way to that child; an empty leaf root empties the tree.
+        var top = node
+        while !top.isLeaf, top.count == 1 {
+            top = try resolve(top.children[0], level: top.level - 1)
+        }
+        if top.isLeaf, top.count == 0 { return (nil, true) }
+        return (.node(top), true)
+    }
+
+    private func delete(from node: BTreeNode, key: UInt64, owner: UInt64) throws -> Bool {
+        if node.isLeaf {
+            let (index, found) = node.search(key)
+            guard found else { return false }
+            node.bodySize -= limits.cellSize(node.values[index])
+            node.keys.remove(at: index)
+            node.values.remove(at: index)
+            return true
+        }
+        let index = node.childIndex(for: key)
+        let child = try mutable(node.children[index], owner: owner, level: node.level - 1)
+        node.children[index] = .node(child)
+        guard try delete(from: child, key: key, owner: owner) else { return false }
+        if child.count == 0 {
+            node.keys.remove(at: index)
+            node.children.remove(at: index)
+            node.bodySize -= PageFormat.internalEntrySize
+        } else if child.bodySize < limits.mergeThreshold || (!child.isLeaf && child.count < 2) {
+            try rebalance(node, child: index, owner: owner)
+        }
+        return true
+    }
+
+    /// Merges an underfull child with a neighbour when both fit one page, else moves entries over
+    /// from the neighbour so that neither is underfull (and no internal node keeps a single child).
+    private func rebalance(_ parent: BTreeNode, child index: Int, owner: UInt64) throws {
+        guard parent.count > 1 else { return }  // the root's only child: the caller collapses the root
+        let leftIndex = index > 0 ? index - 1 : index
+        let rightIndex = leftIndex + 1
+        let level = parent.level - 1
+        let leftView = try resolve(parent.children[leftIndex], level: level)
+        let rightView = try resolve(parent.children[rightIndex], level: level)
+        let merged = leftView.isLeaf
+            ? leftView.bodySize + rightView.bodySize
+            : leftView.bodySize + rightView.bodySize + PageFormat.internalFirstChildSize
+        let left = try mutable(parent.children[leftIndex], owner: owner, level: level)
+        let right = try mutable(parent.children[rightIndex], owner: owner, level: level)
+        parent.children[leftIndex] = .node(left)
+        parent.children[rightIndex] = .node(right)
+        if merged <= limits.capacity {
+            if left.isLeaf {
+                left.keys.append(contentsOf: right.keys)
+                left.values.append(contentsOf: right.values)
+            } else {
+                left.keys.append(parent.keys[rightIndex])
+                left.keys.append(contentsOf: right.keys.dropFirst())
+                left.children.append(contentsOf: right.children)
+            }
+            left.bodySize = merged
+            parent.keys.remove(at: rightIndex)
+            parent.children.remove(at: rightIndex)
+            parent.bodySize -= PageFormat.internalEntrySize
+        } else if left.isLeaf {
+            redistributeLeaves(left, right)
+            parent.keys[rightIndex] = right.keys[0]
+        } else {
+            redistributeInternal(left, right, parent: parent, separatorIndex: rightIndex)
+        }
+    }
+
+    /// Moves cells across two neighbouring leaves while each move makes their sizes more even.
+    private func redistributeLeaves(_ left: BTreeNode, _ right: BTreeNode) {
+        while right.count > 1 {
+            let size = limits.cellSize(right.values[0])
+            guard size < right.bodySize - left.bodySize else { break }
+            left.keys.append(right.keys.removeFirst())
+            left.values.append(right.values.removeFirst())
+            left.bodySize += size
+            right.bodySize -= size
+        }
+        while left.count > 1 {
+            let size = limits.cellSize(left.values[left.count - 1])
+            guard size < left.bodySize - right.bodySize else { break }
+            right.keys.insert(left.keys.removeLast(), at: 0)
+            right.values.insert(left.values.removeLast(), at: 0)
+            right.bodySize += size
+            left.bodySize -= size
+        }
+    }
+
+    /// Rotates children through the parent's separator until both nodes hold about as many.
+    private func redistributeInternal(_ left: BTreeNode, _ right: BTreeNode, parent: BTreeNode, separatorIndex: Int) {
+        while left.count + 1 < right.count {
+            left.keys.append(parent.keys[separatorIndex])
+            left.children.append(right.children.removeFirst())
+            parent.keys[separatorIndex] = right.keys[1]
+            right.keys.removeFirst()
+        }
+        while right.count + 1 < left.count {
+            let movedKey = left.keys.removeLast()
+            let movedChild = left.children.removeLast()
+            right.keys[0] = parent.keys[separatorIndex]
+            right.keys.insert(0, at: 0)
+            right.children.insert(movedChild, at: 0)
+            parent.keys[separatorIndex] = movedKey
+        }
+        left.bodySize = BTreeLimits.internalBodySize(childCount: left.count)
+        right.bodySize = BTreeLimits.internalBodySize(childCount: right.count)
+    }
+}

@@ -1,0 +1,75 @@
+import StrataFormat
+
+/// One node of a copy-on-write B+tree, in memory.
+///
+/// A node is either decoded from a page (then frozen, `owner == 0`, and shared by every snapshot and
+/// the page cache) or created by a write transaction (then `owner` is that transaction's tag). Only the
+/// transaction whose tag a node carries mutates it, and only before it commits; a write transaction that
+/// needs to change any other node copies it first. Committed nodes are therefore immutable, which is what
+/// makes snapshots free: a snapshot is a set of roots.
+final class BTreeNode: @unchecked Sendable {
+    // Safety: see the type comment. Mutation happens only through the owning, not yet committed,
+    // transaction, which is confined to one thread; published nodes are never mutated.
+
+    /// 0 for leaves; a parent's level is its children's plus one.
+    let level: Int
+    /// Leaves: the row IDs. Internal nodes: `keys[i]` (i >= 1) is the smallest row ID of `children[i]`;
+    /// `keys[0]` is unused.
+    var keys: [UInt64]
+    /// Leaves only: one value per key.
+    var values: [LeafValue]
+    /// Internal nodes only: one child per key.
+    var children: [NodeRef]
+    /// The tag of the write transaction that may mutate this node, or 0 when frozen.
+    let owner: UInt64
+    /// The size of the node's page body once encoded (the split and merge criterion).
+    var bodySize: Int
+
+    init(level: Int, keys: [UInt64], values: [LeafValue], children: [NodeRef], owner: UInt64, bodySize: Int) {
+        self.level = level
+        self.keys = keys
+        self.values = values
+        self.children = children
+        self.owner = owner
+        self.bodySize = bodySize
+    }
+
+    var isLeaf: Bool { level == 0 }
+    var count: Int { keys.count }
+
+    /// A mutable copy for the transaction tagged `owner`.
+    func copy(owner: UInt64) -> BTreeNode {
+        BTreeNode(level: level, keys: keys, values: values, children: children, owner: owner, bodySize: bodySize)
+    }
+
+    /// The index of the child whose key range holds `key` (internal nodes).
+    @inline(__always)
+    func childIndex(for key: UInt64) -> Int {
+        // The last i in 1..<count with keys[i] <= key, else 0.
+        var low = 1
+        var high = keys.count
+        while low < high {
+            let middle = (low &+ high) >> 1
+            if keys[middle] <= key { low = middle &+ 1 } else { high = middle }
+        }
+        return low &- 1
+    }
+
+    /// The position of `key` in a leaf: `(index, found)`, where index is the insertion point when not found.
+    @inline(__always)
+    func search(_ key: UInt64) -> (index: Int, found: Bool) {
+        var low = 0
+        var high = keys.count
+        while low < high {
+            let middle = (low &+ high) >> 1
+            if keys[middle] < key { low = middle &+ 1 } else { high = middle }
+        }
+        return (low, low < keys.count && keys[low] == key)
+    }
+}
+
+/// A reference to a B+tree node: a page of the page file, or a node in memory.
+enum NodeRef: Sendable {
+    case page(UInt64)
+    case node(BTreeNode)
+}

@@ -1,0 +1,54 @@
+import StrataFormat
+
+/// Finds the newest valid root record of a page file.
+///
+/// 1. Start at the last whole page of the file and walk back one page at a time.
+/// 2. Skip pages that fail their checksum (a torn write) and pages that are not the last part of a root
+///    record (tree pages of an interrupted checkpoint).
+/// 3. At the last part of a root record, read its other parts (the pages just before it): all must verify,
+///    be root-record parts of the same generation, in order. Decode the payload; on any failure go on
+///    walking back from the page before.
+/// 4. No root record at all means no checkpoint ever completed: the store's durable state is empty.
+struct RootRecordLocator {
+    struct Found {
+        var record: RootRecord
+        var firstPage: UInt64
+        var lastPage: UInt64
+        var generation: UInt64
+    }
+
+    let pages: PageStore
+
+    func locate(pageCount: UInt64) throws -> Found? {
+        var candidate = pageCount
+        while candidate > 1 {
+            candidate -= 1
+            if let found = try? readRootRecord(endingAt: candidate) { return found }
+        }
+        return nil
+    }
+
+    private func readRootRecord(endingAt last: UInt64) throws -> Found? {
+        let (lastIndex, count, generation) = try pages.withPage(last) { _, header throws -> (Int, Int, UInt64) in
+            guard header.type == .rootRecord else { throw FormatError.invalidField("not a root record") }
+            let part = try RootRecord.part(of: header)
+            return (part.index, part.count, header.generation)
+        }
+        guard lastIndex == count - 1, UInt64(count) <= last else { return nil }
+        let first = last - UInt64(count - 1)
+        var payload: [UInt8] = []
+        for (index, number) in (first...last).enumerated() {
+            try pages.withPage(number) { page, header in
+                let part = try RootRecord.part(of: header)
+                guard part.index == index, part.count == count, header.generation == generation else {
+                    throw FormatError.invalidField("root record part \(number) does not belong")
+                }
+                payload.append(contentsOf: header.body(of: page))
+            }
+        }
+        let record = try payload.withUnsafeBytes { (bytes) throws(FormatError) in
+            try RootRecord.decode(bytes, firstPage: first)
+        }
+        return Found(record: record, firstPage: first, lastPage: last, generation: generation)
+    }
+}

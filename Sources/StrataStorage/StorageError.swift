@@ -1,0 +1,53 @@
+import StrataFormat
+import StrataIO
+
+/// Why a storage operation failed.
+///
+/// Bad input from disk is ``corruption(file:offset:reason:)`` naming the file and byte offset;
+/// failures of the operating system are ``io(_:)``; misuse by the caller is one of the specific cases.
+public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A file-system operation failed (full disk, I/O error, permissions...).
+    case io(IOError)
+    /// Bytes on disk are damaged or not what the format allows.
+    case corruption(file: String, offset: UInt64, reason: String)
+    /// No store at this path, and the configuration did not ask to create one.
+    case storeNotFound(path: String)
+    /// The store was written by a format version or with features this code does not support.
+    case unsupportedFormat(path: String, reason: String)
+    /// Another open handle (in this or another process) holds the store's write lock.
+    case storeLocked(path: String)
+    /// The store was closed.
+    case storeClosed
+    /// An earlier write or sync failed in a way that leaves the log's state unknown; the store
+    /// refuses further writes until it is closed and reopened (which recovers from the log).
+    case storeFailed(reason: String)
+    case tableExists(name: String)
+    case noSuchTable(String)
+    case rowNotFound(table: TableID, row: RowID)
+    /// An argument is outside what the engine accepts (an empty table name, a value too large...).
+    case invalidArgument(String)
+
+    public var description: String {
+        switch self {
+        case .io(let error): "I/O error: \(error)"
+        case .corruption(let file, let offset, let reason): "corruption in \(file) at offset \(offset): \(reason)"
+        case .storeNotFound(let path): "no store at \(path)"
+        case .unsupportedFormat(let path, let reason): "unsupported store format at \(path): \(reason)"
+        case .storeLocked(let path): "the store at \(path) is open elsewhere (locked)"
+        case .storeClosed: "the store is closed"
+        case .storeFailed(let reason): "the store stopped accepting writes after a failure: \(reason); reopen it to recover"
+        case .tableExists(let name): "table '\(name)' exists"
+        case .noSuchTable(let name): "no table \(name)"
+        case .rowNotFound(let table, let row): "no row \(row.rawValue) in table \(table.rawValue)"
+        case .invalidArgument(let reason): "invalid argument: \(reason)"
+        }
+    }
+
+    static func corrupt(_ file: String, at offset: UInt64, _ error: FormatError) -> StorageError {
+        .corruption(file: file, offset: offset, reason: error.description)
+    }
+
+    static func corrupt(_ file: String, at offset: UInt64, _ reason: String) -> StorageError {
+        .corruption(file: file, offset: offset, reason: reason)
+    }
+}

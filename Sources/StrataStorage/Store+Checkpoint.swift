@@ -1,0 +1,101 @@
+import StrataFormat
+import StrataIO
+
+extension Store {
+    /// Moves every committed change from the log into the page file and starts a new, empty log.
+    ///
+    /// Runs automatically when the log outgrows ``StoreConfiguration/checkpointThresholdBytes`` and on
+    /// ``close()``. Readers go on undisturbed; writers wait for it.
+    ///
+    /// - Throws: ``StorageError/io(_:)`` (a full disk, say): the previous checkpoint stays the valid one
+    ///   and the log keeps every commit, so nothing is lost.
+    public func checkpoint() throws {
+        writerGate.wait()
+        defer { writerGate.signal() }
+        if shared.withLock({ $0.closed }) { throw StorageError.storeClosed }
+        try checkpointHoldingGate()
+    }
+
+    /// The checkpoint algorithm (FORMAT.md, "Checkpoint"); the caller holds the writer gate.
+    ///
+    /// 1. Sync the log, so that everything the checkpoint covers is durable there first.
+    /// 2. Append every in-memory tree node (and overflow chain) as new pages after the newest root
+    ///    record, children before parents; sync the page file.
+    /// 3. Append the root record (every table's root, the covered LSN, the previous root record); sync.
+    ///    This sync is the checkpoint's commit point: a crash before it leaves the previous root record
+    ///    the newest valid one, and the pages written are unreferenced garbage.
+    /// 4. Publish the state with on-disk roots, so memory held by in-memory nodes can be freed.
+    /// 5. Replace the log with a new empty one starting at the next LSN (write, sync, rename, sync directory).
+    func checkpointHoldingGate() throws {
+        if let failure = wal.failed { throw failure }
+        let (state, coveredLSN, generation, startPage, previousRoot) = shared.withLock {
+            ($0.latest, $0.checkpointLSN, $0.generation, $0.nextPage, $0.rootRecordPage)
+        }
+        try wal.syncAll()
+        publish(state)
+        guard state.lsn > coveredLSN else { return }
+
+        var writer = CheckpointWriter(pages: pages, startPage: startPage, generation: generation + 1)
+        var records: [RootRecord.Table] = []
+        for table in state.tables.values.sorted(by: { $0.id < $1.id }) {
+            let (root, height) = try writer.writeTree(table.root)
+            records.append(
+                RootRecord.Table(
+                    tableID: table.id.rawValue, name: table.name, nextRowID: table.nextRowID, rowCount: table.rowCount,
+                    rootPage: root, height: height))
+        }
+        try writer.flush()
+        do { try pages.file.sync() } catch { throw StorageError.io(error) }
+        let rootRecordPage = try writer.writeRootRecord(
+            RootRecord(walLSN: state.lsn, nextTableID: state.nextTableID, previousRootPage: previousRoot, tables: records))
+        try writer.flush()
+        do { try pages.file.sync() } catch { throw StorageError.io(error) }
+        pages.setPageCount(writer.nextPage)
+
+        var checkpointed = state
+        for record in records {
+            checkpointed.tables[TableID(record.tableID)]?.root =
+                record.rootPage == PageFormat.noPage ? nil : .page(record.rootPage)
+        }
+        shared.withLock { shared in
+            shared.latest = checkpointed
+            if shared.published.lsn <= checkpointed.lsn { shared.published = checkpointed }
+            shared.checkpointLSN = state.lsn
+            shared.generation = generation + 1
+            shared.rootRecordPage = rootRecordPage
+            shared.nextPage = writer.nextPage
+            shared.checkpointCount += 1
+        }
+        logger.debug(
+            "checkpoint written",
+            metadata: [
+                "generation": "\(generation + 1)", "lsn": "\(state.lsn)", "pages": "\(writer.pagesWritten)",
+                "rootRecordPage": "\(rootRecordPage)",
+            ])
+        try resetLog(startLSN: state.lsn + 1)
+    }
+
+    /// Replaces the log with an empty one whose first record will have `startLSN`.
+    func resetLog(startLSN: UInt64) throws {
+        let temporary = StoreFileNames.path(directory, StoreFileNames.walTemporary)
+        let final = StoreFileNames.path(directory, StoreFileNames.wal)
+        let salt = UInt32.random(in: .min ... .max)
+        let handle: any FileHandle
+        do {
+            handle = try fileSystem.openFile(at: temporary, mode: .truncate)
+            try handle.write(WALFileHeader(storeID: header.storeID, startLSN: startLSN, salt: salt).encoded(), at: 0)
+            try handle.sync()
+        } catch { throw StorageError.io(error) }
+        do { try fileSystem.rename(from: temporary, to: final) } catch {
+            try? handle.close()
+            throw StorageError.io(error)
+        }
+        wal.replace(with: handle, salt: salt, endOffset: UInt64(WALFormat.fileHeaderSize))
+        do { try fileSystem.syncDirectory(at: directory) } catch {
+            // Until the rename is durable a crash could bring the old log back and lose what the new one
+            // receives; refuse further commits rather than acknowledge them.
+            wal.fail(.storeFailed(reason: "directory sync after replacing the log failed: \(error)"))
+            throw StorageError.io(error)
+        }
+    }
+}

@@ -1,0 +1,181 @@
+import StrataFormat
+import StrataIO
+
+extension Store {
+    /// Opens the store in `directory`, creating it when allowed, and recovers it after a crash.
+    ///
+    /// Recovery (FORMAT.md, "Recovery"):
+    /// 1. Take the store's lock; a second open anywhere fails with ``StorageError/storeLocked(path:)``.
+    /// 2. Read and verify the store header (page 0 of the page file).
+    /// 3. Find the newest valid root record (``RootRecordLocator``): the durable checkpoint.
+    /// 4. Read the log from its start; skip records the checkpoint covers; apply every transaction whose
+    ///    commit record is intact; drop a final transaction without its commit record; stop at the first
+    ///    invalid record (a torn tail).
+    /// 5. If anything was replayed, checkpoint at once (this also starts a new log); else cut the log back
+    ///    to the end of its last commit, so new records follow valid ones.
+    ///
+    /// - Parameters:
+    ///   - directory: the store's directory.
+    ///   - configuration: durability, page size for a new store, thresholds, logger.
+    ///   - fileSystem: the file-system seam (``PosixFileSystem`` unless testing).
+    /// - Throws: ``StorageError/storeNotFound(path:)``, ``StorageError/storeLocked(path:)``,
+    ///   ``StorageError/unsupportedFormat(path:reason:)``, ``StorageError/corruption(file:offset:reason:)``,
+    ///   ``StorageError/io(_:)``.
+    public static func open(
+        at directory: String, configuration: StoreConfiguration = StoreConfiguration(),
+        fileSystem: any FileSystem = PosixFileSystem()
+    ) throws -> Store {
+        guard StoreHeader.isValidPageSize(configuration.pageSize) else {
+            throw StorageError.invalidArgument("page size \(configuration.pageSize) is not a power of two in 512...65536")
+        }
+        let logger = configuration.logger
+        if !fileSystem.exists(at: directory) {
+            guard configuration.createIfMissing else { throw StorageError.storeNotFound(path: directory) }
+            do { try fileSystem.createDirectory(at: directory) } catch { throw StorageError.io(error) }
+        }
+        let lock: any FileLock
+        do { lock = try fileSystem.lockFile(at: StoreFileNames.path(directory, StoreFileNames.lock)) } catch {
+            if error.code == .wouldBlock { throw StorageError.storeLocked(path: directory) }
+            throw StorageError.io(error)
+        }
+        do {
+            return try openLocked(directory: directory, configuration: configuration, fileSystem: fileSystem, lock: lock)
+        } catch {
+            lock.unlock()
+            logger.error("store could not be opened", metadata: ["directory": "\(directory)", "error": "\(error)"])
+            throw error
+        }
+    }
+
+    private static func openLocked(
+        directory: String, configuration: StoreConfiguration, fileSystem: any FileSystem, lock: any FileLock
+    ) throws -> Store {
+        let logger = configuration.logger
+        let pagePath = StoreFileNames.path(directory, StoreFileNames.pageFile)
+        let walPath = StoreFileNames.path(directory, StoreFileNames.wal)
+        var created = false
+        if !fileSystem.exists(at: pagePath) {
+            guard configuration.createIfMissing else { throw StorageError.storeNotFound(path: directory) }
+            try StoreCreator(directory: directory, fileSystem: fileSystem).create(pageSize: configuration.pageSize)
+            created = true
+            logger.info("store created", metadata: ["directory": "\(directory)", "pageSize": "\(configuration.pageSize)"])
+        }
+
+        // 2. The header.
+        let pageFile: any FileHandle
+        do { pageFile = try fileSystem.openFile(at: pagePath, mode: .existing) } catch { throw StorageError.io(error) }
+        let header: StoreHeader
+        let fileSize: UInt64
+        do {
+            fileSize = try pageFile.size()
+            let bytes = try pageFile.read(count: StoreHeader.encodedSize, at: 0)
+            header = try bytes.withUnsafeBytes { (buffer) throws(FormatError) in try StoreHeader.decode(buffer) }
+        } catch let error as IOError {
+            try? pageFile.close()
+            throw StorageError.io(error)
+        } catch let error as FormatError {
+            try? pageFile.close()
+            switch error {
+            case .unsupportedVersion, .invalidField:
+                throw StorageError.unsupportedFormat(path: pagePath, reason: error.description)
+            default:
+                throw StorageError.corrupt(pagePath, at: 0, "store header: \(error)")
+            }
+        }
+        guard fileSize >= UInt64(header.pageSize) else {
+            try? pageFile.close()
+            throw StorageError.corrupt(pagePath, at: fileSize, "page file shorter than its header page")
+        }
+
+        // 3. The newest checkpoint.
+        let pageCountOnDisk = fileSize / UInt64(header.pageSize)
+        let pages = PageStore(
+            file: pageFile, pageSize: header.pageSize, salt: header.checksumSalt,
+            cacheCapacity: configuration.pageCacheCapacity, durablePageCount: pageCountOnDisk)
+        let found = try RootRecordLocator(pages: pages).locate(pageCount: pageCountOnDisk)
+        let durablePages = found.map { $0.lastPage + 1 } ?? 1
+        pages.setPageCount(durablePages)
+        var state = StoreState()
+        if let found {
+            state.nextTableID = found.record.nextTableID
+            state.lsn = found.record.walLSN
+            for table in found.record.tables {
+                let id = TableID(table.tableID)
+                state.tables[id] = TableState(
+                    id: id, name: table.name, nextRowID: table.nextRowID, rowCount: table.rowCount,
+                    root: table.rootPage == PageFormat.noPage ? nil : .page(table.rootPage))
+                state.tableIDs[table.name] = id
+            }
+        }
+        let coveredLSN = state.lsn
+        if pageCountOnDisk > durablePages {
+            logger.info(
+                "ignoring pages after the newest root record (an interrupted checkpoint)",
+                metadata: ["pages": "\(pageCountOnDisk - durablePages)"])
+        }
+
+        // 4. The log.
+        let walFile: any FileHandle
+        do { walFile = try fileSystem.openFile(at: walPath, mode: .existing) } catch {
+            if error.code == .noSuchFile { throw StorageError.corrupt(walPath, at: 0, "the write-ahead log is missing") }
+            throw StorageError.io(error)
+        }
+        let reader = WALReader(file: walFile)
+        let walHeader = try reader.readHeader()
+        guard walHeader.storeID == header.storeID else {
+            throw StorageError.corrupt(walPath, at: 16, "the write-ahead log belongs to another store")
+        }
+        guard walHeader.startLSN <= coveredLSN + 1 else {
+            throw StorageError.corrupt(
+                walPath, at: 32,
+                "the log starts at LSN \(walHeader.startLSN) but the newest valid checkpoint covers only up to \(coveredLSN)")
+        }
+        var replay = LogReplay(
+            state: state, tree: BTree(pages: pages), coveredLSN: coveredLSN, file: walPath,
+            headerEnd: UInt64(WALFormat.fileHeaderSize), firstTag: 1)
+        let summary = try reader.read { recordHeader, payload, offset in
+            try replay.consume(recordHeader, payload: payload, offset: offset)
+        }
+        state = replay.state
+        let discardedBytes = summary.fileSize - replay.committedEnd
+        if let reason = summary.stopReason {
+            logger.warning(
+                "log ends in an invalid record; discarding the tail",
+                metadata: ["offset": "\(summary.validEnd)", "bytes": "\(summary.fileSize - summary.validEnd)", "reason": "\(reason)"])
+        }
+        if replay.uncommittedRecords > 0 {
+            logger.warning(
+                "discarding a transaction without its commit record",
+                metadata: ["records": "\(replay.uncommittedRecords)"])
+        }
+        logger.info(
+            "store opened",
+            metadata: [
+                "directory": "\(directory)", "checkpointGeneration": "\(found?.generation ?? 0)",
+                "checkpointLSN": "\(coveredLSN)", "replayedTransactions": "\(replay.replayedTransactions)",
+                "discardedLogBytes": "\(discardedBytes)",
+            ])
+
+        let wal = WALWriter(handle: walFile, salt: walHeader.salt, endOffset: replay.committedEnd, lastLSN: state.lsn)
+        let shared = Shared(
+            latest: state, published: state, checkpointLSN: coveredLSN, generation: found?.generation ?? 0,
+            rootRecordPage: found?.firstPage ?? PageFormat.noPage, nextPage: durablePages,
+            nextTransactionTag: replay.nextTag)
+        let report = RecoveryReport(
+            created: created, checkpointGeneration: found?.generation ?? 0, checkpointLSN: coveredLSN,
+            replayedTransactions: replay.replayedTransactions, discardedRecords: replay.uncommittedRecords,
+            discardedLogBytes: discardedBytes, logStopReason: summary.stopReason,
+            ignoredTailPages: pageCountOnDisk - durablePages)
+        let store = Store(
+            directory: directory, configuration: configuration, fileSystem: fileSystem, header: header, pages: pages,
+            wal: wal, lock: lock, shared: shared, recoveryReport: report)
+
+        // 5. Leave a log that new records can follow.
+        if replay.replayedTransactions > 0 {
+            try store.checkpoint()
+        } else if discardedBytes > 0 {
+            try wal.truncate(to: replay.committedEnd)
+        }
+        return store
+    }
+}

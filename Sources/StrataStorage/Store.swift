@@ -1,0 +1,214 @@
+import Dispatch
+import Logging
+import StrataFormat
+import StrataIO
+import Synchronization
+
+/// An open Strata store: a directory holding a write-ahead log and an append-only page file of
+/// copy-on-write B+trees, one per table, keyed by row ID.
+///
+/// One write transaction runs at a time (``write(_:)``); any number of ``Snapshot``s read concurrently,
+/// each seeing one committed state. A commit is acknowledged according to the configured
+/// ``StoreConfiguration/Durability``; checkpoints move committed changes from the log into the page
+/// file automatically and on ``close()``. Opening a store recovers it after a crash.
+///
+/// For example:
+/// ```swift
+/// let store = try Store.open(at: "/var/lib/app/store")
+/// let people = try store.write { txn in try txn.createTable(named: "person") }
+/// let ada = try store.write { txn in try txn.insert(Array("Ada".utf8), into: people) }
+/// let name = try store.snapshot().row(ada, in: people)
+/// try store.close()
+/// ```
+///
+/// A store is `Sendable`: share one instance between threads. Only one open instance may exist per
+/// directory at a time, in any process (an advisory lock enforces it).
+///
+/// ## Topics
+/// - ``open(at:configuration:fileSystem:)``
+/// - ``write(_:)``
+/// - ``snapshot()``
+/// - ``checkpoint()``
+/// - ``verify()``
+/// - ``close()``
+public final class Store: Sendable {
+    /// The state shared between writers, readers and checkpoints.
+    struct Shared: Sendable {
+        /// The newest state: the base of the next write transaction (its commit may not be durable yet).
+        var latest: StoreState
+        /// The newest acknowledged state: what new snapshots see.
+        var published: StoreState
+        /// The LSN and generation of the newest checkpoint, and the first page of its root record.
+        var checkpointLSN: UInt64
+        var generation: UInt64
+        var rootRecordPage: UInt64
+        /// Where the next checkpoint appends pages.
+        var nextPage: UInt64
+        var nextTransactionTag: UInt64 = 1
+        var closed = false
+        var flushScheduled = false
+        var commitCount = 0
+        var checkpointCount = 0
+    }
+
+    public let directory: String
+    public let configuration: StoreConfiguration
+    /// What opening the store found and did.
+    public let recoveryReport: RecoveryReport
+    let fileSystem: any FileSystem
+    let header: StoreHeader
+    let pages: PageStore
+    let tree: BTree
+    let wal: WALWriter
+    let lock: any FileLock
+    let shared: Mutex<Shared>
+    /// Held for the whole of a write transaction and of a checkpoint: one writer at a time.
+    let writerGate = DispatchSemaphore(value: 1)
+    var logger: Logger { configuration.logger }
+
+    init(
+        directory: String, configuration: StoreConfiguration, fileSystem: any FileSystem, header: StoreHeader,
+        pages: PageStore, wal: WALWriter, lock: any FileLock, shared: Shared, recoveryReport: RecoveryReport
+    ) {
+        self.directory = directory
+        self.configuration = configuration
+        self.fileSystem = fileSystem
+        self.header = header
+        self.pages = pages
+        self.tree = BTree(pages: pages)
+        self.wal = wal
+        self.lock = lock
+        self.shared = Mutex(shared)
+        self.recoveryReport = recoveryReport
+    }
+
+    deinit {
+        // Closing without close(): nothing is lost (the log holds every commit); the next open replays it.
+        wal.close()
+        lock.unlock()
+    }
+
+    /// The store's page size in bytes.
+    public var pageSize: Int { header.pageSize }
+
+    /// The store's identity (16 bytes), written into every file of the store.
+    public var storeID: [UInt8] { header.storeID }
+
+    // MARK: - Writing
+
+    /// Runs a write transaction and commits it when `body` returns.
+    ///
+    /// Only one write transaction runs at a time; others wait. If `body` throws, nothing it did is kept.
+    /// The commit is acknowledged (this method returns) according to the durability mode: with `.full`,
+    /// once its log records are synced, sharing the sync with concurrent committers.
+    ///
+    /// - Returns: what `body` returns.
+    /// - Throws: what `body` throws; ``StorageError/io(_:)`` when the log cannot be written or synced (the
+    ///   transaction is then not applied); ``StorageError/storeFailed(reason:)`` after an earlier sync
+    ///   failure; ``StorageError/storeClosed``.
+    public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
+        writerGate.wait()
+        var holdsGate = true
+        defer { if holdsGate { writerGate.signal() } }
+
+        let (base, tag) = try shared.withLock { shared throws -> (StoreState, UInt64) in
+            if shared.closed { throw StorageError.storeClosed }
+            shared.nextTransactionTag += 1
+            return (shared.latest, shared.nextTransactionTag)
+        }
+        if let failure = wal.failed { throw failure }
+        let transaction = WriteTransaction(state: base, tree: tree, tag: tag, salt: wal.currentSalt)
+        let result: T
+        do {
+            result = try body(transaction)
+            transaction.end()
+        } catch {
+            transaction.end()
+            throw error
+        }
+        guard !transaction.log.isEmpty else { return result }
+
+        let (bytes, commitLSN) = transaction.log.finish()
+        var committed = transaction.state
+        committed.lsn = commitLSN
+        try wal.append(bytes, lastLSN: commitLSN)
+        shared.withLock {
+            $0.latest = committed
+            $0.commitCount += 1
+        }
+        writerGate.signal()
+        holdsGate = false
+
+        switch configuration.durability {
+        case .full: try wal.waitUntilDurable(commitLSN)
+        case .normal(let delay): scheduleFlush(afterMilliseconds: delay)
+        case .off: break
+        }
+        publish(committed)
+        if wal.size >= configuration.checkpointThresholdBytes {
+            do { try checkpoint() } catch {
+                logger.error("automatic checkpoint failed; the log keeps every commit", metadata: ["error": "\(error)"])
+            }
+        }
+        return result
+    }
+
+    /// Makes `state` visible to new snapshots unless a newer state already is (commits acknowledged out of order).
+    func publish(_ state: StoreState) {
+        shared.withLock { shared in
+            if state.lsn > shared.published.lsn { shared.published = state }
+        }
+    }
+
+    private func scheduleFlush(afterMilliseconds delay: Int) {
+        let schedule = shared.withLock { shared -> Bool in
+            if shared.flushScheduled { return false }
+            shared.flushScheduled = true
+            return true
+        }
+        guard schedule else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(max(0, delay))) { [weak self] in
+            guard let self else { return }
+            self.shared.withLock { $0.flushScheduled = false }
+            do { try self.wal.syncAll() } catch {
+                self.logger.error("background log sync failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    // MARK: - Reading
+
+    /// A consistent view of the newest acknowledged commit.
+    public func snapshot() -> Snapshot {
+        Snapshot(state: shared.withLock { $0.published }, tree: tree)
+    }
+
+    /// Counters and sizes.
+    public var statistics: StoreStatistics {
+        let shared = shared.withLock { $0 }
+        let cache = pages.cache.counters
+        return StoreStatistics(
+            walBytes: wal.size, pageFileBytes: pages.pageCount * UInt64(pageSize), checkpointCount: shared.checkpointCount,
+            commitCount: shared.commitCount, walSyncCount: wal.syncs, lastLSN: shared.latest.lsn,
+            checkpointLSN: shared.checkpointLSN, generation: shared.generation, pageCacheHits: cache.hits,
+            pageCacheMisses: cache.misses)
+    }
+
+    // MARK: - Closing
+
+    /// Checkpoints (unless an earlier failure forbids writing), releases the lock and closes the files.
+    /// Snapshots taken before stay readable. Closing twice does nothing.
+    public func close() throws {
+        writerGate.wait()
+        defer { writerGate.signal() }
+        if shared.withLock({ $0.closed }) { return }
+        var checkpointError: Error?
+        if wal.failed == nil {
+            do { try checkpointHoldingGate() } catch { checkpointError = error }
+        }
+        shared.withLock { $0.closed = true }
+        wal.close()
+        lock.unlock()
+        if let checkpointError { throw checkpointError }
+    }
+}

@@ -1,0 +1,45 @@
+import Logging
+
+/// How a store is opened and how it trades durability for speed.
+public struct StoreConfiguration: Sendable {
+    /// When a commit is durable.
+    public enum Durability: Sendable, Equatable {
+        /// Commit returns once its commit record is synced to disk. Concurrent committers share one
+        /// sync (group commit). Nothing acknowledged is lost at power failure.
+        case full
+        /// Commit returns at once; the log is synced within `maxDelayMilliseconds` and at every
+        /// checkpoint. A power failure may lose the last moments of commits, never consistency.
+        case normal(maxDelayMilliseconds: Int)
+        /// The log is synced only at checkpoints (bulk loads, tests). A power failure may lose every
+        /// commit since the last checkpoint, never consistency.
+        case off
+    }
+
+    /// Create the store (and its directory) when it does not exist.
+    public var createIfMissing: Bool
+    public var durability: Durability
+    /// Page size for a new store (a power of two, 512...65536). An existing store keeps its own.
+    public var pageSize: Int
+    /// A checkpoint runs after a commit once the log holds this many bytes.
+    public var checkpointThresholdBytes: UInt64
+    /// How many decoded pages the page cache keeps.
+    public var pageCacheCapacity: Int
+    /// Where recovery, checkpoints and anything discarded are reported.
+    public var logger: Logger
+
+    public init(
+        createIfMissing: Bool = true,
+        durability: Durability = .full,
+        pageSize: Int = 4096,
+        checkpointThresholdBytes: UInt64 = 64 << 20,
+        pageCacheCapacity: Int = 16384,
+        logger: Logger = Logger(label: "strata.storage")
+    ) {
+        self.createIfMissing = createIfMissing
+        self.durability = durability
+        self.pageSize = pageSize
+        self.checkpointThresholdBytes = checkpointThresholdBytes
+        self.pageCacheCapacity = pageCacheCapacity
+        self.logger = logger
+    }
+}

@@ -1,0 +1,76 @@
+import StrataFormat
+
+/// One table as a state of the store sees it.
+struct TableState: Sendable {
+    let id: TableID
+    let name: String
+    /// The row ID the next insert gets (IDs are never reused).
+    var nextRowID: UInt64
+    var rowCount: UInt64
+    var root: NodeRef?
+}
+
+/// A complete committed (or, inside a write transaction, in-progress) state of the store: the catalog
+/// and every table's tree. A value: copying it is how snapshots and transactions get their own view.
+struct StoreState: Sendable {
+    var tables: [TableID: TableState] = [:]
+    var tableIDs: [String: TableID] = [:]
+    var nextTableID: UInt32 = 1
+    /// The LSN of the last commit this state contains.
+    var lsn: UInt64 = 0
+
+    func table(_ id: TableID) throws -> TableState {
+        guard let table = tables[id] else { throw StorageError.noSuchTable(id.description) }
+        return table
+    }
+
+    // MARK: - Changes, shared by write transactions and recovery replay
+
+    mutating func createTable(id: TableID, name: String) throws {
+        guard tableIDs[name] == nil else { throw StorageError.tableExists(name: name) }
+        guard tables[id] == nil else { throw StorageError.invalidArgument("table ID \(id.rawValue) in use") }
+        tables[id] = TableState(id: id, name: name, nextRowID: 1, rowCount: 0, root: nil)
+        tableIDs[name] = id
+        nextTableID = max(nextTableID, id.rawValue + 1)
+    }
+
+    mutating func dropTable(id: TableID) throws {
+        let table = try table(id)
+        tables[id] = nil
+        tableIDs[table.name] = nil
+    }
+
+    /// Stores a row; returns whether it replaced one.
+    @discardableResult
+    mutating func put(table id: TableID, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64) throws -> Bool {
+        guard var table = tables[id] else { throw StorageError.noSuchTable(id.description) }
+        let (root, replaced) = try tree.put(table.root, key: row, value: value, owner: owner)
+        table.root = root
+        if !replaced { table.rowCount += 1 }
+        if row >= table.nextRowID { table.nextRowID = row + 1 }
+        tables[id] = table
+        return replaced
+    }
+
+    /// Removes a row; returns whether it was there.
+    @discardableResult
+    mutating func delete(table id: TableID, row: UInt64, tree: BTree, owner: UInt64) throws -> Bool {
+        guard var table = tables[id] else { throw StorageError.noSuchTable(id.description) }
+        let (root, deleted) = try tree.delete(table.root, key: row, owner: owner)
+        guard deleted else { return false }
+        table.root = root
+        table.rowCount -= 1
+        tables[id] = table
+        return true
+    }
+
+    /// Applies one logged operation (recovery replay).
+    mutating func apply(_ operation: WALOperation, tree: BTree, owner: UInt64) throws {
+        switch operation {
+        case .createTable(let id, let name): try createTable(id: TableID(id), name: name)
+        case .dropTable(let id): try dropTable(id: TableID(id))
+        case .put(let id, let row, let value): try put(table: TableID(id), row: row, value: .bytes(value), tree: tree, owner: owner)
+        case .delete(let id, let row): try delete(table: TableID(id), row: row, tree: tree, owner: owner)
+        }
+    }
+}

@@ -1,0 +1,40 @@
+/// Counters and sizes of an open store, for tools and benchmarks.
+public struct StoreStatistics: Sendable, Equatable {
+    /// Bytes in the current write-ahead log file.
+    public var walBytes: UInt64
+    /// Bytes in the page file up to the end of the newest checkpoint.
+    public var pageFileBytes: UInt64
+    /// Checkpoints completed since the store was opened.
+    public var checkpointCount: Int
+    /// Transactions committed since the store was opened.
+    public var commitCount: Int
+    /// Log syncs since the store was opened (fewer than commits when group commit shares them).
+    public var walSyncCount: Int
+    /// The LSN of the newest commit.
+    public var lastLSN: UInt64
+    /// The LSN the newest checkpoint covers.
+    public var checkpointLSN: UInt64
+    /// The generation of the newest checkpoint.
+    public var generation: UInt64
+    public var pageCacheHits: Int
+    public var pageCacheMisses: Int
+}
+
+/// What opening a store found and did (also logged).
+public struct RecoveryReport: Sendable, Equatable {
+    /// Whether the store was created by this open.
+    public var created: Bool
+    /// The generation and WAL position of the checkpoint recovery started from.
+    public var checkpointGeneration: UInt64
+    public var checkpointLSN: UInt64
+    /// Committed transactions replayed from the log.
+    public var replayedTransactions: Int
+    /// Operation records of a transaction without its commit record, discarded whole.
+    public var discardedRecords: Int
+    /// Bytes after the log's valid prefix (a torn tail), discarded.
+    public var discardedLogBytes: UInt64
+    /// Why reading the log stopped before its end, if it did.
+    public var logStopReason: String?
+    /// Pages after the newest valid root record (an interrupted checkpoint), ignored.
+    public var ignoredTailPages: UInt64
+}

@@ -1,0 +1,152 @@
+import StrataFormat
+
+/// Checks a store from its root down, reading every page from disk (never from the cache).
+///
+/// 1. The log: every record up to the end of the file verifies and is in LSN order, with nothing after.
+/// 2. For every table: its tree — each page's checksum, type, number and level; keys in order and within
+///    the range the parent gives; no empty node and no internal node with fewer than two children; no page
+///    reachable twice (which also rules out cycles); every overflow chain whole and of the right length;
+///    in-memory nodes sized within a page. Row counts and row-ID allocators agree with the rows found.
+/// 3. Page accounting: pages referenced against pages in the file.
+struct StoreVerifier {
+    let pages: PageStore
+    let limits: BTreeLimits
+    private(set) var report = VerificationReport()
+    private var visited = Set<UInt64>()
+
+    init(pages: PageStore) {
+        self.pages = pages
+        self.limits = BTreeLimits(pageSize: pages.pageSize)
+    }
+
+    mutating func problem(_ message: String, page: UInt64? = nil) {
+        report.problems.append(
+            VerificationReport.Problem(file: pages.fileName, offset: page.map { pages.offset(of: $0) }, message: message))
+    }
+
+    mutating func verifyTables(_ state: StoreState, rootRecordPages: UInt64) {
+        report.tableCount = state.tables.count
+        for table in state.tables.values.sorted(by: { $0.id < $1.id }) {
+            var rows: UInt64 = 0
+            var maximumKey: UInt64 = 0
+            if let root = table.root {
+                verify(root, level: nil, lower: 0, upper: nil, table: table.name, rows: &rows, maximumKey: &maximumKey)
+            }
+            if rows != table.rowCount {
+                problem("table '\(table.name)' says it has \(table.rowCount) rows; its tree has \(rows)")
+            }
+            if rows > 0, maximumKey >= table.nextRowID {
+                problem("table '\(table.name)' holds row \(maximumKey) but would allocate \(table.nextRowID) next")
+            }
+            report.rowCount += rows
+        }
+        report.pageFilePages = pages.pageCount
+        let referenced = UInt64(visited.count) + rootRecordPages + 1
+        report.unreferencedPages = report.pageFilePages >= referenced ? report.pageFilePages - referenced : 0
+    }
+
+    /// Verifies the subtree at `ref`, whose keys must lie in `lower..<upper` (`upper` nil: unbounded).
+    private mutating func verify(
+        _ ref: NodeRef, level expected: Int?, lower: UInt64, upper: UInt64?, table: String, rows: inout UInt64,
+        maximumKey: inout UInt64
+    ) {
+        let node: BTreeNode
+        var pageNumber: UInt64?
+        switch ref {
+        case .node(let inMemory):
+            node = inMemory
+            let size = node.isLeaf
+                ? node.values.reduce(0) { $0 + limits.cellSize($1) } : BTreeLimits.internalBodySize(childCount: node.count)
+            if size != node.bodySize || size > limits.capacity {
+                problem("table '\(table)': in-memory node of \(size) bytes recorded as \(node.bodySize) (capacity \(limits.capacity))")
+            }
+        case .page(let number):
+            pageNumber = number
+            guard visited.insert(number).inserted else {
+                problem("table '\(table)': page \(number) is reachable twice", page: number)
+                return
+            }
+            do { node = try readNode(number) } catch {
+                problem("table '\(table)': \(error)", page: number)
+                return
+            }
+            report.treePages += 1
+        }
+        if let expected, node.level != expected {
+            problem("table '\(table)': node at level \(node.level) where \(expected) was due", page: pageNumber)
+            return
+        }
+        if node.count == 0 || (!node.isLeaf && node.count < 2) {
+            problem("table '\(table)': \(node.isLeaf ? "empty leaf" : "internal node with \(node.count) children")", page: pageNumber)
+        }
+        if node.isLeaf {
+            for (index, key) in node.keys.enumerated() {
+                if key < lower || (upper.map { key >= $0 } ?? false) || (index > 0 && key <= node.keys[index - 1]) {
+                    problem("table '\(table)': row \(key) out of order or outside \(lower)..<\(upper.map(String.init) ?? "end")", page: pageNumber)
+                }
+                if case .overflow(let first, let length) = node.values[index] {
+                    verifyOverflow(first: first, length: length, table: table, row: key)
+                }
+                maximumKey = max(maximumKey, key)
+            }
+            rows += UInt64(node.count)
+            return
+        }
+        for index in node.children.indices {
+            let childLower = index == 0 ? lower : node.keys[index]
+            let childUpper = index + 1 < node.count ? node.keys[index + 1] : upper
+            if index > 0, node.keys[index] < lower || (upper.map { node.keys[index] >= $0 } ?? false)
+                || (index > 1 && node.keys[index] <= node.keys[index - 1])
+            {
+                problem("table '\(table)': separator \(node.keys[index]) out of order or range", page: pageNumber)
+                continue
+            }
+            verify(
+                node.children[index], level: node.level - 1, lower: childLower, upper: childUpper, table: table,
+                rows: &rows, maximumKey: &maximumKey)
+        }
+    }
+
+    private func readNode(_ number: UInt64) throws -> BTreeNode {
+        try pages.withPage(number) { page, header in
+            switch header.type {
+            case .leaf:
+                let (keys, values) = try LeafPage.decode(page, header: header)
+                return BTreeNode(level: 0, keys: keys, values: values, children: [], owner: 0, bodySize: header.bodyLength)
+            case .internal:
+                let (level, keys, children) = try InternalPage.decode(page, header: header)
+                return BTreeNode(
+                    level: level, keys: keys, values: [], children: children.map { .page($0) }, owner: 0,
+                    bodySize: header.bodyLength)
+            default:
+                throw FormatError.invalidField("a \(header.type) page where a tree node was due")
+            }
+        }
+    }
+
+    private mutating func verifyOverflow(first: UInt64, length: Int, table: String, row: UInt64) {
+        var next = first
+        var total = 0
+        while next != PageFormat.noPage {
+            let current = next
+            guard visited.insert(current).inserted else {
+                problem("table '\(table)' row \(row): overflow page \(current) is reachable twice", page: current)
+                return
+            }
+            do {
+                next = try pages.withPage(current) { page, header in
+                    let (following, data) = try OverflowPage.decode(page, header: header)
+                    total += data.count
+                    return following
+                }
+            } catch {
+                problem("table '\(table)' row \(row): \(error)", page: current)
+                return
+            }
+            report.overflowPages += 1
+        }
+        if total != length {
+            problem("table '\(table)' row \(row): overflow chain holds \(total) bytes, the leaf says \(length)", page: first)
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import StrataFormat
+import StrataIO
+
+/// Reads a log file record by record, verifying each, and reports where and why the valid prefix ends.
+///
+/// The reader never decides what an invalid record means: a torn tail after a crash and damage in the
+/// middle look the same to it. It stops at the first record that fails (bad header, length past the end
+/// of the file, checksum, or an LSN out of sequence) and says so in the ``Summary``; recovery decides.
+struct WALReader {
+    struct Summary {
+        var header: WALFileHeader
+        var fileSize: UInt64
+        /// The end of the last valid record.
+        var validEnd: UInt64
+        /// The LSN of the last valid record (startLSN - 1 when there is none).
+        var lastLSN: UInt64
+        var recordCount: Int
+        /// Why reading stopped before the end of the file, if it did.
+        var stopReason: String?
+    }
+
+    let file: any FileHandle
+    private static let chunkSize = 1 << 20
+
+    /// Reads and verifies the file header.
+    func readHeader() throws -> WALFileHeader {
+        let bytes: [UInt8]
+        do { bytes = try file.read(count: WALFormat.fileHeaderSize, at: 0) } catch { throw StorageError.io(error) }
+        do {
+            return try bytes.withUnsafeBytes { (buffer) throws(FormatError) in try WALFileHeader.decode(buffer) }
+        } catch { throw StorageError.corrupt(file.path, at: 0, "WAL header: \(error)") }
+    }
+
+    /// Calls `body` with every valid record in order (its header, its payload and its offset).
+    func read(_ body: (WALRecord.Header, UnsafeRawBufferPointer, UInt64) throws -> Void) throws -> Summary {
+        let header = try readHeader()
+        let fileSize: UInt64
+        do { fileSize = try file.size() } catch { throw StorageError.io(error) }
+        var summary = Summary(
+            header: header, fileSize: fileSize, validEnd: UInt64(WALFormat.fileHeaderSize),
+            lastLSN: header.startLSN - 1, recordCount: 0, stopReason: nil)
+        var buffer = ReadBuffer(file: file)
+        var offset = UInt64(WALFormat.fileHeaderSize)
+        let headerSize = UInt64(WALFormat.recordHeaderSize)
+        while offset < fileSize {
+            guard fileSize - offset >= headerSize else {
+                summary.stopReason = "\(fileSize - offset) bytes too short for a record header"
+                break
+            }
+            let recordHeader: WALRecord.Header
+            do {
+                recordHeader = try buffer.withBytes(at: offset, count: WALFormat.recordHeaderSize) {
+                    try WALRecord.decodeHeader($0)
+                }
+            } catch let error as FormatError {
+                summary.stopReason = "record header: \(error)"
+                break
+            }
+            let total = headerSize + UInt64(recordHeader.payloadLength)
+            guard total <= fileSize - offset else {
+                summary.stopReason = "record of \(total) bytes runs past the end of the file"
+                break
+            }
+            guard recordHeader.lsn == summary.lastLSN + 1 else {
+                summary.stopReason = "record LSN \(recordHeader.lsn) where \(summary.lastLSN + 1) was due"
+                break
+            }
+            let valid: Bool = try buffer.withBytes(at: offset, count: Int(total)) { record in
+                do {
+                    try WALRecord.verify(header: recordHeader, recordBytes: record, salt: header.salt)
+                } catch {
+                    summary.stopReason = "record LSN \(recordHeader.lsn): \(error)"
+                    return false
+                }
+                try body(recordHeader, UnsafeRawBufferPointer(rebasing: record[WALFormat.recordHeaderSize...]), offset)
+                return true
+            }
+            guard valid else { break }
+            offset += total
+            summary.validEnd = offset
+            summary.lastLSN = recordHeader.lsn
+            summary.recordCount += 1
+        }
+        return summary
+    }
+
+    /// A window over the file, refilled in large reads so that small records cost no system call each.
+    private struct ReadBuffer {
+        let file: any FileHandle
+        var bytes: [UInt8] = []
+        var start: UInt64 = 0
+
+        init(file: any FileHandle) { self.file = file }
+
+        mutating func withBytes<R>(at offset: UInt64, count: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+            let end = offset + UInt64(count)
+            if offset < start || end > start + UInt64(bytes.count) {
+                do { bytes = try file.read(count: max(count, WALReader.chunkSize), at: offset) } catch {
+                    throw StorageError.io(error)
+                }
+                start = offset
+                guard bytes.count >= count else {
+                    throw StorageError.corrupt(file.path, at: offset, "file shrank while being read")
+                }
+            }
+            let from = Int(offset - start)
+            return try bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[from..<(from + count)])) }
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import StrataFormat
+import StrataIO
+
+/// Appends transactions to the log and makes them durable, sharing one sync among concurrent
+/// committers (group commit).
+///
+/// Appends come only from the holder of the store's writer gate, one transaction at a time. A committer
+/// then waits in ``waitUntilDurable(_:)``: the first to arrive becomes the leader and syncs everything
+/// appended so far; the others wait for that sync and find themselves covered by it (or lead the next).
+/// A failed sync fails every waiter and leaves the writer failed: the log's durable contents are then
+/// unknown (Linux may drop dirty pages after a failed fsync), so no later commit may be acknowledged
+/// until the store is reopened and recovers from what is really on disk.
+final class WALWriter: @unchecked Sendable {
+    // Safety: every mutable property is read and written with `condition` locked.
+    private let condition = NSCondition()
+    private var handle: any StrataIO.FileHandle
+    private var salt: UInt32
+    private var endOffset: UInt64
+    private var appendedLSN: UInt64
+    private var durableLSN: UInt64
+    private var syncInProgress = false
+    private var failure: StorageError?
+    private var syncCount = 0
+
+    init(handle: any StrataIO.FileHandle, salt: UInt32, endOffset: UInt64, lastLSN: UInt64) {
+        self.handle = handle
+        self.salt = salt
+        self.endOffset = endOffset
+        self.appendedLSN = lastLSN
+        self.durableLSN = lastLSN
+    }
+
+    private func locked<R>(_ body: () throws -> R) rethrows -> R {
+        condition.lock()
+        defer { condition.unlock() }
+        return try body()
+    }
+
+    /// The salt of the current log file, which every record checksum includes.
+    var currentSalt: UInt32 { locked { salt } }
+    /// Bytes in the current log file.
+    var size: UInt64 { locked { endOffset } }
+    var syncs: Int { locked { syncCount } }
+    var failed: StorageError? { locked { failure } }
+
+    /// Appends a transaction's records. On a failed write the log is cut back to where it was, so the
+    /// transaction leaves no trace; if even that fails, the writer is failed.
+    func append(_ bytes: [UInt8], lastLSN: UInt64) throws {
+        let (file, offset) = try locked { () throws -> (any StrataIO.FileHandle, UInt64) in
+            if let failure { throw failure }
+            return (handle, endOffset)
+        }
+        do {
+            try file.write(bytes, at: offset)
+        } catch {
+            do { try file.truncate(to: offset) } catch let truncation {
+                fail(.storeFailed(reason: "log write failed (\(error)) and could not be undone (\(truncation))"))
+            }
+            throw StorageError.io(error)
+        }
+        locked {
+            endOffset = offset + UInt64(bytes.count)
+            appendedLSN = lastLSN
+        }
+    }
+
+    /// Returns once every record up to `lsn` is synced.
+    func waitUntilDurable(_ lsn: UInt64) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if durableLSN >= lsn { return }
+            if let failure { throw failure }
+            if syncInProgress {
+                condition.wait()
+                continue
+            }
+            syncInProgress = true
+            let target = appendedLSN
+            let file = handle
+            condition.unlock()
+            var syncError: IOError?
+            do { try file.sync() } catch { syncError = error }
+            condition.lock()
+            syncInProgress = false
+            syncCount += 1
+            if let syncError {
+                failure = .storeFailed(reason: "log sync failed: \(syncError)")
+                condition.broadcast()
+                throw StorageError.io(syncError)
+            }
+            durableLSN = max(durableLSN, target)
+            condition.broadcast()
+        }
+    }
+
+    /// Syncs everything appended so far.
+    func syncAll() throws {
+        try waitUntilDurable(locked { appendedLSN })
+    }
+
+    /// Cuts the log back to `offset` (recovery drops a torn tail before appending after it).
+    func truncate(to offset: UInt64) throws {
+        let file = locked { handle }
+        do {
+            try file.truncate(to: offset)
+            try file.sync()
+        } catch { throw StorageError.io(error) }
+        locked { endOffset = offset }
+    }
+
+    /// Switches to a new, empty log file (after a checkpoint). Everything appended must be durable.
+    func replace(with newHandle: any StrataIO.FileHandle, salt newSalt: UInt32, endOffset newEnd: UInt64) {
+        let old: any StrataIO.FileHandle = locked {
+            while syncInProgress { condition.wait() }
+            precondition(durableLSN == appendedLSN, "replacing a log that holds records not yet synced")
+            let old = handle
+            handle = newHandle
+            salt = newSalt
+            endOffset = newEnd
+            return old
+        }
+        try? old.close()
+    }
+
+    /// Marks the writer failed: every later append and wait throws `error`.
+    func fail(_ error: StorageError) {
+        locked {
+            if failure == nil { failure = error }
+            condition.broadcast()
+        }
+    }
+
+    func close() {
+        let file = locked { handle }
+        try? file.close()
+    }
+}

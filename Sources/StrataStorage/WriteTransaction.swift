@@ -1,0 +1,163 @@
+import StrataFormat
+
+/// The one write transaction of a store, valid only inside the closure passed to ``Store/write(_:)``.
+///
+/// Reads inside the transaction see its own changes. Nothing is visible to snapshots until the closure
+/// returns and the commit is acknowledged; a closure that throws leaves the store as it was.
+///
+/// For example:
+/// ```swift
+/// let id = try store.write { txn in
+///     let people = try txn.createTable(named: "person")
+///     return try txn.insert(Array("Ada".utf8), into: people)
+/// }
+/// ```
+public final class WriteTransaction {
+    var state: StoreState
+    var log: WALRecordBuilder
+    let tree: BTree
+    let tag: UInt64
+    private var isActive = true
+
+    init(state: StoreState, tree: BTree, tag: UInt64, salt: UInt32) {
+        self.state = state
+        self.tree = tree
+        self.tag = tag
+        self.log = WALRecordBuilder(salt: salt, firstLSN: state.lsn + 1)
+    }
+
+    func end() { isActive = false }
+
+    private func checkActive() {
+        precondition(isActive, "a WriteTransaction is valid only inside the closure passed to Store.write")
+    }
+
+    // MARK: - Tables
+
+    /// Creates an empty table.
+    /// - Throws: ``StorageError/tableExists(name:)``, ``StorageError/invalidArgument(_:)`` for an empty name
+    ///   or one longer than 1,024 UTF-8 bytes.
+    @discardableResult
+    public func createTable(named name: String) throws -> TableID {
+        checkActive()
+        let length = name.utf8.count
+        guard length > 0, length <= WALFormat.maximumTableNameLength else {
+            throw StorageError.invalidArgument("table names take 1...\(WALFormat.maximumTableNameLength) UTF-8 bytes")
+        }
+        let id = TableID(state.nextTableID)
+        try state.createTable(id: id, name: name)
+        log.appendOperation { WALOperation.encodeCreateTable(tableID: id.rawValue, name: name, into: &$0) }
+        return id
+    }
+
+    /// Drops a table and all its rows. Its ID is never given to another table.
+    public func dropTable(_ table: TableID) throws {
+        checkActive()
+        try state.dropTable(id: table)
+        log.appendOperation { WALOperation.encodeDropTable(tableID: table.rawValue, into: &$0) }
+    }
+
+    /// The table with this name, if any.
+    public func table(named name: String) -> TableID? {
+        state.tableIDs[name]
+    }
+
+    /// The names of every table, sorted.
+    public var tableNames: [String] { state.tableIDs.keys.sorted() }
+
+    // MARK: - Rows
+
+    /// Inserts a row and returns its new row ID (one more than any the table ever had).
+    /// - Throws: ``StorageError/noSuchTable(_:)``, ``StorageError/invalidArgument(_:)`` for a value over 64 MiB.
+    @discardableResult
+    public func insert(_ value: [UInt8], into table: TableID) throws -> RowID {
+        checkActive()
+        try checkSize(value)
+        let row = try state.table(table).nextRowID
+        try state.put(table: table, row: row, value: .bytes(value), tree: tree, owner: tag)
+        logPut(table, row, value)
+        return RowID(row)
+    }
+
+    /// Replaces the value of an existing row.
+    /// - Throws: ``StorageError/rowNotFound(table:row:)`` when the row does not exist.
+    public func update(_ row: RowID, in table: TableID, to value: [UInt8]) throws {
+        checkActive()
+        try checkSize(value)
+        guard try tree.get(state.table(table).root, row.rawValue) != nil else {
+            throw StorageError.rowNotFound(table: table, row: row)
+        }
+        try state.put(table: table, row: row.rawValue, value: .bytes(value), tree: tree, owner: tag)
+        logPut(table, row.rawValue, value)
+    }
+
+    /// Deletes a row.
+    /// - Returns: whether the row existed.
+    @discardableResult
+    public func delete(_ row: RowID, from table: TableID) throws -> Bool {
+        checkActive()
+        guard try tree.get(state.table(table).root, row.rawValue) != nil else { return false }
+        try state.delete(table: table, row: row.rawValue, tree: tree, owner: tag)
+        log.appendOperation { WALOperation.encodeDelete(tableID: table.rawValue, rowID: row.rawValue, into: &$0) }
+        return true
+    }
+
+    /// The value of a row as this transaction sees it.
+    public func row(_ row: RowID, in table: TableID) throws -> [UInt8]? {
+        checkActive()
+        guard let value = try tree.get(state.table(table).root, row.rawValue) else { return nil }
+        return try tree.pages.bytes(of: value)
+    }
+
+    /// The number of rows in a table as this transaction sees it.
+    public func rowCount(in table: TableID) throws -> Int {
+        checkActive()
+        return Int(try state.table(table).rowCount)
+    }
+
+    /// Calls `body` for each row with a row ID in `lower...upper` (both optional), in row-ID order
+    /// or reversed; `body` returns false to stop.
+    public func forEachRow(
+        in table: TableID, from lower: RowID? = nil, through upper: RowID? = nil, reverse: Bool = false,
+        _ body: (RowID, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        checkActive()
+        try RowWalk.forEach(
+            tree: tree, root: state.table(table).root, lower: lower, upper: upper, reverse: reverse, body)
+    }
+
+    private func checkSize(_ value: [UInt8]) throws {
+        guard value.count <= WALFormat.maximumValueSize else {
+            throw StorageError.invalidArgument(
+                "row value of \(value.count) bytes exceeds \(WALFormat.maximumValueSize); store it as a blob")
+        }
+    }
+
+    private func logPut(_ table: TableID, _ row: UInt64, _ value: [UInt8]) {
+        value.withUnsafeBytes { bytes in
+            log.appendOperation { WALOperation.encodePut(tableID: table.rawValue, rowID: row, value: bytes, into: &$0) }
+        }
+    }
+}
+
+@available(*, unavailable, message: "a write transaction belongs to the thread running Store.write's closure")
+extension WriteTransaction: Sendable {}
+
+/// Row iteration shared by snapshots and write transactions.
+enum RowWalk {
+    static func forEach(
+        tree: BTree, root: NodeRef?, lower: RowID?, upper: RowID?, reverse: Bool,
+        _ body: (RowID, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try tree.forEach(
+            root, from: lower?.rawValue ?? 0, through: upper?.rawValue ?? UInt64.max, reverse: reverse
+        ) { key, value in
+            switch value {
+            case .bytes(let bytes):
+                return try bytes.withUnsafeBytes { try body(RowID(key), $0) }
+            case .overflow:
+                return try tree.pages.bytes(of: value).withUnsafeBytes { try body(RowID(key), $0) }
+            }
+        }
+    }
+}
