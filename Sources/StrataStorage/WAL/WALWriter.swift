@@ -22,6 +22,7 @@ final class WALWriter: @unchecked Sendable {
     private var syncInProgress = false
     private var failure: StorageError?
     private var syncCount = 0
+    private var closed = false
 
     init(handle: any StrataIO.FileHandle, salt: UInt32, endOffset: UInt64, lastLSN: UInt64) {
         self.handle = handle
@@ -132,8 +133,14 @@ final class WALWriter: @unchecked Sendable {
         }
     }
 
+    /// Closes the log file; later calls do nothing.
     func close() {
-        let file = locked { handle }
-        try? file.close()
+        let file: (any StrataIO.FileHandle)? = locked {
+            if closed { return nil }
+            closed = true
+            if failure == nil { failure = .storeClosed }
+            return handle
+        }
+        try? file?.close()
     }
 }

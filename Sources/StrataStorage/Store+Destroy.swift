@@ -1,0 +1,36 @@
+import StrataFormat
+import StrataIO
+
+extension Store {
+    /// Whether `directory` holds a Strata store (its page file, which carries the store header).
+    public static func exists(at directory: String, fileSystem: any FileSystem = PosixFileSystem()) -> Bool {
+        fileSystem.exists(at: StoreFileNames.path(directory, StoreFileNames.pageFile))
+    }
+
+    /// Deletes the files of the store in `directory` (and nothing else in it), like LevelDB's `DestroyDB`.
+    ///
+    /// - Throws: ``StorageError/storeLocked(path:)`` when the store is open (here or in another process),
+    ///   ``StorageError/io(_:)`` when a file cannot be removed.
+    public static func destroy(at directory: String, fileSystem: any FileSystem = PosixFileSystem()) throws {
+        guard fileSystem.exists(at: directory) else { return }
+        let lockPath = StoreFileNames.path(directory, StoreFileNames.lock)
+        let lock: any FileLock
+        do { lock = try fileSystem.lockFile(at: lockPath) } catch {
+            if error.code == .wouldBlock { throw StorageError.storeLocked(path: directory) }
+            throw StorageError.io(error)
+        }
+        defer { lock.unlock() }
+        // The page file first: without it the directory no longer holds a store, whatever else remains.
+        let names = [
+            StoreFileNames.pageFile, StoreFileNames.pageFileTemporary, StoreFileNames.wal, StoreFileNames.walTemporary,
+            StoreFileNames.lock,
+        ]
+        do {
+            for name in names {
+                let path = StoreFileNames.path(directory, name)
+                if fileSystem.exists(at: path) { try fileSystem.removeFile(at: path) }
+            }
+            try fileSystem.syncDirectory(at: directory)
+        } catch { throw StorageError.io(error) }
+    }
+}
