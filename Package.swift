@@ -34,7 +34,7 @@ let package = Package(
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
         ),
-        .target(name: "StrataFormat", swiftSettings: internalChecks),
+        .target(name: "StrataFormat", dependencies: ["CLZ4"], swiftSettings: internalChecks),
         .target(
             name: "StrataIO",
             dependencies: [.product(name: "SystemPackage", package: "swift-system")],

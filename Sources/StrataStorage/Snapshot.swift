@@ -8,6 +8,7 @@ import StrataFormat
 public struct Snapshot: Sendable {
     let state: StoreState
     let tree: BTree
+    let blobs: BlobStore
 
     /// The log sequence number of the last commit this snapshot contains.
     public var lsn: UInt64 { state.lsn }
@@ -15,8 +16,8 @@ public struct Snapshot: Sendable {
     /// The table with this name, if any.
     public func table(named name: String) -> TableID? { state.tableIDs[name] }
 
-    /// The names of every table, sorted.
-    public var tableNames: [String] { state.tableIDs.keys.sorted() }
+    /// The names of every table, sorted (the engine's own tables excluded).
+    public var tableNames: [String] { state.userTableNames }
 
     /// The value of a row, or nil when there is none.
     /// - Throws: ``StorageError/noSuchTable(_:)``; ``StorageError/corruption(file:offset:reason:)`` or

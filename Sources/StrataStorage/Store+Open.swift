@@ -166,9 +166,12 @@ extension Store {
             replayedTransactions: replay.replayedTransactions, discardedRecords: replay.uncommittedRecords,
             discardedLogBytes: discardedBytes, logStopReason: summary.stopReason,
             ignoredTailPages: pageCountOnDisk - durablePages)
+        let blobs = try BlobStore(
+            directory: directory, fileSystem: fileSystem, storeID: header.storeID, salt: header.checksumSalt,
+            segmentSizeLimit: configuration.blobSegmentSizeLimit)
         let store = Store(
             directory: directory, configuration: configuration, fileSystem: fileSystem, header: header, pages: pages,
-            wal: wal, lock: lock, shared: shared, recoveryReport: report)
+            wal: wal, blobs: blobs, lock: lock, shared: shared, recoveryReport: report)
 
         // 5. Leave a log that new records can follow.
         if replay.replayedTransactions > 0 {

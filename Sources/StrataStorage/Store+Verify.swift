@@ -17,6 +17,7 @@ extension Store {
         let rootRecordPages = rootRecordPage == PageFormat.noPage ? 0 : nextPage - rootRecordPage
         verifier.verifyTables(state, rootRecordPages: rootRecordPages)
         var report = verifier.report
+        verifyBlobs(of: state, into: &report)
 
         // The log: all of it must read back, in sequence, up to the end of the file.
         let walPath = StoreFileNames.path(directory, StoreFileNames.wal)

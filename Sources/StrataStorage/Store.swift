@@ -60,6 +60,7 @@ public final class Store: Sendable {
     let pages: PageStore
     let tree: BTree
     let wal: WALWriter
+    let blobs: BlobStore
     let lock: any FileLock
     let shared: Mutex<Shared>
     /// Held for the whole of a write transaction and of a checkpoint: one writer at a time.
@@ -68,8 +69,10 @@ public final class Store: Sendable {
 
     init(
         directory: String, configuration: StoreConfiguration, fileSystem: any FileSystem, header: StoreHeader,
-        pages: PageStore, wal: WALWriter, lock: any FileLock, shared: Shared, recoveryReport: RecoveryReport
+        pages: PageStore, wal: WALWriter, blobs: BlobStore, lock: any FileLock, shared: Shared,
+        recoveryReport: RecoveryReport
     ) {
+        self.blobs = blobs
         self.directory = directory
         self.configuration = configuration
         self.fileSystem = fileSystem
@@ -117,7 +120,7 @@ public final class Store: Sendable {
             return (shared.latest, shared.nextTransactionTag)
         }
         if let failure = wal.failed { throw failure }
-        let transaction = WriteTransaction(state: base, tree: tree, tag: tag, salt: wal.currentSalt)
+        let transaction = WriteTransaction(state: base, tree: tree, blobs: blobs, tag: tag, salt: wal.currentSalt)
         let result: T
         do {
             result = try body(transaction)
@@ -128,6 +131,8 @@ public final class Store: Sendable {
         }
         guard !transaction.log.isEmpty else { return result }
 
+        // A blob is durable before the commit that references it can be.
+        if transaction.wroteBlobs { try blobs.syncWritten() }
         let (bytes, commitLSN) = transaction.log.finish()
         var committed = transaction.state
         committed.lsn = commitLSN
@@ -180,7 +185,7 @@ public final class Store: Sendable {
 
     /// A consistent view of the newest acknowledged commit.
     public func snapshot() -> Snapshot {
-        Snapshot(state: shared.withLock { $0.published }, tree: tree)
+        Snapshot(state: shared.withLock { $0.published }, tree: tree, blobs: blobs)
     }
 
     /// Counters and sizes.

@@ -24,6 +24,11 @@ public struct StoreConfiguration: Sendable {
     public var checkpointThresholdBytes: UInt64
     /// How many decoded pages the page cache keeps.
     public var pageCacheCapacity: Int
+    /// Binary values at least this long belong in blob segments rather than inside rows
+    /// (``shouldStoreAsBlob(length:)``); the object graph applies it to attributes that allow external storage.
+    public var blobThreshold: Int
+    /// A blob segment file rolls over to a new one once it holds this many bytes.
+    public var blobSegmentSizeLimit: UInt64
     /// Where recovery, checkpoints and anything discarded are reported.
     public var logger: Logger
 
@@ -33,6 +38,8 @@ public struct StoreConfiguration: Sendable {
         pageSize: Int = 4096,
         checkpointThresholdBytes: UInt64 = 64 << 20,
         pageCacheCapacity: Int = 16384,
+        blobThreshold: Int = 16 << 10,
+        blobSegmentSizeLimit: UInt64 = 256 << 20,
         logger: Logger = Logger(label: "strata.storage")
     ) {
         self.createIfMissing = createIfMissing
@@ -40,6 +47,11 @@ public struct StoreConfiguration: Sendable {
         self.pageSize = pageSize
         self.checkpointThresholdBytes = checkpointThresholdBytes
         self.pageCacheCapacity = pageCacheCapacity
+        self.blobThreshold = blobThreshold
+        self.blobSegmentSizeLimit = blobSegmentSizeLimit
         self.logger = logger
     }
+
+    /// Whether a binary value of `length` bytes should go to a blob segment instead of inline in its row.
+    public func shouldStoreAsBlob(length: Int) -> Bool { length >= blobThreshold }
 }

@@ -19,6 +19,11 @@ struct StoreState: Sendable {
     /// The LSN of the last commit this state contains.
     var lsn: UInt64 = 0
 
+    /// Table names a user may see: the engine's own tables (``BlobCatalog``) excluded.
+    var userTableNames: [String] {
+        tableIDs.keys.filter { !$0.hasPrefix(BlobCatalog.reservedPrefix) }.sorted()
+    }
+
     func table(_ id: TableID) throws -> TableState {
         guard let table = tables[id] else { throw StorageError.noSuchTable(id.description) }
         return table

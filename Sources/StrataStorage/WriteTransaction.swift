@@ -16,19 +16,23 @@ public final class WriteTransaction {
     var state: StoreState
     var log: WALRecordBuilder
     let tree: BTree
+    let blobs: BlobStore
     let tag: UInt64
     private var isActive = true
+    /// Whether blob chunks were appended, which must be synced before the commit is logged.
+    var wroteBlobs = false
 
-    init(state: StoreState, tree: BTree, tag: UInt64, salt: UInt32) {
+    init(state: StoreState, tree: BTree, blobs: BlobStore, tag: UInt64, salt: UInt32) {
         self.state = state
         self.tree = tree
+        self.blobs = blobs
         self.tag = tag
         self.log = WALRecordBuilder(salt: salt, firstLSN: state.lsn + 1)
     }
 
     func end() { isActive = false }
 
-    private func checkActive() {
+    func checkActive() {
         precondition(isActive, "a WriteTransaction is valid only inside the closure passed to Store.write")
     }
 
@@ -44,6 +48,13 @@ public final class WriteTransaction {
         guard length > 0, length <= WALFormat.maximumTableNameLength else {
             throw StorageError.invalidArgument("table names take 1...\(WALFormat.maximumTableNameLength) UTF-8 bytes")
         }
+        guard !name.hasPrefix(BlobCatalog.reservedPrefix) else {
+            throw StorageError.invalidArgument("table names starting with '\(BlobCatalog.reservedPrefix)' belong to the engine")
+        }
+        return try createTableUnchecked(named: name)
+    }
+
+    func createTableUnchecked(named name: String) throws -> TableID {
         let id = TableID(state.nextTableID)
         try state.createTable(id: id, name: name)
         log.appendOperation { WALOperation.encodeCreateTable(tableID: id.rawValue, name: name, into: &$0) }
@@ -53,6 +64,9 @@ public final class WriteTransaction {
     /// Drops a table and all its rows. Its ID is never given to another table.
     public func dropTable(_ table: TableID) throws {
         checkActive()
+        if state.tables[table]?.name.hasPrefix(BlobCatalog.reservedPrefix) == true {
+            throw StorageError.invalidArgument("the engine's own tables cannot be dropped")
+        }
         try state.dropTable(id: table)
         log.appendOperation { WALOperation.encodeDropTable(tableID: table.rawValue, into: &$0) }
     }
@@ -62,8 +76,8 @@ public final class WriteTransaction {
         state.tableIDs[name]
     }
 
-    /// The names of every table, sorted.
-    public var tableNames: [String] { state.tableIDs.keys.sorted() }
+    /// The names of every table, sorted (the engine's own tables excluded).
+    public var tableNames: [String] { state.userTableNames }
 
     // MARK: - Rows
 

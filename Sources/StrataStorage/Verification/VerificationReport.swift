@@ -25,6 +25,11 @@ public struct VerificationReport: Sendable, Equatable, CustomStringConvertible {
     /// Pages no current tree references (superseded by later checkpoints, or older root records):
     /// what compaction would reclaim.
     public var unreferencedPages: UInt64 = 0
+    /// Committed blobs and their total length.
+    public var blobCount = 0
+    public var blobBytes: UInt64 = 0
+    /// Bytes in blob segments that no committed blob uses (deleted blobs, orphans, torn tails).
+    public var orphanedBlobBytes: UInt64 = 0
     /// Valid records in the log.
     public var walRecords = 0
     public var walBytes: UInt64 = 0
@@ -35,7 +40,8 @@ public struct VerificationReport: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         var lines = [
             "tables \(tableCount), rows \(rowCount), tree pages \(treePages), overflow pages \(overflowPages), "
-                + "page file pages \(pageFilePages) (\(unreferencedPages) unreferenced), WAL records \(walRecords) (\(walBytes) bytes)"
+                + "page file pages \(pageFilePages) (\(unreferencedPages) unreferenced), WAL records \(walRecords) (\(walBytes) bytes), "
+                + "blobs \(blobCount) (\(blobBytes) bytes, \(orphanedBlobBytes) orphaned bytes in segments)"
         ]
         lines += problems.map { "problem: \($0)" }
         return lines.joined(separator: "\n")

@@ -1,0 +1,96 @@
+/// One chunk of a blob in a segment: up to ``BlobSegmentFormat/chunkSize`` raw bytes, LZ4-compressed
+/// when that makes them smaller (FORMAT.md, "Blob segments").
+public struct BlobChunkRecord: Sendable, Equatable {
+    public var codec: BlobCodec
+    public var blobID: UInt64
+    public var chunkIndex: UInt32
+    public var rawLength: Int
+    public var storedLength: Int
+
+    /// The record's size on disk.
+    public var encodedSize: Int { BlobSegmentFormat.recordHeaderSize + storedLength }
+
+    /// Encodes a chunk, compressing it when LZ4 makes it smaller.
+    public static func encode(
+        chunk: UnsafeRawBufferPointer, blobID: UInt64, chunkIndex: UInt32, salt: UInt64
+    ) -> [UInt8] {
+        precondition(chunk.count <= BlobSegmentFormat.chunkSize)
+        let compressed = LZ4Block.compress(chunk)
+        var writer = ByteWriter(capacity: BlobSegmentFormat.recordHeaderSize + (compressed?.count ?? chunk.count))
+        writer.writeUInt32LE(0)
+        writer.writeUInt8(compressed == nil ? BlobCodec.raw.rawValue : BlobCodec.lz4.rawValue)
+        writer.writeUInt8(0)
+        writer.writeUInt16LE(0)
+        writer.writeUInt64LE(blobID)
+        writer.writeUInt32LE(chunkIndex)
+        writer.writeUInt32LE(UInt32(chunk.count))
+        if let compressed {
+            writer.writeUInt32LE(UInt32(compressed.count))
+            writer.writeBytes(compressed)
+        } else {
+            writer.writeUInt32LE(UInt32(chunk.count))
+            writer.writeBytes(chunk)
+        }
+        let crc = writer.bytes.withUnsafeBytes { checksum(UnsafeRawBufferPointer(rebasing: $0[4...]), salt: salt) }
+        writer.setLE(CRC32C.mask(crc), at: 0)
+        return writer.bytes
+    }
+
+    static func checksum(_ covered: UnsafeRawBufferPointer, salt: UInt64) -> UInt32 {
+        CRC32C.checksum(covered, continuing: CRC32C.checksum(of: salt))
+    }
+
+    /// Decodes and bounds a record header (the first 28 bytes). Lengths are checked against the format's
+    /// limits here; the caller checks that the payload fits in the file before reading it.
+    public static func decodeHeader(_ bytes: UnsafeRawBufferPointer) throws(FormatError) -> BlobChunkRecord {
+        var reader = ByteReader(bytes)
+        _ = try reader.readUInt32LE()
+        let rawCodec = try reader.readUInt8()
+        guard let codec = BlobCodec(rawValue: rawCodec) else { throw .invalidField("unknown blob codec \(rawCodec)") }
+        let flags = try reader.readUInt8()
+        let reserved = try reader.readUInt16LE()
+        guard flags == 0, reserved == 0 else {
+            throw .invalidField("blob record flags or reserved bits set")
+        }
+        let blobID = try reader.readUInt64LE()
+        let chunkIndex = try reader.readUInt32LE()
+        let rawLength = Int(try reader.readUInt32LE())
+        let storedLength = Int(try reader.readUInt32LE())
+        guard rawLength <= BlobSegmentFormat.chunkSize else { throw .invalidField("blob chunk of \(rawLength) raw bytes") }
+        switch codec {
+        case .raw:
+            guard storedLength == rawLength else { throw .invalidField("raw blob chunk stores \(storedLength) of \(rawLength) bytes") }
+        case .lz4:
+            guard storedLength >= 1, storedLength < rawLength else {
+                throw .invalidField("compressed blob chunk of \(storedLength) bytes for \(rawLength)")
+            }
+        }
+        return BlobChunkRecord(
+            codec: codec, blobID: blobID, chunkIndex: chunkIndex, rawLength: rawLength, storedLength: storedLength)
+    }
+
+    /// Verifies a whole record (`encodedSize` bytes) and returns its raw bytes.
+    /// - Throws: ``FormatError`` on a checksum mismatch or a malformed compressed payload.
+    public func decodePayload(_ record: UnsafeRawBufferPointer, salt: UInt64) throws(FormatError) -> [UInt8] {
+        guard record.count >= encodedSize else { throw .truncated(needed: encodedSize, available: record.count) }
+        var reader = ByteReader(record)
+        let stored = try reader.readUInt32LE()
+        let computed = Self.checksum(UnsafeRawBufferPointer(rebasing: record[4..<encodedSize]), salt: salt)
+        guard CRC32C.unmask(stored) == computed else { throw .checksumMismatch(stored: stored, computed: CRC32C.mask(computed)) }
+        let payload = UnsafeRawBufferPointer(rebasing: record[BlobSegmentFormat.recordHeaderSize..<encodedSize])
+        switch codec {
+        case .raw:
+            return Array(payload)
+        case .lz4:
+            var output = [UInt8](repeating: 0, count: rawLength)
+            let failure = output.withUnsafeMutableBytes { destination -> FormatError? in
+                do throws(FormatError) {
+                    try LZ4Block.decompress(payload, into: destination)
+                    return nil
+                } catch { return error }
+            }
+            if let failure { throw failure }
+            return output
+        }
+    }
+}

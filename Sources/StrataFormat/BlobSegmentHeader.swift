@@ -1,0 +1,39 @@
+/// The 48-byte header that opens every blob segment (FORMAT.md, "Blob segments").
+public struct BlobSegmentHeader: Sendable, Equatable {
+    public var storeID: [UInt8]
+    public var segmentID: UInt32
+
+    public init(storeID: [UInt8], segmentID: UInt32) {
+        precondition(storeID.count == 16)
+        self.storeID = storeID
+        self.segmentID = segmentID
+    }
+
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: BlobSegmentFormat.headerSize)
+        writer.writeBytes(BlobSegmentFormat.magic)
+        writer.writeUInt32LE(BlobSegmentFormat.version)
+        writer.writeUInt32LE(UInt32(BlobSegmentFormat.headerSize))
+        writer.writeBytes(storeID)
+        writer.writeUInt32LE(segmentID)
+        writer.writeZeros(8)
+        writer.writeUInt32LE(CRC32C.mask(CRC32C.checksum(writer.bytes)))
+        return writer.bytes
+    }
+
+    public static func decode(_ bytes: UnsafeRawBufferPointer) throws(FormatError) -> BlobSegmentHeader {
+        let size = BlobSegmentFormat.headerSize
+        guard bytes.count >= size else { throw .truncated(needed: size, available: bytes.count) }
+        guard bytes.prefix(8).elementsEqual(BlobSegmentFormat.magic) else { throw .badMagic }
+        var reader = ByteReader(bytes, readerIndex: 8)
+        let stored = try reader.getUInt32LE(at: size - 4)
+        let computed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<(size - 4)]))
+        guard CRC32C.unmask(stored) == computed else { throw .checksumMismatch(stored: stored, computed: CRC32C.mask(computed)) }
+        let version = try reader.readUInt32LE()
+        guard version == BlobSegmentFormat.version else { throw .unsupportedVersion(version) }
+        guard try reader.readUInt32LE() == UInt32(size) else { throw .invalidField("blob segment header length") }
+        let storeID = try reader.readBytes(16)
+        let segmentID = try reader.readUInt32LE()
+        return BlobSegmentHeader(storeID: storeID, segmentID: segmentID)
+    }
+}

@@ -1,0 +1,75 @@
+import StrataFormat
+
+/// Streams a blob out of its segment one chunk (at most 1 MiB) at a time, verifying each chunk's
+/// checksum as it goes and the whole blob's checksum at the end.
+///
+/// For example:
+/// ```swift
+/// if let reader = try store.snapshot().blobReader(photo) {
+///     while let chunk = try reader.next() { output.write(chunk) }
+/// }
+/// ```
+public final class BlobReader {
+    /// The blob's length in bytes.
+    public let length: UInt64
+    private let blob: BlobID
+    private let entry: BlobCatalogEntry
+    private let blobs: BlobStore
+    private var nextIndex: UInt32 = 0
+    private var offset: UInt64
+    private var delivered: UInt64 = 0
+    private var checksum: UInt32 = 0
+    private var ended = false
+
+    init(blob: BlobID, entry: BlobCatalogEntry, blobs: BlobStore) {
+        self.blob = blob
+        self.entry = entry
+        self.blobs = blobs
+        self.length = entry.rawLength
+        self.offset = entry.offset
+    }
+
+    /// The next chunk, or nil at the end.
+    /// - Throws: ``StorageError/corruption(file:offset:reason:)`` naming the blob when a chunk is damaged.
+    public func next() throws -> [UInt8]? {
+        if ended { return nil }
+        guard nextIndex < entry.chunkCount else {
+            ended = true
+            try checkEnd()
+            return nil
+        }
+        let (raw, size) = try blobs.readChunk(segment: entry.segmentID, offset: offset, blob: blob, index: nextIndex)
+        let isLast = nextIndex == entry.chunkCount - 1
+        let expected = isLast ? Int(entry.rawLength - delivered) : BlobSegmentFormat.chunkSize
+        guard raw.count == expected else {
+            throw damaged("chunk \(nextIndex) holds \(raw.count) bytes, \(expected) expected")
+        }
+        checksum = raw.withUnsafeBytes { CRC32C.checksum($0, continuing: checksum) }
+        delivered += UInt64(raw.count)
+        offset += UInt64(size)
+        nextIndex += 1
+        return raw
+    }
+
+    private func checkEnd() throws {
+        guard offset - entry.offset == entry.storedBytes else {
+            throw damaged("records take \(offset - entry.offset) bytes, the catalog says \(entry.storedBytes)")
+        }
+        guard CRC32C.mask(checksum) == entry.contentChecksum else { throw damaged("content checksum mismatch") }
+    }
+
+    private func damaged(_ reason: String) -> StorageError {
+        .corruption(file: blobs.path(of: entry.segmentID), offset: entry.offset, reason: "\(blob): \(reason)")
+    }
+
+    /// Reads the rest of the blob into one array.
+    public func readAll() throws -> [UInt8] {
+        var result: [UInt8] = []
+        result.reserveCapacity(Int(min(length, UInt64(1 << 30))))
+        while let chunk = try next() { result.append(contentsOf: chunk) }
+        return result
+    }
+}
+
+@available(*, unavailable, message: "a blob reader is used from one thread")
+extension BlobReader: Sendable {}

@@ -1,0 +1,12 @@
+/// Live and dead bytes of one blob segment: what compaction would reclaim.
+public struct BlobSegmentStatistics: Sendable, Equatable {
+    public var segmentID: UInt32
+    /// The segment file's size.
+    public var fileBytes: UInt64
+    /// Bytes of records that belong to committed, not deleted blobs.
+    public var liveBytes: UInt64
+    /// Everything else after the header: deleted or replaced blobs, orphans of transactions that never
+    /// committed, a torn tail.
+    public var deadBytes: UInt64
+    public var liveBlobs: Int
+}

@@ -1,0 +1,174 @@
+import StrataFormat
+import StrataIO
+import Synchronization
+
+/// The blob segments of a store: append-only files of checksummed, LZ4-compressed chunks.
+///
+/// Only the holder of the store's writer gate appends, always to the newest ("active") segment, which
+/// rolls over to a new file once it outgrows the configured limit. Any thread reads. Segments written
+/// since the last ``syncWritten()`` are synced before the log commit that references their blobs, so a
+/// committed row never points at a blob that a crash could lose.
+final class BlobStore: Sendable {
+    private struct Active {
+        var id: UInt32
+        var file: any FileHandle
+        var end: UInt64
+    }
+
+    private struct State {
+        var readers: [UInt32: any FileHandle] = [:]
+        var active: Active?
+        var unsynced: [UInt32: any FileHandle] = [:]
+        var highestSegment: UInt32
+    }
+
+    let directory: String
+    let fileSystem: any FileSystem
+    let storeID: [UInt8]
+    let salt: UInt64
+    let segmentSizeLimit: UInt64
+    private let state: Mutex<State>
+
+    init(directory: String, fileSystem: any FileSystem, storeID: [UInt8], salt: UInt64, segmentSizeLimit: UInt64) throws {
+        self.directory = directory
+        self.fileSystem = fileSystem
+        self.storeID = storeID
+        self.salt = salt
+        self.segmentSizeLimit = segmentSizeLimit
+        let names: [String]
+        do { names = try fileSystem.contentsOfDirectory(at: directory) } catch { throw StorageError.io(error) }
+        let highest = names.compactMap(BlobSegmentFormat.segmentID(fileName:)).max() ?? 0
+        self.state = Mutex(State(highestSegment: highest))
+    }
+
+    deinit {
+        state.withLock { state in
+            for file in state.readers.values { try? file.close() }
+            try? state.active?.file.close()
+        }
+    }
+
+    func path(of segment: UInt32) -> String {
+        StoreFileNames.path(directory, BlobSegmentFormat.fileName(segment: segment))
+    }
+
+    /// The IDs of every segment file in the directory.
+    func segmentIDs() throws -> [UInt32] {
+        do { return try fileSystem.contentsOfDirectory(at: directory).compactMap(BlobSegmentFormat.segmentID(fileName:)).sorted() }
+        catch { throw StorageError.io(error) }
+    }
+
+    // MARK: - Writing (writer gate held)
+
+    /// Where the next blob starts: in the active segment, or a new one when it is full (or there is none).
+    func beginBlob() throws -> (segment: UInt32, offset: UInt64) {
+        try state.withLock { state throws -> (UInt32, UInt64) in
+            if let active = state.active, active.end < segmentSizeLimit { return (active.id, active.end) }
+            if state.active == nil, state.highestSegment > 0 {
+                // Continue the newest existing segment, after whatever is at its end (a torn tail is an orphan).
+                let id = state.highestSegment
+                let file: any FileHandle
+                let size: UInt64
+                do throws(IOError) {
+                    file = try fileSystem.openFile(at: path(of: id), mode: .existing)
+                    size = try file.size()
+                } catch { throw StorageError.io(error) }
+                if size >= UInt64(BlobSegmentFormat.headerSize), size < segmentSizeLimit {
+                    state.active = Active(id: id, file: file, end: size)
+                    return (id, size)
+                }
+                try? file.close()
+            }
+            let id = state.highestSegment + 1
+            let file = try createSegment(id)
+            if let previous = state.active { state.readers[previous.id] = previous.file }
+            state.active = Active(id: id, file: file, end: UInt64(BlobSegmentFormat.headerSize))
+            state.highestSegment = id
+            return (id, UInt64(BlobSegmentFormat.headerSize))
+        }
+    }
+
+    private func createSegment(_ id: UInt32) throws -> any FileHandle {
+        do {
+            let file = try fileSystem.openFile(at: path(of: id), mode: .createNew)
+            try file.write(BlobSegmentHeader(storeID: storeID, segmentID: id).encoded(), at: 0)
+            try file.sync()
+            try fileSystem.syncDirectory(at: directory)
+            return file
+        } catch { throw StorageError.io(error) }
+    }
+
+    /// Appends a chunk record to the active segment; returns its offset. A failed write is cut back.
+    func append(_ record: [UInt8]) throws -> UInt64 {
+        try state.withLock { state throws -> UInt64 in
+            guard var active = state.active else { preconditionFailure("append before beginBlob") }
+            do throws(IOError) { try active.file.write(record, at: active.end) } catch {
+                try? active.file.truncate(to: active.end)
+                throw StorageError.io(error)
+            }
+            let offset = active.end
+            active.end += UInt64(record.count)
+            state.unsynced[active.id] = active.file
+            state.active = active
+            return offset
+        }
+    }
+
+    /// Syncs every segment appended to since the last call.
+    func syncWritten() throws {
+        let files = state.withLock { state -> [(UInt32, any FileHandle)] in
+            let files = state.unsynced.map { ($0.key, $0.value) }
+            state.unsynced.removeAll()
+            return files
+        }
+        for (id, file) in files {
+            do { try file.sync() } catch {
+                state.withLock { $0.unsynced[id] = file }
+                throw StorageError.io(error)
+            }
+        }
+    }
+
+    // MARK: - Reading (any thread)
+
+    func reader(for segment: UInt32) throws -> any FileHandle {
+        try state.withLock { state throws -> any FileHandle in
+            if let active = state.active, active.id == segment { return active.file }
+            if let file = state.readers[segment] { return file }
+            let file: any FileHandle
+            do throws(IOError) { file = try fileSystem.openFile(at: path(of: segment), mode: .existing) } catch {
+                if error.code == .noSuchFile {
+                    throw StorageError.corruption(file: path(of: segment), offset: 0, reason: "blob segment \(segment) is missing")
+                }
+                throw StorageError.io(error)
+            }
+            state.readers[segment] = file
+            return file
+        }
+    }
+
+    /// Reads, verifies and decodes the chunk record at `offset`, which must belong to `blob` as chunk `index`.
+    func readChunk(segment: UInt32, offset: UInt64, blob: BlobID, index: UInt32) throws -> (raw: [UInt8], recordSize: Int) {
+        let file = try reader(for: segment)
+        let path = file.path
+        func damaged(_ reason: String) -> StorageError {
+            .corruption(file: path, offset: offset, reason: "\(blob) chunk \(index): \(reason)")
+        }
+        let headerBytes: [UInt8]
+        do { headerBytes = try file.read(count: BlobSegmentFormat.recordHeaderSize, at: offset) } catch { throw StorageError.io(error) }
+        guard headerBytes.count == BlobSegmentFormat.recordHeaderSize else { throw damaged("record cut short") }
+        let record: BlobChunkRecord
+        do { record = try headerBytes.withUnsafeBytes { (bytes) throws(FormatError) in try BlobChunkRecord.decodeHeader(bytes) } }
+        catch { throw damaged("\(error)") }
+        guard record.blobID == blob.rawValue, record.chunkIndex == index else {
+            throw damaged("record belongs to blob \(record.blobID) chunk \(record.chunkIndex)")
+        }
+        let bytes: [UInt8]
+        do { bytes = try file.read(count: record.encodedSize, at: offset) } catch { throw StorageError.io(error) }
+        guard bytes.count == record.encodedSize else { throw damaged("record cut short") }
+        do {
+            let raw = try bytes.withUnsafeBytes { (all) throws(FormatError) in try record.decodePayload(all, salt: salt) }
+            return (raw, record.encodedSize)
+        } catch { throw damaged("\(error)") }
+    }
+}
