@@ -26,7 +26,10 @@ extension Store {
             StoreFileNames.lock,
         ]
         do {
-            for name in names {
+            let segments = try fileSystem.contentsOfDirectory(at: directory).filter {
+                BlobSegmentFormat.segmentID(fileName: $0) != nil
+            }
+            for name in names + segments {
                 let path = StoreFileNames.path(directory, name)
                 if fileSystem.exists(at: path) { try fileSystem.removeFile(at: path) }
             }
