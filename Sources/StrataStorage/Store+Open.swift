@@ -31,7 +31,11 @@ extension Store {
         let logger = configuration.logger
         if !fileSystem.exists(at: directory) {
             guard configuration.createIfMissing else { throw StorageError.storeNotFound(path: directory) }
-            do { try fileSystem.createDirectory(at: directory) } catch { throw StorageError.io(error) }
+            do {
+                try fileSystem.createDirectory(at: directory)
+                // The new directory's own entry is durable only once its parent is synced.
+                try fileSystem.syncDirectory(at: parentDirectory(of: directory))
+            } catch { throw StorageError.io(error) }
         }
         let lock: any FileLock
         do { lock = try fileSystem.lockFile(at: StoreFileNames.path(directory, StoreFileNames.lock)) } catch {
@@ -180,5 +184,13 @@ extension Store {
             try wal.truncate(to: replay.committedEnd)
         }
         return store
+    }
+
+    /// The directory that holds `path` ("." for a bare name).
+    static func parentDirectory(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+        return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
     }
 }

@@ -1,0 +1,238 @@
+import SystemPackage
+
+/// The operating system's file system, through POSIX calls.
+///
+/// Every call is a thin wrapper over one system call (or a short loop of them): files are opened
+/// with `O_CLOEXEC`, read and written with `pread`/`pwrite`, synced with `fdatasync`; directories
+/// are synced by opening them and calling `fsync`; locks are `flock(LOCK_EX | LOCK_NB)`. Errors
+/// carry the operation, the path and a portable ``IOError/Code``.
+///
+/// For example:
+///
+///     let fileSystem = PosixFileSystem()
+///     try fileSystem.createDirectory(at: "/var/db/store")
+///     let file = try fileSystem.openFile(at: "/var/db/store/wal", mode: .createNew)
+///     try file.write([1, 2, 3], at: 0)
+///     try file.sync()
+///     try fileSystem.syncDirectory(at: "/var/db/store")  // the new name is now durable too
+///     try file.close()
+///
+/// Created files get permissions `rw-r--r--` and directories `rwxr-xr-x`, before the umask.
+///
+/// ## Topics
+///
+/// ### Files
+/// - ``openFile(at:mode:)``
+/// - ``exists(at:)``
+/// - ``removeFile(at:)``
+/// - ``rename(from:to:)``
+/// - ``PosixFileHandle``
+///
+/// ### Directories
+/// - ``createDirectory(at:)``
+/// - ``contentsOfDirectory(at:)``
+/// - ``syncDirectory(at:)``
+///
+/// ### Locking
+/// - ``lockFile(at:)``
+/// - ``PosixFileLock``
+public struct PosixFileSystem: FileSystem {
+    /// Permissions of created files: `rw-r--r--`.
+    private static let filePermissions: FilePermissions = [.ownerReadWrite, .groupRead, .otherRead]
+
+    /// Permissions of created directories: `rwxr-xr-x`.
+    private static let directoryPermissions: FilePermissions = [
+        .ownerReadWriteExecute, .groupReadExecute, .otherReadExecute,
+    ]
+
+    /// Creates a handle on the operating system's file system.
+    public init() {}
+
+    /// Opens (and, per `mode`, creates) a regular file for reading and writing.
+    ///
+    /// - Parameters:
+    ///   - path: The file's path.
+    ///   - mode: Whether the file must exist, may be created, must be created, or is truncated.
+    /// - Returns: A ``PosixFileHandle``.
+    /// - Throws: ``IOError`` with `.noSuchFile` (missing file with `.existing`, or missing parent
+    ///   directory), `.fileExists` (`.createNew` on an existing file), `.isADirectory`,
+    ///   `.permissionDenied`, `.tooManyOpenFiles`, …
+    ///
+    /// The corresponding C function is `open` with `O_RDWR | O_CLOEXEC` and, per mode,
+    /// `O_CREAT`, `O_EXCL` or `O_TRUNC`.
+    public func openFile(at path: String, mode: FileOpenMode) throws(IOError) -> any FileHandle {
+        var options: FileDescriptor.OpenOptions = [.closeOnExec]
+        switch mode {
+        case .existing: break
+        case .createIfMissing: options.insert(.create)
+        case .createNew: options.formUnion([.create, .exclusiveCreate])
+        case .truncate: options.formUnion([.create, .truncate])
+        }
+        let permissions = options.contains(.create) ? Self.filePermissions : nil
+        let descriptor = try IOError.catching("open", path: path) {
+            try FileDescriptor.open(FilePath(path), .readWrite, options: options, permissions: permissions)
+        }
+        return PosixFileHandle(descriptor: descriptor, path: path)
+    }
+
+    /// Whether a file or directory exists at `path` (following symbolic links).
+    ///
+    /// An entry that cannot be examined (for example for lack of permission) counts as missing.
+    ///
+    /// The corresponding C function is `stat`.
+    public func exists(at path: String) -> Bool {
+        (try? FilePath(path).stat()) != nil
+    }
+
+    /// Creates a directory and any missing parents; succeeds if it already exists.
+    ///
+    /// The new directories are durable only after their parents are synced.
+    ///
+    /// - Parameter path: The directory's path.
+    /// - Throws: ``IOError`` with `.fileExists` when the path names a file, `.notADirectory` when a
+    ///   directory on the way is a file; `.permissionDenied`, `.noSpace`, …
+    ///
+    /// The corresponding C function is `mkdir`, for each missing directory from the top down.
+    public func createDirectory(at path: String) throws(IOError) {
+        try Self.makeDirectories(FilePath(path))
+    }
+
+    /// Creates `directory` after its missing parents: `mkdir -p`.
+    private static func makeDirectories(_ directory: FilePath) throws(IOError) {
+        do {
+            try directory.makeDirectory(permissions: directoryPermissions)
+            return
+        } catch {
+            switch error {
+            case .fileExists:
+                if isDirectory(directory) { return }
+                throw IOError(errno: error, operation: "mkdir", path: directory.string)
+            case .noSuchFileOrDirectory:
+                let parent = directory.removingLastComponent()
+                guard !parent.isEmpty, parent != directory else {
+                    throw IOError(errno: error, operation: "mkdir", path: directory.string)
+                }
+                try makeDirectories(parent)
+            default:
+                throw IOError(errno: error, operation: "mkdir", path: directory.string)
+            }
+        }
+        // The parent exists now; another thread or process may have created `directory` meanwhile.
+        do {
+            try directory.makeDirectory(permissions: directoryPermissions)
+        } catch {
+            if error == .fileExists && isDirectory(directory) { return }
+            throw IOError(errno: error, operation: "mkdir", path: directory.string)
+        }
+    }
+
+    /// Whether `path` names a directory (following symbolic links).
+    private static func isDirectory(_ path: FilePath) -> Bool {
+        (try? path.stat())?.type == .directory
+    }
+
+    /// The names (not paths) of the entries of a directory, sorted, without `.` and `..`.
+    ///
+    /// - Parameter path: The directory's path.
+    /// - Returns: The entry names in ascending order.
+    /// - Throws: ``IOError`` with `.noSuchFile`, `.notADirectory`, `.permissionDenied`, …
+    ///
+    /// The corresponding C functions are `opendir`, `readdir` and `closedir`.
+    public func contentsOfDirectory(at path: String) throws(IOError) -> [String] {
+        do {
+            return try FilePath(path).directoryEntryNames().sorted()
+        } catch {
+            throw IOError(errno: error, operation: "readdir", path: path)
+        }
+    }
+
+    /// Removes a file. Not durable until the parent directory is synced.
+    ///
+    /// Open handles on the file stay usable; its storage is freed when the last one is closed.
+    ///
+    /// - Parameter path: The file's path.
+    /// - Throws: ``IOError`` with `.noSuchFile`, `.isADirectory`, `.permissionDenied`, …
+    ///
+    /// The corresponding C function is `unlink`.
+    public func removeFile(at path: String) throws(IOError) {
+        do {
+            try FilePath(path).unlink()
+        } catch {
+            throw IOError(errno: error, operation: "unlink", path: path)
+        }
+    }
+
+    /// Atomically renames a file, replacing any file at `destination`.
+    /// Not durable until the parent directories of both names are synced.
+    ///
+    /// Open handles on the file stay valid and keep referring to it under its new name.
+    ///
+    /// - Parameters:
+    ///   - source: The file's current path.
+    ///   - destination: Its new path.
+    /// - Throws: ``IOError`` (its path is `source`) with `.noSuchFile`, `.isADirectory`, …
+    ///
+    /// The corresponding C function is `rename`.
+    public func rename(from source: String, to destination: String) throws(IOError) {
+        do {
+            try FilePath(source).rename(to: FilePath(destination))
+        } catch {
+            throw IOError(errno: error, operation: "rename", path: source)
+        }
+    }
+
+    /// Makes the directory's entries (creations, renames, removals) durable.
+    ///
+    /// - Parameter path: The directory's path.
+    /// - Throws: ``IOError`` with `.noSuchFile`, `.notADirectory`, `.ioFailure`, …
+    ///
+    /// The corresponding C function is `fsync` on the directory, opened with
+    /// `O_RDONLY | O_DIRECTORY | O_CLOEXEC`.
+    public func syncDirectory(at path: String) throws(IOError) {
+        let directory = try IOError.catching("open", path: path) {
+            try FileDescriptor.open(FilePath(path), .readOnly, options: [.directory, .closeOnExec])
+        }
+        // A read-only directory descriptor has no data that closing could fail to write.
+        defer { try? directory.close() }
+        do {
+            try directory.sync()
+        } catch {
+            throw IOError(errno: error, operation: "fsync", path: path)
+        }
+    }
+
+    /// Takes an exclusive advisory lock on the file at `path` (created if missing) without waiting.
+    ///
+    /// The lock conflicts with any other lock on the file, including one taken by an earlier call
+    /// in this process that is still held.
+    ///
+    /// For example:
+    ///
+    ///     let lock = try fileSystem.lockFile(at: "/var/db/store/LOCK")
+    ///     defer { lock.unlock() }
+    ///
+    /// - Parameter path: The lock file's path.
+    /// - Returns: A ``PosixFileLock`` that holds the lock until ``FileLock/unlock()``.
+    /// - Throws: ``IOError`` with `.wouldBlock` when the lock is held elsewhere; `.noSuchFile` when
+    ///   the parent directory is missing; `.permissionDenied`, …
+    ///
+    /// The corresponding C functions are `open` and `flock(LOCK_EX | LOCK_NB)`.
+    public func lockFile(at path: String) throws(IOError) -> any FileLock {
+        let descriptor = try IOError.catching("open", path: path) {
+            try FileDescriptor.open(
+                FilePath(path),
+                .readOnly,
+                options: [.create, .closeOnExec],
+                permissions: Self.filePermissions
+            )
+        }
+        do {
+            try descriptor.lock(.exclusive, nonBlocking: true)
+        } catch {
+            // Nothing was locked; the descriptor is ours to release and carries no data.
+            try? descriptor.close()
+            throw IOError(errno: error, operation: "flock", path: path)
+        }
+        return PosixFileLock(descriptor: descriptor, path: path)
+    }
+}
