@@ -27,7 +27,10 @@ extension Store {
     /// 4. Publish the state with on-disk roots, so memory held by in-memory nodes can be freed.
     /// 5. Replace the log with a new empty one starting at the next LSN (write, sync, rename, sync directory).
     func checkpointHoldingGate() throws {
-        if let failure = wal.failed { throw failure }
+        if let failure = wal.failed {
+            guard wal.isRepairable else { throw failure }
+            try repairLog()
+        }
         let (state, coveredLSN, generation, startPage, previousRoot) = shared.withLock {
             ($0.latest, $0.checkpointLSN, $0.generation, $0.nextPage, $0.rootRecordPage)
         }

@@ -160,7 +160,9 @@ extension Store {
                 "discardedLogBytes": "\(discardedBytes)",
             ])
 
-        let wal = WALWriter(handle: walFile, salt: walHeader.salt, endOffset: replay.committedEnd, lastLSN: state.lsn)
+        let wal = WALWriter(
+            handle: walFile, salt: walHeader.salt, endOffset: replay.committedEnd, lastLSN: state.lsn,
+            repairsFailedSyncs: configuration.durability == .full)
         let shared = Shared(
             latest: state, published: state, checkpointLSN: coveredLSN, generation: found?.generation ?? 0,
             rootRecordPage: found?.firstPage ?? PageFormat.noPage, nextPage: durablePages,

@@ -44,6 +44,8 @@ public final class Store: Sendable {
         var rootRecordPage: UInt64
         /// Where the next checkpoint appends pages.
         var nextPage: UInt64
+        /// States appended to the log but not yet published (waiting for their sync), oldest first.
+        var unacknowledged: [StoreState] = []
         var nextTransactionTag: UInt64 = 1
         var closed = false
         var flushScheduled = false
@@ -119,7 +121,10 @@ public final class Store: Sendable {
             shared.nextTransactionTag += 1
             return (shared.latest, shared.nextTransactionTag)
         }
-        if let failure = wal.failed { throw failure }
+        if let failure = wal.failed {
+            guard wal.isRepairable else { throw failure }
+            try repairLog()
+        }
         let transaction = WriteTransaction(state: base, tree: tree, blobs: blobs, tag: tag, salt: wal.currentSalt)
         let result: T
         do {
@@ -136,16 +141,17 @@ public final class Store: Sendable {
         let (bytes, commitLSN) = transaction.log.finish()
         var committed = transaction.state
         committed.lsn = commitLSN
-        try wal.append(bytes, lastLSN: commitLSN)
+        let epoch = try wal.append(bytes, lastLSN: commitLSN)
         shared.withLock {
             $0.latest = committed
+            $0.unacknowledged.append(committed)
             $0.commitCount += 1
         }
         writerGate.signal()
         holdsGate = false
 
         switch configuration.durability {
-        case .full: try wal.waitUntilDurable(commitLSN)
+        case .full: try wal.waitUntilDurable(commitLSN, epoch: epoch)
         case .normal(let delay): scheduleFlush(afterMilliseconds: delay)
         case .off: break
         }
@@ -162,7 +168,24 @@ public final class Store: Sendable {
     func publish(_ state: StoreState) {
         shared.withLock { shared in
             if state.lsn > shared.published.lsn { shared.published = state }
+            shared.unacknowledged.removeAll { $0.lsn <= shared.published.lsn }
         }
+    }
+
+    /// After a failed log sync (full durability): cuts the log back to its last durable commit and rolls the
+    /// writers' state back to match. Commits past that point were never acknowledged: their `write` threw.
+    /// The caller holds the writer gate.
+    func repairLog() throws {
+        let durable = try wal.repair()
+        shared.withLock { shared in
+            let candidates = [shared.published] + shared.unacknowledged.filter { $0.lsn <= durable }
+            let restored = candidates.max { $0.lsn < $1.lsn }!
+            precondition(restored.lsn == durable, "no state for the durable LSN \(durable)")
+            shared.latest = restored
+            shared.published = restored
+            shared.unacknowledged.removeAll()
+        }
+        logger.warning("log cut back to its last durable commit after a failed sync", metadata: ["lsn": "\(durable)"])
     }
 
     private func scheduleFlush(afterMilliseconds delay: Int) {

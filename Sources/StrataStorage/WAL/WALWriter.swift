@@ -6,10 +6,14 @@ import StrataIO
 /// committers (group commit).
 ///
 /// Appends come only from the holder of the store's writer gate, one transaction at a time. A committer
-/// then waits in ``waitUntilDurable(_:)``: the first to arrive becomes the leader and syncs everything
-/// appended so far; the others wait for that sync and find themselves covered by it (or lead the next).
-/// A failed sync fails every waiter and leaves the writer failed: the log's durable contents are then
-/// unknown (Linux may drop dirty pages after a failed fsync), so no later commit may be acknowledged
+/// then waits in ``waitUntilDurable(_:epoch:)``: the first to arrive becomes the leader and syncs
+/// everything appended so far; the others wait for that sync and find themselves covered by it (or lead
+/// the next).
+///
+/// A failed sync fails every waiter. Linux may drop the dirty pages of a file whose sync failed, so what
+/// the log holds past its last successful sync is unknown: when `repairsFailedSyncs` is set (full
+/// durability, where nothing past that point was acknowledged) ``repair()`` cuts the log back to that
+/// point and the store goes on; otherwise (acknowledged commits may be lost) the writer stays failed
 /// until the store is reopened and recovers from what is really on disk.
 final class WALWriter: @unchecked Sendable {
     // Safety: every mutable property is read and written with `condition` locked.
@@ -19,17 +23,24 @@ final class WALWriter: @unchecked Sendable {
     private var endOffset: UInt64
     private var appendedLSN: UInt64
     private var durableLSN: UInt64
+    private var durableEnd: UInt64
     private var syncInProgress = false
     private var failure: StorageError?
+    private var failureIsRepairable = false
+    /// Changes at every repair: a commit appended before it can never become durable after it.
+    private var epoch = 0
     private var syncCount = 0
     private var closed = false
+    private let repairsFailedSyncs: Bool
 
-    init(handle: any StrataIO.FileHandle, salt: UInt32, endOffset: UInt64, lastLSN: UInt64) {
+    init(handle: any StrataIO.FileHandle, salt: UInt32, endOffset: UInt64, lastLSN: UInt64, repairsFailedSyncs: Bool) {
         self.handle = handle
         self.salt = salt
         self.endOffset = endOffset
         self.appendedLSN = lastLSN
         self.durableLSN = lastLSN
+        self.durableEnd = endOffset
+        self.repairsFailedSyncs = repairsFailedSyncs
     }
 
     private func locked<R>(_ body: () throws -> R) rethrows -> R {
@@ -43,11 +54,15 @@ final class WALWriter: @unchecked Sendable {
     /// Bytes in the current log file.
     var size: UInt64 { locked { endOffset } }
     var syncs: Int { locked { syncCount } }
+    /// The error every append and wait reports, if the writer failed.
     var failed: StorageError? { locked { failure } }
+    /// Whether ``repair()`` may clear the failure.
+    var isRepairable: Bool { locked { failure != nil && failureIsRepairable } }
 
     /// Appends a transaction's records. On a failed write the log is cut back to where it was, so the
     /// transaction leaves no trace; if even that fails, the writer is failed.
-    func append(_ bytes: [UInt8], lastLSN: UInt64) throws {
+    /// - Returns: the epoch to wait in.
+    func append(_ bytes: [UInt8], lastLSN: UInt64) throws -> Int {
         let (file, offset) = try locked { () throws -> (any StrataIO.FileHandle, UInt64) in
             if let failure { throw failure }
             return (handle, endOffset)
@@ -60,17 +75,21 @@ final class WALWriter: @unchecked Sendable {
             }
             throw StorageError.io(error)
         }
-        locked {
+        return locked {
             endOffset = offset + UInt64(bytes.count)
             appendedLSN = lastLSN
+            return epoch
         }
     }
 
-    /// Returns once every record up to `lsn` is synced.
-    func waitUntilDurable(_ lsn: UInt64) throws {
+    /// Returns once every record up to `lsn`, appended in `epoch`, is synced.
+    func waitUntilDurable(_ lsn: UInt64, epoch appendEpoch: Int) throws {
         condition.lock()
         defer { condition.unlock() }
         while true {
+            if appendEpoch != epoch {
+                throw StorageError.storeFailed(reason: "the log was cut back after a failed sync")
+            }
             if durableLSN >= lsn { return }
             if let failure { throw failure }
             if syncInProgress {
@@ -78,8 +97,7 @@ final class WALWriter: @unchecked Sendable {
                 continue
             }
             syncInProgress = true
-            let target = appendedLSN
-            let file = handle
+            let (targetLSN, targetEnd, file) = (appendedLSN, endOffset, handle)
             condition.unlock()
             var syncError: IOError?
             do { try file.sync() } catch { syncError = error }
@@ -87,18 +105,38 @@ final class WALWriter: @unchecked Sendable {
             syncInProgress = false
             syncCount += 1
             if let syncError {
-                failure = .storeFailed(reason: "log sync failed: \(syncError)")
+                failure = .io(syncError)
+                failureIsRepairable = repairsFailedSyncs
                 condition.broadcast()
                 throw StorageError.io(syncError)
             }
-            durableLSN = max(durableLSN, target)
+            durableLSN = max(durableLSN, targetLSN)
+            durableEnd = max(durableEnd, targetEnd)
             condition.broadcast()
         }
     }
 
     /// Syncs everything appended so far.
     func syncAll() throws {
-        try waitUntilDurable(locked { appendedLSN })
+        let (lsn, epoch) = locked { (appendedLSN, self.epoch) }
+        try waitUntilDurable(lsn, epoch: epoch)
+    }
+
+    /// After a failed sync: cuts the log back to the end of its last successful sync and syncs that.
+    /// - Returns: the LSN of the last durable record, which the store's state must be rolled back to.
+    func repair() throws -> UInt64 {
+        try locked {
+            precondition(failure != nil && failureIsRepairable && !syncInProgress)
+            do throws(IOError) {
+                try handle.truncate(to: durableEnd)
+                try handle.sync()
+            } catch { throw StorageError.io(error) }
+            endOffset = durableEnd
+            appendedLSN = durableLSN
+            failure = nil
+            epoch += 1
+            return durableLSN
+        }
     }
 
     /// Cuts the log back to `offset` (recovery drops a torn tail before appending after it).
@@ -108,7 +146,10 @@ final class WALWriter: @unchecked Sendable {
             try file.truncate(to: offset)
             try file.sync()
         } catch { throw StorageError.io(error) }
-        locked { endOffset = offset }
+        locked {
+            endOffset = offset
+            durableEnd = offset
+        }
     }
 
     /// Switches to a new, empty log file (after a checkpoint). Everything appended must be durable.
@@ -120,15 +161,19 @@ final class WALWriter: @unchecked Sendable {
             handle = newHandle
             salt = newSalt
             endOffset = newEnd
+            durableEnd = newEnd
             return old
         }
         try? old.close()
     }
 
-    /// Marks the writer failed: every later append and wait throws `error`.
+    /// Marks the writer failed for good: every later append and wait throws `error`.
     func fail(_ error: StorageError) {
         locked {
-            if failure == nil { failure = error }
+            if failure == nil || failureIsRepairable {
+                failure = error
+                failureIsRepairable = false
+            }
             condition.broadcast()
         }
     }
@@ -139,6 +184,8 @@ final class WALWriter: @unchecked Sendable {
             if closed { return nil }
             closed = true
             if failure == nil { failure = .storeClosed }
+            failureIsRepairable = false
+            condition.broadcast()
             return handle
         }
         try? file?.close()

@@ -1,0 +1,232 @@
+import Synchronization
+
+/// Wraps any ``FileSystem`` and makes chosen operations fail, for tests of what the engine does when
+/// the disk fills up, a device reports an I/O error, a write lands short or the power goes.
+///
+/// Every operation that reaches the file system gets an index (0, 1, 2, ...) in the order it starts.
+/// A ``Fault`` says which operations fail and how; ``onOperation`` lets a test look at the file
+/// system after each operation (for example to take an ``InMemoryFileSystem/crashImage(policy:)``
+/// there: a crash point).
+///
+/// For example, to make the 10th write fail with a full disk, once:
+///
+///     let faulty = FaultInjectingFileSystem(wrapping: InMemoryFileSystem())
+///     faulty.inject(Fault(on: [.write], after: 9, code: .noSpace))
+///
+/// ## Topics
+/// - ``Fault``
+/// - ``Operation``
+/// - ``inject(_:)``
+/// - ``clearFaults()``
+/// - ``powerLoss(afterOperations:)``
+public final class FaultInjectingFileSystem: FileSystem {
+    /// The kinds of operation a fault can target.
+    public enum Operation: String, Sendable, CaseIterable {
+        case open, read, write, truncate, sync, close, size
+        case exists, createDirectory, contentsOfDirectory, removeFile, rename, syncDirectory, lock
+    }
+
+    /// One injected failure.
+    public struct Fault: Sendable, Equatable {
+        /// The operations the fault counts and fails.
+        public var operations: Set<Operation>
+        /// How many matching operations succeed before the first failure.
+        public var skip: Int
+        /// The error the failing operations report.
+        public var code: IOError.Code
+        /// Fail every matching operation from then on (a dead device), or only one (a transient error).
+        public var persistent: Bool
+        /// Only operations on paths containing this text count (nil: every path).
+        public var pathContaining: String?
+        /// For a failing write: write this fraction of the bytes first (a short write), then fail.
+        public var shortWriteFraction: Double?
+
+        public init(
+            on operations: Set<Operation>, after skip: Int = 0, code: IOError.Code = .ioFailure, persistent: Bool = false,
+            pathContaining: String? = nil, shortWriteFraction: Double? = nil
+        ) {
+            self.operations = operations
+            self.skip = skip
+            self.code = code
+            self.persistent = persistent
+            self.pathContaining = pathContaining
+            self.shortWriteFraction = shortWriteFraction
+        }
+    }
+
+    private struct State {
+        var faults: [(fault: Fault, seen: Int, fired: Bool)] = []
+        var operationCount = 0
+        var failuresInjected = 0
+        var powerLossAfter: Int?
+    }
+
+    public let base: any FileSystem
+    private let state = Mutex(State())
+    /// Called after every operation that reached the wrapped file system (failed or not), with its index.
+    /// Runs on the thread that made the operation, with no lock of this class held.
+    public let onOperation: (@Sendable (Int, Operation) -> Void)?
+
+    public init(wrapping base: any FileSystem, onOperation: (@Sendable (Int, Operation) -> Void)? = nil) {
+        self.base = base
+        self.onOperation = onOperation
+    }
+
+    /// Adds a fault.
+    public func inject(_ fault: Fault) {
+        state.withLock { $0.faults.append((fault, 0, false)) }
+    }
+
+    /// Removes every fault: the disk is healthy again.
+    public func clearFaults() {
+        state.withLock {
+            $0.faults.removeAll()
+            $0.powerLossAfter = nil
+        }
+    }
+
+    /// From operation index `count` on, every operation fails with `.ioFailure` as if the machine had lost
+    /// power: nothing more reaches the disk. (Take the crash image of the wrapped file system to continue.)
+    public func powerLoss(afterOperations count: Int) {
+        state.withLock { $0.powerLossAfter = count }
+    }
+
+    /// Operations started so far.
+    public var operationCount: Int { state.withLock { $0.operationCount } }
+
+    /// Failures injected so far.
+    public var failuresInjected: Int { state.withLock { $0.failuresInjected } }
+
+    /// Decides the fate of one operation: nil to let it run, or the error (and, for writes, how much to write first).
+    private func admit(_ operation: Operation, path: String) -> (index: Int, failure: (IOError.Code, Double?)?) {
+        state.withLock { state in
+            let index = state.operationCount
+            state.operationCount += 1
+            if let limit = state.powerLossAfter, index >= limit {
+                state.failuresInjected += 1
+                return (index, (.ioFailure, nil))
+            }
+            for position in state.faults.indices {
+                let fault = state.faults[position].fault
+                guard fault.operations.contains(operation) else { continue }
+                if let text = fault.pathContaining, !path.contains(text) { continue }
+                let seen = state.faults[position].seen
+                state.faults[position].seen += 1
+                let fires = seen == fault.skip || (fault.persistent && seen > fault.skip)
+                if fires {
+                    state.faults[position].fired = true
+                    state.failuresInjected += 1
+                    return (index, (fault.code, fault.shortWriteFraction))
+                }
+            }
+            return (index, nil)
+        }
+    }
+
+    func perform<R>(_ operation: Operation, _ path: String, _ body: () throws(IOError) -> R) throws(IOError) -> R {
+        let (index, failure) = admit(operation, path: path)
+        defer { onOperation?(index, operation) }
+        if let (code, _) = failure { throw IOError(code, operation: operation.rawValue + " (injected)", path: path) }
+        return try body()
+    }
+
+    func performWrite(
+        _ path: String, _ bytes: UnsafeRawBufferPointer, _ write: (UnsafeRawBufferPointer) throws(IOError) -> Void
+    ) throws(IOError) {
+        let (index, failure) = admit(.write, path: path)
+        defer { onOperation?(index, .write) }
+        if let (code, fraction) = failure {
+            if let fraction {
+                let count = min(bytes.count, max(0, Int(Double(bytes.count) * fraction)))
+                if count > 0 { try write(UnsafeRawBufferPointer(rebasing: bytes[0..<count])) }
+            }
+            throw IOError(code, operation: "write (injected)", path: path)
+        }
+        try write(bytes)
+    }
+
+    // MARK: - FileSystem
+
+    public func openFile(at path: String, mode: FileOpenMode) throws(IOError) -> any FileHandle {
+        let handle = try perform(.open, path) { () throws(IOError) in try base.openFile(at: path, mode: mode) }
+        return FaultInjectingFileHandle(wrapping: handle, fileSystem: self)
+    }
+
+    public func exists(at path: String) -> Bool {
+        // Existence checks cannot fail in the protocol; they are counted but never fail.
+        let (index, _) = state.withLock { state -> (Int, Void) in
+            defer { state.operationCount += 1 }
+            return (state.operationCount, ())
+        }
+        defer { onOperation?(index, .exists) }
+        return base.exists(at: path)
+    }
+
+    public func createDirectory(at path: String) throws(IOError) {
+        try perform(.createDirectory, path) { () throws(IOError) in try base.createDirectory(at: path) }
+    }
+
+    public func contentsOfDirectory(at path: String) throws(IOError) -> [String] {
+        try perform(.contentsOfDirectory, path) { () throws(IOError) in try base.contentsOfDirectory(at: path) }
+    }
+
+    public func removeFile(at path: String) throws(IOError) {
+        try perform(.removeFile, path) { () throws(IOError) in try base.removeFile(at: path) }
+    }
+
+    public func rename(from source: String, to destination: String) throws(IOError) {
+        try perform(.rename, source) { () throws(IOError) in try base.rename(from: source, to: destination) }
+    }
+
+    public func syncDirectory(at path: String) throws(IOError) {
+        try perform(.syncDirectory, path) { () throws(IOError) in try base.syncDirectory(at: path) }
+    }
+
+    public func lockFile(at path: String) throws(IOError) -> any FileLock {
+        try perform(.lock, path) { () throws(IOError) in try base.lockFile(at: path) }
+    }
+}
+
+/// A handle of a ``FaultInjectingFileSystem``: every call goes through the file system's faults.
+final class FaultInjectingFileHandle: FileHandle {
+    let base: any FileHandle
+    let fileSystem: FaultInjectingFileSystem
+
+    init(wrapping base: any FileHandle, fileSystem: FaultInjectingFileSystem) {
+        self.base = base
+        self.fileSystem = fileSystem
+    }
+
+    var path: String { base.path }
+
+    func size() throws(IOError) -> UInt64 {
+        try fileSystem.perform(.size, path) { () throws(IOError) in try base.size() }
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(IOError) -> Int {
+        try fileSystem.perform(.read, path) { () throws(IOError) in try base.read(into: buffer, at: offset) }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(IOError) {
+        try fileSystem.performWrite(path, bytes) { (part) throws(IOError) in try base.write(part, at: offset) }
+    }
+
+    func truncate(to size: UInt64) throws(IOError) {
+        try fileSystem.perform(.truncate, path) { () throws(IOError) in try base.truncate(to: size) }
+    }
+
+    func sync() throws(IOError) {
+        try fileSystem.perform(.sync, path) { () throws(IOError) in try base.sync() }
+    }
+
+    func close() throws(IOError) {
+        // Closing always releases the handle, even when the fault reports an error for it.
+        do throws(IOError) {
+            try fileSystem.perform(.close, path) { () throws(IOError) in }
+        } catch {
+            try? base.close()
+            throw error
+        }
+        try base.close()
+    }
+}
