@@ -59,12 +59,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // A child process for the crash tests: commits transactions and acknowledges each on stdout
+        // until it is killed (Tests/StrataStorageTests/ProcessKillTests.swift).
+        .executableTarget(name: "StrataCrashWriter", dependencies: ["StrataStorage"], path: "Tests/StrataCrashWriter"),
         .target(name: "StrataTestSupport", dependencies: ["StrataFormat", "StrataIO", "StrataStorage"]),
         .testTarget(name: "StrataFormatTests", dependencies: ["StrataFormat", "StrataTestSupport"]),
         .testTarget(name: "StrataIOTests", dependencies: ["StrataIO", "StrataTestSupport"]),
         .testTarget(
             name: "StrataStorageTests",
-            dependencies: ["StrataStorage", "StrataTestSupport", "StrataWorkload"]
+            dependencies: [
+                "StrataStorage", "StrataTestSupport", "StrataWorkload", "StrataCrashWriter",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(name: "StrataWorkloadTests", dependencies: ["StrataWorkload"]),
     ],
