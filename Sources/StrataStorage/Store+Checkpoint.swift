@@ -94,11 +94,15 @@ extension Store {
             throw StorageError.io(error)
         }
         wal.replace(with: handle, salt: salt, endOffset: UInt64(WALFormat.fileHeaderSize))
-        do { try fileSystem.syncDirectory(at: directory) } catch {
-            // Until the rename is durable a crash could bring the old log back and lose what the new one
-            // receives; refuse further commits rather than acknowledge them.
-            wal.fail(.storeFailed(reason: "directory sync after replacing the log failed: \(error)"))
-            throw StorageError.io(error)
-        }
+        shared.withLock { $0.directorySyncPending = true }
+        try syncDirectoryIfPending()
+    }
+
+    /// Until the rename of a new log is durable, a crash could bring the old log back and lose what the new
+    /// one receives: no commit may be logged before the directory sync succeeds.
+    func syncDirectoryIfPending() throws {
+        guard shared.withLock({ $0.directorySyncPending }) else { return }
+        do { try fileSystem.syncDirectory(at: directory) } catch { throw StorageError.io(error) }
+        shared.withLock { $0.directorySyncPending = false }
     }
 }

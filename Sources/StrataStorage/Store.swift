@@ -49,6 +49,8 @@ public final class Store: Sendable {
         var nextTransactionTag: UInt64 = 1
         var closed = false
         var flushScheduled = false
+        /// A new log was renamed into place but the directory sync that makes it durable failed.
+        var directorySyncPending = false
         var commitCount = 0
         var checkpointCount = 0
     }
@@ -116,14 +118,15 @@ public final class Store: Sendable {
         var holdsGate = true
         defer { if holdsGate { writerGate.signal() } }
 
-        let (base, tag) = try shared.withLock { shared throws -> (StoreState, UInt64) in
-            if shared.closed { throw StorageError.storeClosed }
-            shared.nextTransactionTag += 1
-            return (shared.latest, shared.nextTransactionTag)
-        }
+        if shared.withLock({ $0.closed }) { throw StorageError.storeClosed }
         if let failure = wal.failed {
             guard wal.isRepairable else { throw failure }
             try repairLog()
+        }
+        try syncDirectoryIfPending()
+        let (base, tag) = shared.withLock { shared -> (StoreState, UInt64) in
+            shared.nextTransactionTag += 1
+            return (shared.latest, shared.nextTransactionTag)
         }
         let transaction = WriteTransaction(state: base, tree: tree, blobs: blobs, tag: tag, salt: wal.currentSalt)
         let result: T
@@ -231,7 +234,9 @@ public final class Store: Sendable {
         defer { writerGate.signal() }
         if shared.withLock({ $0.closed }) { return }
         var checkpointError: Error?
-        if wal.failed == nil {
+        if wal.failed == nil || wal.isRepairable {
+            // checkpointHoldingGate first cuts back a log whose last sync failed, so that a commit that was
+            // reported as failed does not come back at the next open.
             do { try checkpointHoldingGate() } catch { checkpointError = error }
         }
         shared.withLock { $0.closed = true }

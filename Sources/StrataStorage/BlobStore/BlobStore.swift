@@ -73,19 +73,30 @@ final class BlobStore: Sendable {
                     file = try fileSystem.openFile(at: path(of: id), mode: .existing)
                     size = try file.size()
                 } catch { throw StorageError.io(error) }
-                if size >= UInt64(BlobSegmentFormat.headerSize), size < segmentSizeLimit {
+                if size >= UInt64(BlobSegmentFormat.headerSize), size < segmentSizeLimit, hasValidHeader(file, id) {
                     state.active = Active(id: id, file: file, end: size)
                     return (id, size)
                 }
                 try? file.close()
             }
+            // The ID is used up even if creating the file fails, so a half-made file is never reused.
             let id = state.highestSegment + 1
+            state.highestSegment = id
             let file = try createSegment(id)
             if let previous = state.active { state.readers[previous.id] = previous.file }
             state.active = Active(id: id, file: file, end: UInt64(BlobSegmentFormat.headerSize))
             state.highestSegment = id
             return (id, UInt64(BlobSegmentFormat.headerSize))
         }
+    }
+
+    /// Whether a segment file starts with a valid header of this store and ID (a crash while creating it
+    /// may leave a file without one, which is then left alone).
+    func hasValidHeader(_ file: any FileHandle, _ id: UInt32) -> Bool {
+        guard let bytes = try? file.read(count: BlobSegmentFormat.headerSize, at: 0),
+            let header = try? bytes.withUnsafeBytes({ (buffer) throws(FormatError) in try BlobSegmentHeader.decode(buffer) })
+        else { return false }
+        return header.storeID == storeID && header.segmentID == id
     }
 
     private func createSegment(_ id: UInt32) throws -> any FileHandle {

@@ -58,6 +58,10 @@ extension Store {
             }
             for segment in try blobSegmentStatistics(of: snapshot) {
                 report.orphanedBlobBytes += segment.deadBytes
+                if segment.liveBlobs > 0, !blobs.hasValidHeader(try blobs.reader(for: segment.segmentID), segment.segmentID) {
+                    report.problems.append(
+                        .init(file: blobs.path(of: segment.segmentID), offset: 0, message: "segment header is damaged"))
+                }
                 let sorted = (ranges[segment.segmentID] ?? []).sorted { $0.start < $1.start }
                 for (index, range) in sorted.enumerated() {
                     if range.end > segment.fileBytes {
