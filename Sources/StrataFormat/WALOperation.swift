@@ -6,15 +6,17 @@
 /// dropTable   := 2 tableID:u32
 /// put         := 3 tableID:u32 rowID:u64 valueLength:u32 value[valueLength]
 /// delete      := 4 tableID:u32 rowID:u64
+/// reserveRows := 5 tableID:u32 nextRowID:u64          (raises the table's next row ID: reserved IDs)
 /// ```
 public enum WALOperation: Sendable, Equatable {
     case createTable(tableID: UInt32, name: String)
     case dropTable(tableID: UInt32)
     case put(tableID: UInt32, rowID: UInt64, value: [UInt8])
     case delete(tableID: UInt32, rowID: UInt64)
+    case reserveRows(tableID: UInt32, nextRowID: UInt64)
 
     enum Tag: UInt8 {
-        case createTable = 1, dropTable = 2, put = 3, delete = 4
+        case createTable = 1, dropTable = 2, put = 3, delete = 4, reserveRows = 5
     }
 
     /// Appends the encoded operation.
@@ -28,6 +30,8 @@ public enum WALOperation: Sendable, Equatable {
             value.withUnsafeBytes { Self.encodePut(tableID: tableID, rowID: rowID, value: $0, into: &writer) }
         case .delete(let tableID, let rowID):
             Self.encodeDelete(tableID: tableID, rowID: rowID, into: &writer)
+        case .reserveRows(let tableID, let nextRowID):
+            Self.encodeReserveRows(tableID: tableID, nextRowID: nextRowID, into: &writer)
         }
     }
 
@@ -59,6 +63,12 @@ public enum WALOperation: Sendable, Equatable {
         writer.writeUInt8(Tag.delete.rawValue)
         writer.writeUInt32LE(tableID)
         writer.writeUInt64LE(rowID)
+    }
+
+    public static func encodeReserveRows(tableID: UInt32, nextRowID: UInt64, into writer: inout ByteWriter) {
+        writer.writeUInt8(Tag.reserveRows.rawValue)
+        writer.writeUInt32LE(tableID)
+        writer.writeUInt64LE(nextRowID)
     }
 
     /// The encoded size of a put of `valueLength` bytes.
@@ -95,6 +105,8 @@ public enum WALOperation: Sendable, Equatable {
             return .put(tableID: tableID, rowID: rowID, value: try reader.readBytes(length))
         case .delete:
             return .delete(tableID: tableID, rowID: try reader.readUInt64LE())
+        case .reserveRows:
+            return .reserveRows(tableID: tableID, nextRowID: try reader.readUInt64LE())
         }
     }
 }

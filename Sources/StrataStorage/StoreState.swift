@@ -69,6 +69,13 @@ struct StoreState: Sendable {
         return true
     }
 
+    /// Raises a table's next row ID (never lowers it).
+    mutating func reserveRows(table id: TableID, upTo next: UInt64) throws {
+        guard var table = tables[id] else { throw StorageError.noSuchTable(id.description) }
+        table.nextRowID = max(table.nextRowID, next)
+        tables[id] = table
+    }
+
     /// Applies one logged operation (recovery replay).
     mutating func apply(_ operation: WALOperation, tree: BTree, owner: UInt64) throws {
         switch operation {
@@ -76,6 +83,7 @@ struct StoreState: Sendable {
         case .dropTable(let id): try dropTable(id: TableID(id))
         case .put(let id, let row, let value): try put(table: TableID(id), row: row, value: .bytes(value), tree: tree, owner: owner)
         case .delete(let id, let row): try delete(table: TableID(id), row: row, tree: tree, owner: owner)
+        case .reserveRows(let id, let next): try reserveRows(table: TableID(id), upTo: next)
         }
     }
 }

@@ -93,6 +93,31 @@ public final class WriteTransaction {
         return RowID(row)
     }
 
+    /// Inserts a row under a row ID reserved earlier with ``reserveRowIDs(_:in:)`` (or any unused ID).
+    /// - Throws: ``StorageError/invalidArgument(_:)`` when a row with this ID exists.
+    public func insert(_ value: [UInt8], into table: TableID, at row: RowID) throws {
+        checkActive()
+        try checkSize(value)
+        guard try tree.get(state.table(table).root, row.rawValue) == nil else {
+            throw StorageError.invalidArgument("row \(row.rawValue) exists in table \(table.rawValue)")
+        }
+        try state.put(table: table, row: row.rawValue, value: .bytes(value), tree: tree, owner: tag)
+        logPut(table, row.rawValue, value)
+    }
+
+    /// Reserves `count` consecutive row IDs that no insert will allocate; insert them later with
+    /// ``insert(_:into:at:)``. The reservation is durable with the transaction.
+    /// - Returns: the first reserved ID.
+    public func reserveRowIDs(_ count: Int, in table: TableID) throws -> RowID {
+        checkActive()
+        precondition(count > 0)
+        let first = try state.table(table).nextRowID
+        let next = first + UInt64(count)
+        try state.reserveRows(table: table, upTo: next)
+        log.appendOperation { WALOperation.encodeReserveRows(tableID: table.rawValue, nextRowID: next, into: &$0) }
+        return RowID(first)
+    }
+
     /// Replaces the value of an existing row.
     /// - Throws: ``StorageError/rowNotFound(table:row:)`` when the row does not exist.
     public func update(_ row: RowID, in table: TableID, to value: [UInt8]) throws {
