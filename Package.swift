@@ -61,7 +61,11 @@ let package = Package(
         ),
         // A child process for the crash tests: commits transactions and acknowledges each on stdout
         // until it is killed (Tests/StrataStorageTests/ProcessKillTests.swift).
-        .executableTarget(name: "StrataCrashWriter", dependencies: ["StrataStorage"], path: "Tests/StrataCrashWriter"),
+        .executableTarget(
+            name: "StrataCrashWriter",
+            dependencies: ["StrataStorage", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/StrataCrashWriter"
+        ),
         .target(name: "StrataTestSupport", dependencies: ["StrataFormat", "StrataIO", "StrataStorage"]),
         .testTarget(name: "StrataFormatTests", dependencies: ["StrataFormat", "StrataTestSupport"]),
         .testTarget(name: "StrataIOTests", dependencies: ["StrataIO", "StrataTestSupport"]),
@@ -73,6 +77,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "StrataWorkloadTests", dependencies: ["StrataWorkload"]),
+        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
