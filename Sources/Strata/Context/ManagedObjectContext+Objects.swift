@@ -1,0 +1,58 @@
+extension ManagedObjectContext {
+    /// The object for an ID: the registered one, or a new fault. Never does I/O and never fails; firing the
+    /// fault of a row that does not exist throws ``ObjectGraphError/objectInaccessible(_:)``.
+    public func object(with id: ManagedObjectID) -> ManagedObject {
+        if let object = registry[id]?.object { return object }
+        return makeFault(for: id)
+    }
+
+    /// The object for an ID, with its values: never a fault. Goes to the row cache or the store.
+    /// - Throws: ``ObjectGraphError/objectInaccessible(_:)`` when the row does not exist.
+    public func existingObject(with id: ManagedObjectID) throws -> ManagedObject {
+        let object = object(with: id)
+        if object.isInserted { return object }
+        try object.fulfillFaultIfNeeded()
+        return object
+    }
+
+    func makeFault(for id: ManagedObjectID) -> ManagedObject {
+        let type = EntityClassRegistry.type(for: id.entity)
+        let object = type.init(entity: id.entity, insertInto: nil)
+        object.objectID = id
+        object.isFault = true
+        register(object)
+        return object
+    }
+
+    /// Registers the object for a fetched row: the registered object when there is one (its in-memory state
+    /// wins, as uniquing requires), else a fault, or a filled object when `populate` is set.
+    func object(for id: ManagedObjectID, row: StoredRow, populate: Bool) -> ManagedObject {
+        if let object = registry[id]?.object {
+            if populate, object.isFault { object.load(row) }
+            return object
+        }
+        let object = makeFault(for: ManagedObjectID(entity: row.entity, storeIdentifier: id.storeIdentifier!, rowID: id.rowID!))
+        coordinator.rowCache.store(row, for: RowCache.Key(object.objectID))
+        if populate { object.load(row) }
+        return object
+    }
+
+    /// Gives inserted objects permanent IDs now, reserving their rows in their stores; they stay inserted.
+    public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        for object in objects where object.objectID.isTemporaryID && object.managedObjectContext === self {
+            let key = ObjectIdentifier(object)
+            let store = try assignedStores[key] ?? coordinator.defaultStore(for: object.entity)
+            let rowID = try store.allocateRowIDs(for: object.entity, count: 1)[0]
+            rekey(object, to: ManagedObjectID(entity: object.entity, storeIdentifier: store.identifier, rowID: rowID))
+            assignedStores[key] = store
+        }
+    }
+
+    /// Gives an object its permanent ID in the registry.
+    func rekey(_ object: ManagedObject, to id: ManagedObjectID) {
+        registry[object.objectID] = nil
+        object.objectID = id
+        registry[id] = WeakObject(object: object)
+        coordinator.rowCache.retain(RowCache.Key(id))
+    }
+}

@@ -1,0 +1,36 @@
+extension ManagedObjectContext {
+    /// Brings an object up to date with its store.
+    ///
+    /// - `mergeChanges: false`: the object turns into a fault; unsaved changes (and transient values) are lost.
+    /// - `mergeChanges: true`: the object takes its row's newest values (from the row cache within the
+    ///   staleness interval, else the store) for properties it has not changed, and keeps its own changes. As in
+    ///   Core Data, the sequence is: copy the changed properties, fault, ``ManagedObject/awakeFromFetch()``,
+    ///   restore the copies; so a changed transient keeps its old value even if awakeFromFetch recomputed it.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) throws {
+        guard object.managedObjectContext === self, !object.isInserted else { return }
+        let key = ObjectIdentifier(object)
+        guard mergeChanges, !object.changedIndexes.isEmpty else {
+            updated[key] = nil
+            if deleted[key] == nil { object.turnIntoFault() }
+            if !retainsRegisteredObjects, deleted[key] == nil { retainedObjects[key] = nil }
+            return
+        }
+        let saved = object.changedIndexes.map { ($0, object.values[$0]) }
+        object.turnIntoFault()
+        // The row cache may hold what this object last saw: take the store's newest within staleness rules.
+        guard let row = try storedRow(for: object.objectID) else { throw ObjectGraphError.objectInaccessible(object.objectID) }
+        object.load(row)
+        for (index, value) in saved {
+            object.values[index] = value
+            object.changedIndexes.insert(index)
+        }
+        for (index, _) in saved { object.didChangeValue(forKey: object.entity.attributes[index].name) }
+    }
+
+    /// Refreshes every registered object, keeping unsaved changes (``refresh(_:mergeChanges:)`` with true).
+    public func refreshAllObjects() throws {
+        for object in registeredObjects where !object.isInserted {
+            try refresh(object, mergeChanges: true)
+        }
+    }
+}

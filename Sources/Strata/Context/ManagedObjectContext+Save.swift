@@ -1,0 +1,148 @@
+extension ManagedObjectContext {
+    /// Writes every change to the stores: one atomic engine transaction per store.
+    ///
+    /// 1. ``ManagedObject/willSave()`` on every inserted, updated and deleted object.
+    /// 2. Validation of inserted and updated objects; any failure throws before anything is written.
+    /// 3. Per store: inserts (which get their row IDs), updates (checked against the version they were read
+    ///    at) and deletes, in one transaction.
+    /// 4. Temporary IDs become permanent, the row cache takes the new rows, ``ManagedObject/didSave()`` runs
+    ///    and the context lets go of the objects it held only because they had changes.
+    ///
+    /// A failed save throws and leaves the context's changes as they were, so they can be fixed and saved again.
+    /// - Throws: ``ValidationError``, ``ObjectGraphError/optimisticLockingConflict(_:)``,
+    ///   ``ObjectGraphError/storage(_:)``.
+    public func save() throws {
+        guard hasChanges else { return }
+        let changing = Array(inserted.values) + Array(updated.values) + Array(deleted.values)
+        for object in changing { object.willSave() }
+
+        var failures: [ValidationError] = []
+        for object in Array(inserted.values) + Array(updated.values) {
+            for attribute in object.entity.persistentAttributes {
+                do {
+                    try attribute.validate(object.values[attribute.index], objectDescription: object.objectID.description)
+                } catch { failures.append(error) }
+            }
+        }
+        if failures.count == 1 { throw failures[0] }
+        if failures.count > 1 { throw ValidationError.multiple(failures) }
+
+        // Group the changes by store.
+        struct Batch {
+            var store: any PersistentStore
+            var changes = StoreChanges()
+            var inserted: [ManagedObject] = []
+            var updated: [ManagedObject] = []
+            var deleted: [ManagedObject] = []
+        }
+        var batches: [ObjectIdentifier: Batch] = [:]
+        func batch(_ store: any PersistentStore) -> ObjectIdentifier {
+            let key = ObjectIdentifier(store)
+            if batches[key] == nil { batches[key] = Batch(store: store) }
+            return key
+        }
+        for object in inserted.values.sorted(by: { $0.objectID.description < $1.objectID.description }) {
+            let store = try assignedStores[ObjectIdentifier(object)] ?? coordinator.defaultStore(for: object.entity)
+            let key = batch(store)
+            batches[key]!.changes.inserts.append(
+                StoreChanges.Insert(entity: object.entity, values: object.persistentValues, rowID: object.objectID.rowID))
+            batches[key]!.inserted.append(object)
+        }
+        for object in updated.values {
+            let key = batch(try coordinator.store(for: object.objectID))
+            batches[key]!.changes.updates.append(
+                StoreChanges.Update(
+                    entity: object.entity, rowID: object.objectID.rowID!, values: object.persistentValues,
+                    expectedVersion: object.version))
+            batches[key]!.updated.append(object)
+        }
+        for object in deleted.values {
+            let key = batch(try coordinator.store(for: object.objectID))
+            batches[key]!.changes.deletes.append(
+                StoreChanges.Delete(
+                    entity: object.entity, rowID: object.objectID.rowID!, expectedVersion: object.isFault ? nil : object.version))
+            batches[key]!.deleted.append(object)
+        }
+
+        for batch in batches.values {
+            let result = try batch.store.save(batch.changes)
+            apply(result, of: batch.changes, store: batch.store, inserted: batch.inserted, updated: batch.updated,
+                  deleted: batch.deleted)
+        }
+        for object in changing { object.didSave() }
+        if !retainsRegisteredObjects { retainedObjects = [:] }
+    }
+
+    private func apply(
+        _ result: StoreSaveResult, of changes: StoreChanges, store: any PersistentStore, inserted: [ManagedObject],
+        updated: [ManagedObject], deleted: [ManagedObject]
+    ) {
+        for (index, object) in inserted.enumerated() {
+            let id = ManagedObjectID(entity: object.entity, storeIdentifier: store.identifier, rowID: result.insertedRowIDs[index])
+            if object.objectID != id { rekey(object, to: id) }
+            settle(object, values: changes.inserts[index].values, version: result.insertedVersions[index])
+            object.isInserted = false
+            self.inserted[ObjectIdentifier(object)] = nil
+            assignedStores[ObjectIdentifier(object)] = nil
+        }
+        for (index, object) in updated.enumerated() {
+            settle(object, values: changes.updates[index].values, version: result.updatedVersions[index])
+            self.updated[ObjectIdentifier(object)] = nil
+        }
+        for object in deleted {
+            coordinator.rowCache.invalidate(RowCache.Key(object.objectID))
+            self.deleted[ObjectIdentifier(object)] = nil
+            unregister(object)
+            object.isDeleted = false
+        }
+    }
+
+    /// An object's values were saved: they are its committed state, and the row cache's.
+    private func settle(_ object: ManagedObject, values: [AttributeValue?], version: UInt64) {
+        object.committed = values
+        object.version = version
+        object.changedIndexes = []
+        coordinator.rowCache.store(StoredRow(entity: object.entity, version: version, values: values), for: RowCache.Key(object.objectID))
+    }
+
+    /// Discards every unsaved change: inserted objects leave the context, deleted ones come back, updated ones
+    /// return to their last saved values.
+    public func rollback() {
+        for object in inserted.values {
+            object.isInserted = false
+            unregister(object)
+        }
+        for object in Array(updated.values) + Array(deleted.values) {
+            object.isDeleted = false
+            restoreCommittedValues(object)
+        }
+        updated = [:]
+        deleted = [:]
+        if !retainsRegisteredObjects { retainedObjects = [:] }
+    }
+
+    func restoreCommittedValues(_ object: ManagedObject) {
+        guard let committed = object.committed else {
+            object.turnIntoFault()
+            return
+        }
+        for attribute in object.entity.attributes {
+            object.values[attribute.index] = attribute.storageIndex.map { committed[$0] } ?? attribute.defaultValue
+        }
+        object.changedIndexes = []
+    }
+
+    /// Forgets every object: the context is as new. Objects held elsewhere no longer belong to it.
+    public func reset() {
+        for entry in registry.values {
+            if let object = entry.object { object.managedObjectContext = nil }
+        }
+        for id in registry.keys where !id.isTemporaryID { coordinator.rowCache.release(RowCache.Key(id)) }
+        registry = [:]
+        inserted = [:]
+        updated = [:]
+        deleted = [:]
+        retainedObjects = [:]
+        assignedStores = [:]
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+
+/// A scratch pad of managed objects: it registers the objects you fetch or insert, guarantees one object
+/// per ID (uniquing), tracks their changes, and writes them to the stores on ``save()``.
+///
+/// Memory follows Core Data: registered objects are held weakly, so an object nobody else holds leaves
+/// ``registeredObjects`` (and its row-cache entry is released); inserted, updated and deleted objects are
+/// held strongly until save, rollback or reset; ``retainsRegisteredObjects`` holds everything.
+///
+/// A context and its objects belong to one thread at a time (they are not `Sendable`); use one context per
+/// thread, and pass ``ManagedObjectID``s between them.
+///
+/// ## Topics
+/// - ``insert(_:)``
+/// - ``delete(_:)``
+/// - ``save()``
+/// - ``object(with:)``
+/// - ``existingObject(with:)``
+/// - ``fetch(_:)``
+/// - ``refresh(_:mergeChanges:)``
+public final class ManagedObjectContext {
+    /// A weak reference to a registered object.
+    struct WeakObject {
+        weak var object: ManagedObject?
+    }
+
+    public let coordinator: PersistentStoreCoordinator
+    /// A name for the context (logs, debugging).
+    public var name: String?
+    /// How long (seconds) row data cached by the coordinator may be used to fill faults: 0 (the default)
+    /// means cached data never goes stale; a positive interval makes older cache entries go to the store.
+    public var stalenessInterval: TimeInterval = 0
+    /// Whether the context holds every registered object strongly (default false: weakly).
+    public var retainsRegisteredObjects = false {
+        didSet {
+            retainedObjects = retainsRegisteredObjects ? Dictionary(
+                uniqueKeysWithValues: registry.values.compactMap { $0.object }.map { (ObjectIdentifier($0), $0) }) : [:]
+        }
+    }
+
+    var registry: [ManagedObjectID: WeakObject] = [:]
+    var inserted: [ObjectIdentifier: ManagedObject] = [:]
+    var updated: [ObjectIdentifier: ManagedObject] = [:]
+    var deleted: [ObjectIdentifier: ManagedObject] = [:]
+    var retainedObjects: [ObjectIdentifier: ManagedObject] = [:]
+    /// Stores chosen for inserted objects by ``assign(_:to:)`` or ``obtainPermanentIDs(for:)``.
+    var assignedStores: [ObjectIdentifier: any PersistentStore] = [:]
+
+    public init(coordinator: PersistentStoreCoordinator) {
+        self.coordinator = coordinator
+    }
+
+    /// The coordinator (Core Data's name).
+    public var persistentStoreCoordinator: PersistentStoreCoordinator { coordinator }
+
+    deinit {
+        for id in registry.keys where !id.isTemporaryID { coordinator.rowCache.release(RowCache.Key(id)) }
+    }
+
+    // MARK: - Registered objects
+
+    /// Every object registered in the context and still alive.
+    public var registeredObjects: Set<ManagedObject> { Set(registry.values.compactMap { $0.object }) }
+
+    /// Objects inserted since the last save.
+    public var insertedObjects: Set<ManagedObject> { Set(inserted.values) }
+    /// Objects with changed properties since the last save (neither inserted nor deleted).
+    public var updatedObjects: Set<ManagedObject> { Set(updated.values) }
+    /// Objects deleted since the last save.
+    public var deletedObjects: Set<ManagedObject> { Set(deleted.values) }
+
+    /// Whether the context has unsaved changes.
+    public var hasChanges: Bool { !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty }
+
+    /// The object registered for an ID, if any; never does I/O and never makes a fault.
+    public func registeredObject(for id: ManagedObjectID) -> ManagedObject? {
+        registry[id]?.object
+    }
+
+    func register(_ object: ManagedObject) {
+        registry[object.objectID] = WeakObject(object: object)
+        object.managedObjectContext = self
+        if !object.objectID.isTemporaryID { coordinator.rowCache.retain(RowCache.Key(object.objectID)) }
+        if retainsRegisteredObjects { retainedObjects[ObjectIdentifier(object)] = object }
+    }
+
+    func unregister(_ object: ManagedObject) {
+        let key = ObjectIdentifier(object)
+        if registry[object.objectID]?.object === object {
+            registry[object.objectID] = nil
+            if !object.objectID.isTemporaryID { coordinator.rowCache.release(RowCache.Key(object.objectID)) }
+        }
+        inserted[key] = nil
+        updated[key] = nil
+        deleted[key] = nil
+        retainedObjects[key] = nil
+        assignedStores[key] = nil
+        object.managedObjectContext = nil
+    }
+
+    /// An object went away (nobody held it): forget it and release its row-cache entry.
+    func objectWillDeinitialize(_ id: ManagedObjectID) {
+        guard let entry = registry[id], entry.object == nil else { return }
+        registry[id] = nil
+        if !id.isTemporaryID { coordinator.rowCache.release(RowCache.Key(id)) }
+    }
+
+    // MARK: - Inserting and deleting
+
+    /// Inserts a new object (made with `init(entity:insertInto: nil)`), calling its ``ManagedObject/awakeFromInsert()``.
+    public func insert(_ object: ManagedObject) {
+        if let other = object.managedObjectContext, other !== self {
+            preconditionFailure("\(object.objectID) belongs to another context")
+        }
+        if object.isDeleted, deleted[ObjectIdentifier(object)] != nil {
+            // Re-inserting a deleted object undoes the deletion.
+            deleted[ObjectIdentifier(object)] = nil
+            object.isDeleted = false
+            return
+        }
+        guard object.objectID.isTemporaryID, inserted[ObjectIdentifier(object)] == nil else { return }
+        register(object)
+        inserted[ObjectIdentifier(object)] = object
+        object.isInserted = true
+        object.awakeFromInsert()
+    }
+
+    /// Deletes an object: its deletion is written at the next save. Deleting an object that was inserted and
+    /// never saved simply removes it from the context.
+    public func delete(_ object: ManagedObject) {
+        guard object.managedObjectContext === self else { return }
+        let key = ObjectIdentifier(object)
+        object.prepareForDeletion()
+        if inserted[key] != nil {
+            object.isInserted = false
+            unregister(object)
+            return
+        }
+        guard deleted[key] == nil else { return }
+        updated[key] = nil
+        deleted[key] = object
+        object.isDeleted = true
+    }
+
+    /// Chooses the store an inserted object will be saved in (default: the coordinator's first store).
+    public func assign(_ object: ManagedObject, to store: any PersistentStore) {
+        precondition(object.isInserted && object.managedObjectContext === self, "only inserted objects can be assigned")
+        assignedStores[ObjectIdentifier(object)] = store
+    }
+
+    /// A property of a registered object changed.
+    func objectDidChange(_ object: ManagedObject) {
+        let key = ObjectIdentifier(object)
+        guard object.managedObjectContext === self, inserted[key] == nil, deleted[key] == nil else { return }
+        updated[key] = object
+    }
+
+    // MARK: - Rows
+
+    /// The row of a permanent ID, through the coordinator's row cache (honouring ``stalenessInterval``).
+    func storedRow(for id: ManagedObjectID) throws -> StoredRow? {
+        guard !id.isTemporaryID else { return nil }
+        return try coordinator.row(for: id, maximumAge: stalenessInterval > 0 ? stalenessInterval : nil)
+    }
+}
+
+@available(*, unavailable, message: "a context belongs to one thread; pass object IDs between threads")
+extension ManagedObjectContext: Sendable {}

@@ -1,0 +1,112 @@
+import Foundation
+import Synchronization
+
+/// Connects contexts to persistent stores: it holds the model, the stores and the row cache they share.
+///
+/// One coordinator serves any number of contexts on any threads. Add a Strata store (a directory) or an
+/// in-memory store; several at once are allowed, and an inserted object goes to the first store
+/// (or the one ``ManagedObjectContext/assign(_:to:)`` names).
+///
+/// For example:
+/// ```swift
+/// let coordinator = PersistentStoreCoordinator(model: model)
+/// try coordinator.addPersistentStore(.strata(directory: "/var/lib/app/company"))
+/// let context = ManagedObjectContext(coordinator: coordinator)
+/// ```
+public final class PersistentStoreCoordinator: Sendable {
+    /// How to make a store.
+    public enum StoreDescription: Sendable {
+        /// A Strata store in a directory (created when missing), with engine settings.
+        case strata(directory: String, configuration: StrataStoreConfiguration = StrataStoreConfiguration())
+        /// An in-memory store.
+        case inMemory
+    }
+
+    public let model: ManagedObjectModel
+    let rowCache = RowCache()
+    private let stores = Mutex<[any PersistentStore]>([])
+
+    public init(model: ManagedObjectModel) {
+        self.model = model
+    }
+
+    /// The stores, in the order they were added.
+    public var persistentStores: [any PersistentStore] { stores.withLock { $0 } }
+
+    /// Opens (or creates) a store and adds it.
+    /// - Throws: ``ObjectGraphError/incompatibleModel(storeHash:modelHash:)`` when the store was written with
+    ///   another model; ``ObjectGraphError/storage(_:)`` when the engine cannot open it.
+    @discardableResult
+    public func addPersistentStore(_ description: StoreDescription) throws -> any PersistentStore {
+        let store: any PersistentStore
+        switch description {
+        case .strata(let directory, let configuration):
+            store = try StrataStore(directory: directory, model: model, configuration: configuration)
+        case .inMemory:
+            store = InMemoryStore(model: model)
+        }
+        stores.withLock { $0.append(store) }
+        return store
+    }
+
+    /// Adds a store made elsewhere (it must have been made for this coordinator's model).
+    public func addPersistentStore(_ store: any PersistentStore) {
+        stores.withLock { $0.append(store) }
+    }
+
+    /// Removes a store and closes it. Objects of its rows become inaccessible.
+    public func removePersistentStore(_ store: any PersistentStore) throws {
+        stores.withLock { $0.removeAll { $0 === store } }
+        try store.close()
+    }
+
+    /// The store with this identifier.
+    public func persistentStore(for identifier: UUID) -> (any PersistentStore)? {
+        stores.withLock { $0.first { $0.identifier == identifier } }
+    }
+
+    /// The store new objects of `entity` go to: the first one.
+    func defaultStore(for entity: EntityDescription) throws -> any PersistentStore {
+        guard let store = stores.withLock({ $0.first }) else { throw ObjectGraphError.noStore(entity: entity.name) }
+        return store
+    }
+
+    func store(for id: ManagedObjectID) throws -> any PersistentStore {
+        guard let identifier = id.storeIdentifier else { throw ObjectGraphError.noStore(entity: id.entity.name) }
+        guard let store = persistentStore(for: identifier) else { throw ObjectGraphError.unknownStore(identifier) }
+        return store
+    }
+
+    /// The metadata of a store.
+    public func metadata(for store: any PersistentStore) -> [String: String] { store.metadata }
+
+    /// The object ID a URI names (``ManagedObjectID/uriRepresentation()``); permanent IDs only.
+    public func managedObjectID(forURIRepresentation uri: URL) throws -> ManagedObjectID {
+        guard uri.scheme == "x-strata", let host = uri.host, let store = UUID(uuidString: host) else {
+            throw ObjectGraphError.invalidURI(uri)
+        }
+        let parts = uri.path.split(separator: "/")
+        guard parts.count == 2, let entity = model.entity(named: String(parts[0])), parts[1].hasPrefix("p"),
+            let rowID = UInt64(parts[1].dropFirst()), persistentStore(for: store) != nil
+        else { throw ObjectGraphError.invalidURI(uri) }
+        return ManagedObjectID(entity: entity, storeIdentifier: store, rowID: rowID)
+    }
+
+    // MARK: - Rows
+
+    /// The row of a permanent ID: from the row cache when it holds one no older than `maximumAge`, else from
+    /// the store (which refreshes the cache).
+    func row(for id: ManagedObjectID, maximumAge: TimeInterval?) throws -> StoredRow? {
+        let key = RowCache.Key(id)
+        if let row = rowCache.row(for: key, maximumAge: maximumAge) { return row }
+        let row = try store(for: id).row(id.rowID!, of: id.entity)
+        if let row { rowCache.store(row, for: key) }
+        return row
+    }
+
+    /// Statistics of the row cache: entries (one per ID some context holds), hits and misses.
+    public var rowCacheStatistics: (entries: Int, cachedRows: Int, hits: Int, misses: Int) {
+        let (hits, misses) = rowCache.counters
+        return (rowCache.count, rowCache.cachedRowCount, hits, misses)
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+
+/// An attribute's value as the object graph keeps it: one case per storable kind, so that rows are
+/// encoded and compared without boxing.
+///
+/// Values reach users as ordinary Swift values (`Int64`, `String`, `Date`, ...) through
+/// ``ManagedObject/value(forKey:)`` and typed accessors; ``AttributeValue`` is the bridge.
+public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
+    case integer(Int64)
+    case double(Double)
+    case float(Float)
+    case decimal(Decimal)
+    case boolean(Bool)
+    case string(String)
+    case date(Date)
+    case data(Data)
+    case uuid(UUID)
+    case uri(URL)
+    /// A value of a transformable or undefined (transient) attribute, kept as the Swift value itself.
+    case object(AnyHashableSendable)
+
+    public var description: String {
+        switch self {
+        case .integer(let value): "\(value)"
+        case .double(let value): "\(value)"
+        case .float(let value): "\(value)"
+        case .decimal(let value): "\(value)"
+        case .boolean(let value): "\(value)"
+        case .string(let value): "\"\(value)\""
+        case .date(let value): "\(value)"
+        case .data(let value): "<\(value.count) bytes>"
+        case .uuid(let value): value.uuidString
+        case .uri(let value): value.absoluteString
+        case .object(let value): "\(value.base)"
+        }
+    }
+
+    /// The plain Swift value, as `value(forKey:)` returns it.
+    public var anyValue: Any {
+        switch self {
+        case .integer(let value): value
+        case .double(let value): value
+        case .float(let value): value
+        case .decimal(let value): value
+        case .boolean(let value): value
+        case .string(let value): value
+        case .date(let value): value
+        case .data(let value): value
+        case .uuid(let value): value
+        case .uri(let value): value
+        case .object(let value): value.value
+        }
+    }
+}
+
+/// A hashable, sendable box for values of transformable and undefined attributes.
+public struct AnyHashableSendable: Hashable, Sendable {
+    public let base: any Hashable & Sendable
+
+    public init(_ base: any Hashable & Sendable) { self.base = base }
+
+    /// Boxes a value whose type the compiler cannot see as `Sendable` (key-value coding takes `Any`).
+    /// The caller promises the value is immutable or otherwise safe to share, as a transformable
+    /// attribute's value must be.
+    init(unchecked base: AnyHashable) {
+        if let sendable = base.base as? UncheckedSendableBox { self.base = sendable } else { self.base = UncheckedSendableBox(value: base) }
+    }
+
+    /// The boxed value itself (unwrapping an unchecked box).
+    public var value: Any { (base as? UncheckedSendableBox)?.value.base ?? base }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { AnyHashable(lhs.base) == AnyHashable(rhs.base) }
+    public func hash(into hasher: inout Hasher) { AnyHashable(base).hash(into: &hasher) }
+}
+
+/// Holds a value key-value coding received as `Any`; see ``AnyHashableSendable/init(unchecked:)``.
+struct UncheckedSendableBox: Hashable, @unchecked Sendable {
+    let value: AnyHashable
+}

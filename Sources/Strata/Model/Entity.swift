@@ -1,0 +1,64 @@
+/// The definition of an entity in the model DSL: what ``EntityDescription`` is built from.
+///
+/// For example:
+///
+///     Entity("Person", abstract: true) {
+///         Attribute("name", .string, optional: false)
+///     }
+///     Entity("Employee", parent: "Person", className: "Employee") {
+///         Attribute("salary", .integer64, default: .integer(0))
+///     }
+///
+/// ## Topics
+///
+/// ### Creating an entity
+/// - ``init(_:parent:abstract:className:properties:)``
+///
+/// ### Reading the definition
+/// - ``name``
+/// - ``parentName``
+/// - ``isAbstract``
+/// - ``managedObjectClassName``
+/// - ``properties``
+/// - ``attributes``
+public struct Entity: Sendable, Hashable {
+    /// The entity's name, unique in the model.
+    public var name: String
+    /// The name of the entity it inherits from, if any.
+    public var parentName: String?
+    /// Whether the entity has no instances of its own (only its subentities do).
+    public var isAbstract: Bool
+    /// The name under which the object graph finds the entity's managed object class.
+    public var managedObjectClassName: String?
+    /// The entity's own properties (not the inherited ones), in declaration order.
+    public var properties: [PropertyDefinition]
+
+    /// Defines an entity.
+    ///
+    /// - Parameters:
+    ///   - name: the entity's name, unique in the model.
+    ///   - parent: the name of the entity it inherits from (its superentity), if any.
+    ///   - abstract: whether the entity has no instances of its own (default false).
+    ///   - className: the name under which the object graph finds its managed object class; nil for
+    ///     plain managed objects.
+    ///   - properties: the entity's own properties, in order.
+    public init(
+        _ name: String, parent: String? = nil, abstract: Bool = false, className: String? = nil,
+        @PropertyBuilder properties: () -> [PropertyDefinition] = { [] }
+    ) {
+        self.name = name
+        self.parentName = parent
+        self.isAbstract = abstract
+        self.managedObjectClassName = className
+        self.properties = properties()
+    }
+
+    /// The entity's own attribute definitions, in declaration order.
+    public var attributes: [Attribute] {
+        properties.map { property in
+            switch property {
+            case .attribute(let attribute): attribute
+            }
+        }
+    }
+}

@@ -1,0 +1,84 @@
+/// Why a ``ManagedObjectModel`` could not be built from its definitions.
+///
+/// Building checks the whole model once, so that nothing later has to: entities are checked in
+/// inheritance order (parents first, then by name) and attributes in declaration order, and the first
+/// problem found is thrown.
+///
+/// ## Topics
+///
+/// ### Entities
+/// - ``emptyEntityName``
+/// - ``duplicateEntity(_:)``
+/// - ``unknownParent(entity:parent:)``
+/// - ``inheritanceCycle(_:)``
+/// - ``tooManyEntities(_:)``
+///
+/// ### Attributes
+/// - ``emptyAttributeName(entity:)``
+/// - ``duplicateAttribute(entity:attribute:)``
+/// - ``redeclaredAttribute(entity:attribute:inheritedFrom:)``
+/// - ``undefinedTypeOnPersistentAttribute(entity:attribute:)``
+/// - ``defaultValueTypeMismatch(entity:attribute:expected:)``
+/// - ``missingValueTransformerName(entity:attribute:)``
+/// - ``optionNotApplicable(entity:attribute:option:)``
+/// - ``ruleNotApplicable(entity:attribute:rule:)``
+/// - ``invalidRegularExpression(entity:attribute:pattern:)``
+public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// An entity's name is empty.
+    case emptyEntityName
+    /// Two entities have the same name.
+    case duplicateEntity(String)
+    /// An entity names a parent that the model does not define.
+    case unknownParent(entity: String, parent: String)
+    /// Entities inherit from each other in a cycle; the names follow the chain of parents, starting
+    /// from the smallest name.
+    case inheritanceCycle([String])
+    /// More entities than a u16 entity ID can number (65,535).
+    case tooManyEntities(Int)
+    /// An attribute's name is empty.
+    case emptyAttributeName(entity: String)
+    /// An entity declares two attributes of the same name.
+    case duplicateAttribute(entity: String, attribute: String)
+    /// An entity declares an attribute that it already inherits from `inheritedFrom`.
+    case redeclaredAttribute(entity: String, attribute: String, inheritedFrom: String)
+    /// A persistent (non-transient) attribute has type ``AttributeType/undefined``, which cannot be stored.
+    case undefinedTypeOnPersistentAttribute(entity: String, attribute: String)
+    /// A default value is not a value of the attribute's type (or outside its integer width).
+    case defaultValueTypeMismatch(entity: String, attribute: String, expected: AttributeType)
+    /// A transformable attribute has no value transformer name.
+    case missingValueTransformerName(entity: String, attribute: String)
+    /// An attribute option does not apply to the attribute's type: `valueTransformerName` off a
+    /// transformable attribute, or `allowsExternalBinaryDataStorage` off a binary or transformable one.
+    case optionNotApplicable(entity: String, attribute: String, option: String)
+    /// A validation rule does not apply to the attribute's type, or a range bound is of the wrong type.
+    case ruleNotApplicable(entity: String, attribute: String, rule: ValidationRule)
+    /// A regular expression rule's pattern does not compile.
+    case invalidRegularExpression(entity: String, attribute: String, pattern: String)
+
+    /// A sentence naming the entity and attribute at fault.
+    public var description: String {
+        switch self {
+        case .emptyEntityName: "an entity has an empty name"
+        case .duplicateEntity(let name): "entity \(name) is defined twice"
+        case .unknownParent(let entity, let parent): "entity \(entity) inherits from \(parent), which is not defined"
+        case .inheritanceCycle(let names): "entities inherit in a cycle: \(names.joined(separator: " -> "))"
+        case .tooManyEntities(let count): "\(count) entities, at most 65535"
+        case .emptyAttributeName(let entity): "entity \(entity) has an attribute with an empty name"
+        case .duplicateAttribute(let entity, let attribute): "entity \(entity) declares \(attribute) twice"
+        case .redeclaredAttribute(let entity, let attribute, let parent):
+            "entity \(entity) redeclares \(attribute), inherited from \(parent)"
+        case .undefinedTypeOnPersistentAttribute(let entity, let attribute):
+            "\(entity).\(attribute) has type Undefined but is not transient"
+        case .defaultValueTypeMismatch(let entity, let attribute, let expected):
+            "the default value of \(entity).\(attribute) is not a \(expected)"
+        case .missingValueTransformerName(let entity, let attribute):
+            "\(entity).\(attribute) is transformable but names no value transformer"
+        case .optionNotApplicable(let entity, let attribute, let option):
+            "\(option) does not apply to the type of \(entity).\(attribute)"
+        case .ruleNotApplicable(let entity, let attribute, let rule):
+            "validation rule \(rule) does not apply to \(entity).\(attribute)"
+        case .invalidRegularExpression(let entity, let attribute, let pattern):
+            "the pattern \(pattern.debugDescription) of \(entity).\(attribute) does not compile"
+        }
+    }
+}

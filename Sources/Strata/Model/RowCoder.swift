@@ -1,0 +1,287 @@
+import Foundation
+import StrataFormat
+
+/// Converts the persistent attribute values of one entity to a row record and back: the bridge
+/// between ``AttributeValue`` and ``RowRecord``.
+///
+/// Values are given and returned in row order: element i belongs to
+/// ``EntityDescription/persistentAttributes``[i]. Each type maps to one field kind:
+///
+/// | attribute type | field |
+/// | --- | --- |
+/// | integer 16/32/64 | `int64` (decoding checks the width) |
+/// | double, float, boolean, string | `double`, `float`, `boolean`, `string` |
+/// | decimal | `decimal`: Foundation's exact fields, so every `Decimal` comes back exactly |
+/// | date | `date`: `timeIntervalSinceReferenceDate`, the `Double` `Date` itself holds, so exactly |
+/// | binary data | `bytes` (a `blobReference` is the store's to resolve first) |
+/// | UUID | `uuid` |
+/// | URI | `uri`: `absoluteString` (a relative URL comes back absolute) |
+/// | transformable | `bytes`: the value transformer's output |
+/// | nil | `null` |
+///
+/// A blob reference reaching ``value(from:of:transformers:)`` throws
+/// ``RowCodingError/unresolvedBlobReference(attribute:blobID:)``.
+///
+/// For example:
+///
+///     let coder = RowCoder(entity: employee)
+///     let bytes = try coder.encode([.string("Ada"), .integer(100), nil], rowVersion: 1)
+///     let row = try coder.decode(bytes)                       // (rowVersion: 1, values: [...])
+///     let name = try coder.value(of: employee.attributesByName["name"]!, in: bytes)
+///
+/// ## Topics
+///
+/// ### Creating a coder
+/// - ``init(entity:transformers:)``
+///
+/// ### Whole rows
+/// - ``encode(_:rowVersion:)``
+/// - ``decode(_:)``
+/// - ``fields(for:)``
+/// - ``values(from:)``
+///
+/// ### One value
+/// - ``value(of:in:)``
+/// - ``field(for:of:)``
+/// - ``value(from:of:)``
+public struct RowCoder: Sendable {
+    /// The entity whose rows this coder reads and writes.
+    public let entity: EntityDescription
+    /// Where transformable attributes find their transformers.
+    public let transformers: ValueTransformerRegistry
+    /// The entity IDs whose rows hold every persistent attribute of `entity` at the same position:
+    /// the entity and its descendants.
+    private let compatibleEntityIDs: Set<UInt16>
+
+    /// A coder for the rows of `entity`.
+    ///
+    /// - Parameters:
+    ///   - entity: the entity.
+    ///   - transformers: where transformable attributes find their transformers (default: the shared registry).
+    public init(entity: EntityDescription, transformers: ValueTransformerRegistry = .shared) {
+        self.entity = entity
+        self.transformers = transformers
+        self.compatibleEntityIDs = Set(entity.allEntitiesInHierarchyBelow.map(\.entityID))
+    }
+
+    // MARK: - Whole rows
+
+    /// Encodes a row of the entity.
+    ///
+    /// - Parameters:
+    ///   - values: one value per persistent attribute, in row order.
+    ///   - rowVersion: the row's version.
+    /// - Returns: the row record.
+    /// - Throws: ``RowCodingError/valueTypeMismatch(attribute:expected:)``,
+    ///   ``RowCodingError/transformerNotRegistered(attribute:name:)``,
+    ///   ``RowCodingError/transformationFailed(attribute:name:reason:)``.
+    public func encode(_ values: [AttributeValue?], rowVersion: UInt64) throws(RowCodingError) -> [UInt8] {
+        let attributes = entity.persistentAttributes
+        precondition(
+            values.count == attributes.count,
+            "\(values.count) values for \(attributes.count) persistent attributes of \(entity.name)")
+        var writer = RowRecord.Writer(entityID: entity.entityID, rowVersion: rowVersion, fieldCount: values.count)
+        for (value, attribute) in zip(values, attributes) {
+            writer.append(try Self.field(for: value, of: attribute, transformers: transformers))
+        }
+        return writer.finish()
+    }
+
+    /// Decodes a whole row of the entity.
+    ///
+    /// - Parameter bytes: a row record of this entity.
+    /// - Returns: the row's version and one value per persistent attribute, in row order.
+    /// - Throws: ``RowCodingError/format(_:)`` for a damaged row, ``RowCodingError/entityMismatch(expected:found:)``,
+    ///   ``RowCodingError/fieldCountMismatch(expected:found:)``, and what ``value(from:of:)`` throws.
+    public func decode(_ bytes: [UInt8]) throws(RowCodingError) -> (rowVersion: UInt64, values: [AttributeValue?]) {
+        let decoded: (header: RowRecord.Header, fields: [RowRecord.Field])
+        do {
+            decoded = try RowRecord.decodeAll(bytes)
+        } catch {
+            throw .format(error)
+        }
+        guard decoded.header.entityID == entity.entityID else {
+            throw .entityMismatch(expected: entity.entityID, found: decoded.header.entityID)
+        }
+        return (decoded.header.rowVersion, try values(from: decoded.fields))
+    }
+
+    /// Converts values to fields, without encoding a row (for a store that rewrites some fields, e.g.
+    /// large binary values into blob references).
+    ///
+    /// - Parameter values: one value per persistent attribute, in row order.
+    /// - Returns: one field per value.
+    /// - Throws: what ``encode(_:rowVersion:)`` throws.
+    public func fields(for values: [AttributeValue?]) throws(RowCodingError) -> [RowRecord.Field] {
+        let attributes = entity.persistentAttributes
+        precondition(
+            values.count == attributes.count,
+            "\(values.count) values for \(attributes.count) persistent attributes of \(entity.name)")
+        var fields: [RowRecord.Field] = []
+        fields.reserveCapacity(values.count)
+        for (value, attribute) in zip(values, attributes) {
+            fields.append(try Self.field(for: value, of: attribute, transformers: transformers))
+        }
+        return fields
+    }
+
+    /// Converts a row's fields to values.
+    ///
+    /// - Parameter fields: one field per persistent attribute, in row order.
+    /// - Returns: one value per field.
+    /// - Throws: ``RowCodingError/fieldCountMismatch(expected:found:)`` and what ``value(from:of:)`` throws.
+    public func values(from fields: [RowRecord.Field]) throws(RowCodingError) -> [AttributeValue?] {
+        let attributes = entity.persistentAttributes
+        guard fields.count == attributes.count else {
+            throw .fieldCountMismatch(expected: attributes.count, found: fields.count)
+        }
+        var values: [AttributeValue?] = []
+        values.reserveCapacity(fields.count)
+        for (field, attribute) in zip(fields, attributes) {
+            values.append(try Self.value(from: field, of: attribute, transformers: transformers))
+        }
+        return values
+    }
+
+    // MARK: - One value
+
+    /// Reads one attribute's value from a row without decoding the other fields. The row may belong to
+    /// the coder's entity or to any entity below it (inherited attributes keep their position).
+    ///
+    /// - Parameters:
+    ///   - attribute: a persistent attribute of the coder's entity.
+    ///   - bytes: a row record.
+    /// - Returns: the value.
+    /// - Throws: ``RowCodingError/format(_:)``, ``RowCodingError/entityMismatch(expected:found:)``, and what
+    ///   ``value(from:of:)`` throws.
+    public func value(of attribute: AttributeDescription, in bytes: [UInt8]) throws(RowCodingError) -> AttributeValue? {
+        guard let storageIndex = attribute.storageIndex, entity.isKind(of: attribute.entity) else {
+            preconditionFailure("\(attribute.name) is not a persistent attribute of \(entity.name)")
+        }
+        let header: RowRecord.Header
+        do {
+            header = try RowRecord.Header.decode(bytes)
+        } catch {
+            throw .format(error)
+        }
+        guard compatibleEntityIDs.contains(header.entityID) else {
+            throw .entityMismatch(expected: entity.entityID, found: header.entityID)
+        }
+        let field: RowRecord.Field
+        do {
+            field = try RowRecord.field(at: storageIndex, in: bytes)
+        } catch {
+            throw .format(error)
+        }
+        return try Self.value(from: field, of: attribute, transformers: transformers)
+    }
+
+    /// Converts one value to its field.
+    ///
+    /// - Parameters:
+    ///   - value: the attribute's value, nil for none.
+    ///   - attribute: a persistent attribute.
+    ///   - transformers: where a transformable attribute finds its transformer.
+    /// - Returns: the field.
+    /// - Throws: ``RowCodingError/valueTypeMismatch(attribute:expected:)``,
+    ///   ``RowCodingError/transformerNotRegistered(attribute:name:)``,
+    ///   ``RowCodingError/transformationFailed(attribute:name:reason:)``.
+    public static func field(
+        for value: AttributeValue?, of attribute: AttributeDescription, transformers: ValueTransformerRegistry = .shared
+    ) throws(RowCodingError) -> RowRecord.Field {
+        guard let value else { return .null }
+        switch (attribute.type, value) {
+        case (.integer16, .integer(let number)), (.integer32, .integer(let number)), (.integer64, .integer(let number)):
+            return .int64(number)
+        case (.double, .double(let number)): return .double(number)
+        case (.float, .float(let number)): return .float(number)
+        case (.boolean, .boolean(let flag)): return .boolean(flag)
+        case (.string, .string(let string)): return .string(string)
+        case (.decimal, .decimal(let decimal)): return .decimal(decimal.rowRecordBits)
+        case (.date, .date(let date)): return .date(secondsSinceReferenceDate: date.timeIntervalSinceReferenceDate)
+        case (.binaryData, .data(let data)): return .bytes(Array(data))
+        case (.uuid, .uuid(let uuid)): return .uuid(uuid.bigEndianNumber)
+        case (.uri, .uri(let url)): return .uri(url.absoluteString)
+        case (.transformable, .object(let object)):
+            let name = attribute.valueTransformerName ?? ""
+            guard let transformer = transformers.transformer(named: name) else {
+                throw .transformerNotRegistered(attribute: attribute.name, name: name)
+            }
+            do {
+                return .bytes(Array(try transformer.transformedValue(object.base)))
+            } catch {
+                throw .transformationFailed(attribute: attribute.name, name: name, reason: String(describing: error))
+            }
+        default:
+            throw .valueTypeMismatch(attribute: attribute.name, expected: attribute.type)
+        }
+    }
+
+    /// Converts one field to its attribute's value.
+    ///
+    /// - Parameters:
+    ///   - field: the field.
+    ///   - attribute: the persistent attribute it belongs to.
+    ///   - transformers: where a transformable attribute finds its transformer.
+    /// - Returns: the value, nil for a null field.
+    /// - Throws: ``RowCodingError/fieldTypeMismatch(attribute:expected:found:)``,
+    ///   ``RowCodingError/integerOutOfRange(attribute:value:)``, ``RowCodingError/invalidURI(attribute:string:)``,
+    ///   ``RowCodingError/unresolvedBlobReference(attribute:blobID:)``,
+    ///   ``RowCodingError/transformerNotRegistered(attribute:name:)``,
+    ///   ``RowCodingError/transformationFailed(attribute:name:reason:)``.
+    public static func value(
+        from field: RowRecord.Field, of attribute: AttributeDescription,
+        transformers: ValueTransformerRegistry = .shared
+    ) throws(RowCodingError) -> AttributeValue? {
+        switch (attribute.type, field) {
+        case (_, .null): return nil
+        case (.integer16, .int64(let number)), (.integer32, .int64(let number)), (.integer64, .int64(let number)):
+            guard attribute.type.integerRange?.contains(number) ?? false else {
+                throw .integerOutOfRange(attribute: attribute.name, value: number)
+            }
+            return .integer(number)
+        case (.double, .double(let number)): return .double(number)
+        case (.float, .float(let number)): return .float(number)
+        case (.boolean, .boolean(let flag)): return .boolean(flag)
+        case (.string, .string(let string)): return .string(string)
+        case (.decimal, .decimal(let bits)): return .decimal(Decimal(rowRecordBits: bits))
+        case (.date, .date(let seconds)): return .date(Date(timeIntervalSinceReferenceDate: seconds))
+        case (.binaryData, .bytes(let bytes)): return .data(Data(bytes))
+        case (.binaryData, .blobReference(let blobID)), (.transformable, .blobReference(let blobID)):
+            throw .unresolvedBlobReference(attribute: attribute.name, blobID: blobID)
+        case (.uuid, .uuid(let number)): return .uuid(UUID(bigEndianNumber: number))
+        case (.uri, .uri(let string)):
+            guard let url = URL(string: string) else { throw .invalidURI(attribute: attribute.name, string: string) }
+            return .uri(url)
+        case (.transformable, .bytes(let bytes)):
+            let name = attribute.valueTransformerName ?? ""
+            guard let transformer = transformers.transformer(named: name) else {
+                throw .transformerNotRegistered(attribute: attribute.name, name: name)
+            }
+            do {
+                return .object(AnyHashableSendable(try transformer.reverseTransformedValue(Data(bytes))))
+            } catch {
+                throw .transformationFailed(attribute: attribute.name, name: name, reason: String(describing: error))
+            }
+        default:
+            throw .fieldTypeMismatch(attribute: attribute.name, expected: attribute.type, found: field.tag)
+        }
+    }
+}
+
+extension UUID {
+    /// The UUID's 16 bytes (RFC 4122 order) as one big-endian number: its hexadecimal digits are the
+    /// UUID string's.
+    var bigEndianNumber: UInt128 {
+        withUnsafeBytes(of: uuid) { bytes in bytes.reduce(UInt128(0)) { $0 << 8 | UInt128($1) } }
+    }
+
+    /// The UUID whose bytes, read as one big-endian number, are `number`.
+    init(bigEndianNumber number: UInt128) {
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &bytes) { buffer in
+            for index in 0..<16 { buffer[index] = UInt8(truncatingIfNeeded: number >> (8 * (15 - index))) }
+        }
+        self.init(uuid: bytes)
+    }
+}

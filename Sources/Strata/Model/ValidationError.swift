@@ -1,0 +1,83 @@
+/// Why a value failed validation, naming the object and the attribute (key).
+///
+/// `object` is the description the caller passed, e.g. the object ID's URI
+/// (`x-coredata://<store>/Employee/p42`), so that a failed save tells which object was wrong.
+/// Several failures are reported together as ``multiple(_:)``, which never nests.
+///
+/// For example:
+///
+///     do {
+///         try attribute.validate(.string(""), objectDescription: "Employee/p1")
+///     } catch .tooShort(let object, let key, let length, let limit) {
+///         print("\(object).\(key): \(length) < \(limit)")
+///     } catch {
+///         print(error)
+///     }
+///
+/// ## Topics
+///
+/// ### Failures
+/// - ``missingMandatoryValue(object:key:)``
+/// - ``wrongType(object:key:expected:)``
+/// - ``valueTooSmall(object:key:value:limit:)``
+/// - ``valueTooLarge(object:key:value:limit:)``
+/// - ``tooShort(object:key:length:limit:)``
+/// - ``tooLong(object:key:length:limit:)``
+/// - ``patternMismatch(object:key:pattern:)``
+/// - ``multiple(_:)``
+/// - ``combining(_:)``
+public enum ValidationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A mandatory (non-optional) attribute is nil.
+    case missingMandatoryValue(object: String, key: String)
+    /// The value is not of the attribute's type (e.g. a string for an integer attribute).
+    case wrongType(object: String, key: String, expected: AttributeType)
+    /// The value is below the minimum of a range rule, or of the attribute's integer width.
+    case valueTooSmall(object: String, key: String, value: AttributeValue, limit: AttributeValue)
+    /// The value is above the maximum of a range rule, or of the attribute's integer width.
+    case valueTooLarge(object: String, key: String, value: AttributeValue, limit: AttributeValue)
+    /// The string (in characters) or data (in bytes) is shorter than a length rule allows.
+    case tooShort(object: String, key: String, length: Int, limit: Int)
+    /// The string (in characters) or data (in bytes) is longer than a length rule allows.
+    case tooLong(object: String, key: String, length: Int, limit: Int)
+    /// The string does not match a regular expression rule.
+    case patternMismatch(object: String, key: String, pattern: String)
+    /// Several failures, in the order they were found; never empty, never nested.
+    case multiple([ValidationError])
+
+    /// The one error that reports `errors`: nil for none, the error itself for one, and
+    /// ``multiple(_:)`` (flattened) for more.
+    ///
+    /// - Parameter errors: failures, possibly themselves ``multiple(_:)``.
+    /// - Returns: the combined error, or nil when `errors` is empty.
+    public static func combining(_ errors: [ValidationError]) -> ValidationError? {
+        let flat = errors.flatMap(\.errors)
+        switch flat.count {
+        case 0: return nil
+        case 1: return flat[0]
+        default: return .multiple(flat)
+        }
+    }
+
+    /// The single failures this error reports: itself, or the members of ``multiple(_:)``.
+    public var errors: [ValidationError] {
+        if case .multiple(let errors) = self { return errors.flatMap(\.errors) }
+        return [self]
+    }
+
+    /// A sentence naming the object, the key and the failure.
+    public var description: String {
+        switch self {
+        case .missingMandatoryValue(let object, let key): "\(object): \(key) is mandatory but nil"
+        case .wrongType(let object, let key, let expected): "\(object): \(key) is not a value of type \(expected)"
+        case .valueTooSmall(let object, let key, let value, let limit): "\(object): \(key) = \(value) is below \(limit)"
+        case .valueTooLarge(let object, let key, let value, let limit): "\(object): \(key) = \(value) is above \(limit)"
+        case .tooShort(let object, let key, let length, let limit):
+            "\(object): \(key) has length \(length), below \(limit)"
+        case .tooLong(let object, let key, let length, let limit):
+            "\(object): \(key) has length \(length), above \(limit)"
+        case .patternMismatch(let object, let key, let pattern):
+            "\(object): \(key) does not match \(pattern.debugDescription)"
+        case .multiple(let errors): errors.map(\.description).joined(separator: "; ")
+        }
+    }
+}

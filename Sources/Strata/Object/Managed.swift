@@ -1,0 +1,54 @@
+/// Declares a typed property of a ``ManagedObject`` subclass, stored in the object's modelled attribute.
+///
+/// Reading fires the object's fault; writing records the change in the object's context, exactly as
+/// ``ManagedObject/setValue(_:forKey:)`` does.
+///
+/// For example:
+/// ```swift
+/// final class Employee: ManagedObject {
+///     @Managed("name") var name: String
+///     @Managed("salary") var salary: Int64
+///     @Managed("photo") var photo: Data?
+/// }
+/// ```
+/// Reading a property whose fault cannot be fulfilled (its row was deleted in the store) stops the program,
+/// as Core Data's accessors raise an exception; use the throwing ``ManagedObject/value(forKey:)`` or
+/// ``ManagedObjectContext/existingObject(with:)`` where that can happen.
+@propertyWrapper
+public struct Managed<Value: AttributeConvertible> {
+    /// The attribute's name in the model.
+    public let key: String
+
+    public init(_ key: String) { self.key = key }
+
+    @available(*, unavailable, message: "@Managed properties exist only in ManagedObject subclasses")
+    public var wrappedValue: Value {
+        get { preconditionFailure("@Managed properties exist only in ManagedObject subclasses") }
+        set { preconditionFailure("@Managed properties exist only in ManagedObject subclasses") }
+    }
+
+    public static subscript<Object: ManagedObject>(
+        _enclosingInstance object: Object,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
+    ) -> Value {
+        get {
+            let key = object[keyPath: storageKeyPath].key
+            do {
+                let value = try object.attributeValue(forKey: key)
+                guard let typed = Value(attributeValue: value) else {
+                    preconditionFailure("\(object.entity.name).\(key) holds \(value.map { "\($0)" } ?? "nil"), not a \(Value.self)")
+                }
+                return typed
+            } catch {
+                preconditionFailure("\(object.entity.name).\(key): \(error)")
+            }
+        }
+        set {
+            let key = object[keyPath: storageKeyPath].key
+            do { try object.setAttributeValue(newValue.attributeValue, forKey: key) } catch {
+                preconditionFailure("\(object.entity.name).\(key): \(error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,227 @@
+import Foundation
+
+extension ManagedObject {
+    func attribute(forKey key: String) throws -> AttributeDescription {
+        guard let attribute = entity.attributesByName[key] else {
+            throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
+        }
+        return attribute
+    }
+
+    /// The value of a property, as a plain Swift value (`String`, `Int64`, `Date`, ...), firing the fault.
+    /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)``; ``ObjectGraphError/objectInaccessible(_:)`` when
+    ///   the fault cannot be fulfilled.
+    public func value(forKey key: String) throws -> Any? {
+        try attributeValue(forKey: key)?.anyValue
+    }
+
+    /// Sets a property, recording the change in the context.
+    /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)``, ``ObjectGraphError/wrongValueType(entity:key:expected:got:)``.
+    public func setValue(_ value: Any?, forKey key: String) throws {
+        let attribute = try attribute(forKey: key)
+        try setAttributeValue(try Self.convert(value, for: attribute, entity: entity), forKey: key)
+    }
+
+    /// The value at a key path. Attribute keys only until relationships exist; each step must be a to-one.
+    public func value(forKeyPath keyPath: String) throws -> Any? {
+        let steps = keyPath.split(separator: ".").map(String.init)
+        guard steps.count == 1 else {
+            throw ObjectGraphError.unknownKey(entity: entity.name, key: keyPath)
+        }
+        return try value(forKey: steps[0])
+    }
+
+    /// The stored value of a property without access or change notifications (fires the fault).
+    public func primitiveValue(forKey key: String) throws -> Any? {
+        let attribute = try attribute(forKey: key)
+        try fulfillFaultIfNeeded()
+        return values[attribute.index]?.anyValue
+    }
+
+    /// Sets the stored value of a property without change notifications: the change is not recorded.
+    public func setPrimitiveValue(_ value: Any?, forKey key: String) throws {
+        let attribute = try attribute(forKey: key)
+        try fulfillFaultIfNeeded()
+        values[attribute.index] = try Self.convert(value, for: attribute, entity: entity)
+    }
+
+    /// Called before a property is read: fires the fault (`key` nil: the whole object).
+    public func willAccessValue(forKey key: String?) throws {
+        try fulfillFaultIfNeeded()
+    }
+
+    /// Called after a property is read.
+    public func didAccessValue(forKey key: String?) {}
+
+    /// Called before a property changes: fires the fault.
+    public func willChangeValue(forKey key: String) throws {
+        try fulfillFaultIfNeeded()
+    }
+
+    /// Called after a property changed: records the change and tells observers.
+    public func didChangeValue(forKey key: String) {
+        guard let attribute = entity.attributesByName[key] else { return }
+        if changeProcessingEnabled {
+            changedIndexes.insert(attribute.index)
+            managedObjectContext?.objectDidChange(self)
+        }
+        for observer in (observers[key] ?? [:]).values { observer(self) }
+    }
+
+    /// Calls `handler` after every change of `key` (through setValue, typed properties, refresh or merge).
+    /// - Returns: a token; pass it to ``removeObserver(_:)`` to stop.
+    @discardableResult
+    public func observe(_ key: String, _ handler: @escaping (ManagedObject) -> Void) throws -> PropertyObservation {
+        _ = try attribute(forKey: key)
+        let token = PropertyObservation(key: key, id: UUID())
+        observers[key, default: [:]][token.id] = handler
+        return token
+    }
+
+    /// Stops an observation.
+    public func removeObserver(_ observation: PropertyObservation) {
+        observers[observation.key]?[observation.id] = nil
+    }
+
+    // MARK: - Typed access (used by @Managed)
+
+    func attributeValue(forKey key: String) throws -> AttributeValue? {
+        let attribute = try attribute(forKey: key)
+        try willAccessValue(forKey: key)
+        defer { didAccessValue(forKey: key) }
+        return values[attribute.index]
+    }
+
+    func setAttributeValue(_ value: AttributeValue?, forKey key: String) throws {
+        let attribute = try attribute(forKey: key)
+        if let value { try Self.check(value, for: attribute, entity: entity) }
+        try willChangeValue(forKey: key)
+        values[attribute.index] = value
+        didChangeValue(forKey: key)
+    }
+
+    // MARK: - Changes
+
+    /// The persistent and transient properties changed since the last fetch or save, with their new values.
+    public func changedValues() -> [String: Any?] {
+        var result: [String: Any?] = [:]
+        for index in changedIndexes {
+            let attribute = entity.attributes[index]
+            result[attribute.name] = values[index]?.anyValue
+        }
+        return result
+    }
+
+    /// The values of persistent properties as last fetched or saved (`keys` nil: all of them).
+    /// Does not fire the fault; empty for an object never saved.
+    public func committedValues(forKeys keys: [String]?) -> [String: Any?] {
+        guard let committed else { return [:] }
+        var result: [String: Any?] = [:]
+        for attribute in entity.persistentAttributes where keys?.contains(attribute.name) ?? true {
+            result[attribute.name] = committed[attribute.storageIndex!]?.anyValue
+        }
+        return result
+    }
+
+    // MARK: - Conversion
+
+    /// Turns a plain Swift value into the attribute's kind of value.
+    static func convert(_ value: Any?, for attribute: AttributeDescription, entity: EntityDescription) throws -> AttributeValue? {
+        guard let value else { return nil }
+        if let value = value as? AttributeValue {
+            try check(value, for: attribute, entity: entity)
+            return value
+        }
+        func wrong() -> ObjectGraphError {
+            .wrongValueType(entity: entity.name, key: attribute.name, expected: attribute.type, got: "\(type(of: value))")
+        }
+        func integer(_ bits: Int) throws -> AttributeValue {
+            let wide: Int64?
+            switch value {
+            case let number as Int: wide = Int64(number)
+            case let number as Int64: wide = number
+            case let number as Int32: wide = Int64(number)
+            case let number as Int16: wide = Int64(number)
+            case let number as Int8: wide = Int64(number)
+            case let number as UInt8: wide = Int64(number)
+            case let number as UInt16: wide = Int64(number)
+            case let number as UInt32: wide = Int64(number)
+            default: wide = nil
+            }
+            guard let wide, bits == 64 || (wide >= -(1 << (bits - 1)) && wide < (1 << (bits - 1))) else { throw wrong() }
+            return .integer(wide)
+        }
+        switch attribute.type {
+        case .integer16: return try integer(16)
+        case .integer32: return try integer(32)
+        case .integer64: return try integer(64)
+        case .double:
+            switch value {
+            case let number as Double: return .double(number)
+            case let number as Float: return .double(Double(number))
+            case let number as Int: return .double(Double(number))
+            default: throw wrong()
+            }
+        case .float:
+            switch value {
+            case let number as Float: return .float(number)
+            case let number as Double: return .float(Float(number))
+            case let number as Int: return .float(Float(number))
+            default: throw wrong()
+            }
+        case .decimal:
+            switch value {
+            case let number as Decimal: return .decimal(number)
+            case let number as Int: return .decimal(Decimal(number))
+            default: throw wrong()
+            }
+        case .boolean:
+            guard let flag = value as? Bool else { throw wrong() }
+            return .boolean(flag)
+        case .string:
+            guard let text = value as? String else { throw wrong() }
+            return .string(text)
+        case .date:
+            guard let date = value as? Date else { throw wrong() }
+            return .date(date)
+        case .binaryData:
+            if let data = value as? Data { return .data(data) }
+            if let bytes = value as? [UInt8] { return .data(Data(bytes)) }
+            throw wrong()
+        case .uuid:
+            guard let uuid = value as? UUID else { throw wrong() }
+            return .uuid(uuid)
+        case .uri:
+            guard let url = value as? URL else { throw wrong() }
+            return .uri(url)
+        case .transformable, .undefined:
+            guard let object = value as? AnyHashable else { throw wrong() }
+            return .object(AnyHashableSendable(unchecked: object))
+        }
+    }
+
+    /// Checks that a value's kind is the attribute's.
+    static func check(_ value: AttributeValue, for attribute: AttributeDescription, entity: EntityDescription) throws {
+        let matches: Bool
+        switch (attribute.type, value) {
+        case (.integer16, .integer(let number)): matches = Int16(exactly: number) != nil
+        case (.integer32, .integer(let number)): matches = Int32(exactly: number) != nil
+        case (.integer64, .integer): matches = true
+        case (.double, .double), (.float, .float), (.decimal, .decimal), (.boolean, .boolean), (.string, .string),
+            (.date, .date), (.binaryData, .data), (.uuid, .uuid), (.uri, .uri), (.transformable, .object),
+            (.undefined, _):
+            matches = true
+        default: matches = false
+        }
+        guard matches else {
+            throw ObjectGraphError.wrongValueType(
+                entity: entity.name, key: attribute.name, expected: attribute.type, got: "\(value)")
+        }
+    }
+}
+
+/// A registration made by ``ManagedObject/observe(_:_:)``.
+public struct PropertyObservation: Hashable, Sendable {
+    public let key: String
+    let id: UUID
+}

@@ -1,0 +1,130 @@
+import Foundation
+
+/// An object of the object graph: one row of an entity, with change tracking, faulting and uniquing.
+///
+/// Subclass it and declare typed properties with ``Managed``, or use it as it is through key-value coding
+/// (``value(forKey:)``, ``setValue(_:forKey:)``). An object belongs to one context; the context holds it
+/// weakly unless it has unsaved changes.
+///
+/// For example:
+/// ```swift
+/// final class Employee: ManagedObject {
+///     @Managed("name") var name: String
+/// }
+/// let ada = Employee(context: context)
+/// ada.name = "Ada"
+/// try context.save()
+/// ```
+///
+/// Objects are not `Sendable`: use them only on the thread of their context. Pass ``objectID``s between
+/// threads instead.
+///
+/// ## Topics
+/// - ``init(entity:insertInto:)``
+/// - ``value(forKey:)``
+/// - ``setValue(_:forKey:)``
+/// - ``isFault``
+/// - ``changedValues()``
+open class ManagedObject: Hashable, CustomStringConvertible {
+    /// The object's entity.
+    public let entity: EntityDescription
+    /// The object's identity: temporary until saved.
+    public internal(set) var objectID: ManagedObjectID
+    /// The context the object belongs to; nil before insertion and after the object leaves its context.
+    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+
+    /// Values of every attribute (transients included), by ``AttributeDescription/index``.
+    var values: [AttributeValue?]
+    /// The persistent values as last fetched or saved, by storage index; nil when the object has none
+    /// (a new object, or a fault never fired).
+    var committed: [AttributeValue?]?
+    /// The row version the committed values were read at (optimistic locking).
+    var version: UInt64 = 0
+    /// Indexes of the attributes changed since the last fetch or save.
+    var changedIndexes: Set<Int> = []
+    /// Off while awakeFromFetch and refresh run: changes then do not dirty the object.
+    var changeProcessingEnabled = true
+    var observers: [String: [UUID: (ManagedObject) -> Void]] = [:]
+
+    /// Whether the object's values are not in memory. Reading it never fires the fault.
+    public internal(set) var isFault = false
+    /// Whether the object was inserted into its context and not yet saved.
+    public internal(set) var isInserted = false
+    /// Whether the object was deleted in its context and the deletion not yet saved.
+    public internal(set) var isDeleted = false
+
+    /// Makes an object of `entity` and, when given a context, inserts it there (which calls ``awakeFromInsert()``).
+    public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
+        self.entity = entity
+        self.objectID = ManagedObjectID(temporaryFor: entity)
+        self.values = entity.attributes.map { $0.defaultValue }
+        if let context { context.insert(self) }
+    }
+
+    /// Makes an object of the entity registered for this class and inserts it into `context`.
+    ///
+    /// The entity is the one whose class name (or, failing that, name) is this class's name.
+    public convenience init(context: ManagedObjectContext) {
+        let className = String(describing: Self.self)
+        let model = context.coordinator.model
+        guard
+            let entity = model.entities.first(where: { $0.managedObjectClassName == className })
+                ?? model.entity(named: className)
+        else { preconditionFailure("the model has no entity for class \(className)") }
+        EntityClassRegistry.register(Self.self, forEntityName: entity.name)
+        self.init(entity: entity, insertInto: context)
+    }
+
+    /// Registers this class as the class of `entityName`'s objects (faults and fetched objects are made of it).
+    public static func register(forEntityName entityName: String) {
+        EntityClassRegistry.register(self, forEntityName: entityName)
+    }
+
+    deinit {
+        managedObjectContext?.objectWillDeinitialize(objectID)
+    }
+
+    // MARK: - State
+
+    /// Whether the object has unsaved changes: inserted, deleted, or any property (transients too) changed.
+    public var hasChanges: Bool { isInserted || isDeleted || !changedIndexes.isEmpty }
+
+    /// Whether the object has changed properties and is neither inserted nor deleted.
+    public var isUpdated: Bool { !isInserted && !isDeleted && !changedIndexes.isEmpty }
+
+    /// Whether a persistent property differs from its last saved value (unlike ``hasChanges``, a write of the
+    /// same value does not count).
+    public var hasPersistentChangedValues: Bool {
+        guard let committed else { return isInserted }
+        return entity.persistentAttributes.contains { values[$0.index] != committed[$0.storageIndex!] }
+    }
+
+    // MARK: - Life cycle hooks (override; call super)
+
+    /// Called once, when the object is first inserted into a context.
+    open func awakeFromInsert() {}
+    /// Called after a fault is filled with values from the store, with change processing off: setting
+    /// values here does not dirty the object.
+    open func awakeFromFetch() {}
+    /// Called at the start of a save that includes the object (inserted, updated or deleted).
+    open func willSave() {}
+    /// Called after a save that included the object.
+    open func didSave() {}
+    /// Called when the object is deleted, before its deletion is saved.
+    open func prepareForDeletion() {}
+    /// Called before the object turns into a fault (refresh, reset of values).
+    open func willTurnIntoFault() {}
+    /// Called after the object turned into a fault.
+    open func didTurnIntoFault() {}
+
+    // MARK: - Identity
+
+    public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    open var description: String {
+        if isFault { return "<\(entity.name) \(objectID) fault>" }
+        let fields = entity.attributes.map { "\($0.name)=\(values[$0.index].map { "\($0)" } ?? "nil")" }
+        return "<\(entity.name) \(objectID) \(fields.joined(separator: " "))>"
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import StrataStorage
+
+/// Why an object-graph operation failed (validation failures are ``ValidationError``).
+public enum ObjectGraphError: Error, Sendable, CustomStringConvertible {
+    /// The entity has no property with this key.
+    case unknownKey(entity: String, key: String)
+    /// A value of the wrong type was given for a key.
+    case wrongValueType(entity: String, key: String, expected: AttributeType, got: String)
+    /// The model has no entity with this name (or for this class).
+    case unknownEntity(String)
+    /// The object's row no longer exists in its store (deleted elsewhere): a fault cannot be fulfilled.
+    case objectInaccessible(ManagedObjectID)
+    /// No store of the coordinator can hold the entity.
+    case noStore(entity: String)
+    /// The ID names a store the coordinator does not have.
+    case unknownStore(UUID)
+    /// A URI that is not an object ID of this coordinator.
+    case invalidURI(URL)
+    /// The store was written with another model (migration is not supported yet).
+    case incompatibleModel(storeHash: String, modelHash: String)
+    /// Rows changed in the store since these objects were read (optimistic locking).
+    case optimisticLockingConflict([ManagedObjectID])
+    /// The object belongs to another context.
+    case wrongContext(ManagedObjectID)
+    /// A transformable attribute names a transformer that is not registered.
+    case missingTransformer(name: String)
+    /// A transformer failed to turn a value into data or back.
+    case transformationFailed(key: String, reason: String)
+    /// The storage engine failed.
+    case storage(StorageError)
+
+    public var description: String {
+        switch self {
+        case .unknownKey(let entity, let key): "\(entity) has no property '\(key)'"
+        case .wrongValueType(let entity, let key, let expected, let got):
+            "\(entity).\(key) takes \(expected) values, not \(got)"
+        case .unknownEntity(let name): "no entity \(name) in the model"
+        case .objectInaccessible(let id): "the row of \(id) no longer exists in its store"
+        case .noStore(let entity): "no persistent store of the coordinator holds entity \(entity)"
+        case .unknownStore(let id): "no persistent store \(id) in the coordinator"
+        case .invalidURI(let url): "\(url) is not an object ID of this coordinator"
+        case .incompatibleModel(let store, let model):
+            "the store was written with model version \(store), the coordinator's model is \(model)"
+        case .optimisticLockingConflict(let ids): "rows changed in the store since they were read: \(ids)"
+        case .wrongContext(let id): "\(id) belongs to another context"
+        case .missingTransformer(let name): "no value transformer registered as '\(name)'"
+        case .transformationFailed(let key, let reason): "transforming '\(key)' failed: \(reason)"
+        case .storage(let error): "\(error)"
+        }
+    }
+}

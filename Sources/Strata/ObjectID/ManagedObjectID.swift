@@ -1,0 +1,65 @@
+import Foundation
+
+/// The identity of a managed object: the store it lives in, its entity and its row.
+///
+/// An object inserted into a context has a *temporary* ID until it is saved (or given a permanent ID by
+/// ``ManagedObjectContext/obtainPermanentIDs(for:)``); its permanent ID names the store's UUID, the
+/// entity and the row ID the engine allocated. IDs are values: compare them, use them as keys, pass
+/// them between threads and contexts. ``uriRepresentation()`` gives a URL form that
+/// ``PersistentStoreCoordinator/managedObjectID(forURIRepresentation:)`` turns back into the ID.
+///
+/// For example: `x-strata://6F1E.../Employee/p42` (permanent), `x-strata:///Employee/t2C5B...` (temporary).
+public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
+    /// The entity of the object.
+    public let entity: EntityDescription
+    /// The UUID of the store that holds the row; nil while the ID is temporary.
+    public let storeIdentifier: UUID?
+    /// The row ID within the entity hierarchy's table; nil while the ID is temporary.
+    public let rowID: UInt64?
+    /// What distinguishes a temporary ID.
+    private let temporaryIdentifier: UUID?
+
+    init(entity: EntityDescription, storeIdentifier: UUID, rowID: UInt64) {
+        self.entity = entity
+        self.storeIdentifier = storeIdentifier
+        self.rowID = rowID
+        self.temporaryIdentifier = nil
+    }
+
+    init(temporaryFor entity: EntityDescription) {
+        self.entity = entity
+        self.storeIdentifier = nil
+        self.rowID = nil
+        self.temporaryIdentifier = UUID()
+    }
+
+    /// Whether the ID is temporary (the object has not been saved yet).
+    public var isTemporaryID: Bool { temporaryIdentifier != nil }
+
+    /// A URL that names this object; see the type's documentation for the forms.
+    public func uriRepresentation() -> URL {
+        if let temporaryIdentifier {
+            return URL(string: "x-strata:///\(entity.name)/t\(temporaryIdentifier.uuidString)")!
+        }
+        return URL(string: "x-strata://\(storeIdentifier!.uuidString)/\(entity.name)/p\(rowID!)")!
+    }
+
+    public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
+        if let left = lhs.temporaryIdentifier { return left == rhs.temporaryIdentifier }
+        // A row belongs to its hierarchy's table: the same row is the same object whatever entity names it.
+        return rhs.temporaryIdentifier == nil && lhs.rowID == rhs.rowID && lhs.storeIdentifier == rhs.storeIdentifier
+            && lhs.entity.rootEntity === rhs.entity.rootEntity
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        if let temporaryIdentifier {
+            hasher.combine(temporaryIdentifier)
+        } else {
+            hasher.combine(rowID)
+            hasher.combine(storeIdentifier)
+            hasher.combine(ObjectIdentifier(entity.rootEntity))
+        }
+    }
+
+    public var description: String { uriRepresentation().absoluteString }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Synchronization
+
+/// A persistent store that keeps rows in memory: for tests, and for users who want no file.
+/// It behaves like the Strata store in every way a context can see, save for surviving the process.
+public final class InMemoryStore: PersistentStore {
+    private struct Table {
+        var rows: [UInt64: StoredRow] = [:]
+        var nextRowID: UInt64 = 1
+    }
+
+    private struct State {
+        var tables: [ObjectIdentifier: Table] = [:]
+        var rowReads = 0
+    }
+
+    public let identifier = UUID()
+    public var type: PersistentStoreType { .inMemory }
+    public let metadata: [String: String]
+    private let state = Mutex(State())
+
+    public init(model: ManagedObjectModel) {
+        metadata = [
+            PersistentStoreMetadataKey.storeType: PersistentStoreType.inMemory.description,
+            PersistentStoreMetadataKey.storeUUID: identifier.uuidString,
+            PersistentStoreMetadataKey.modelVersionHash: model.versionHash,
+        ]
+    }
+
+    private static func key(_ entity: EntityDescription) -> ObjectIdentifier { ObjectIdentifier(entity.rootEntity) }
+
+    public func row(_ rowID: UInt64, of entity: EntityDescription) throws -> StoredRow? {
+        state.withLock { state in
+            state.rowReads += 1
+            guard let row = state.tables[Self.key(entity)]?.rows[rowID], row.entity.isKind(of: entity) else { return nil }
+            return row
+        }
+    }
+
+    public func rows(of entity: EntityDescription, includesSubentities: Bool) throws -> [(rowID: UInt64, row: StoredRow)] {
+        state.withLock { state in
+            let rows = state.tables[Self.key(entity)]?.rows ?? [:]
+            state.rowReads += rows.count
+            return rows.filter { includesSubentities ? $0.value.entity.isKind(of: entity) : $0.value.entity === entity }
+                .sorted { $0.key < $1.key }
+                .map { (rowID: $0.key, row: $0.value) }
+        }
+    }
+
+    public func allocateRowIDs(for entity: EntityDescription, count: Int) throws -> [UInt64] {
+        state.withLock { state in
+            var table = state.tables[Self.key(entity)] ?? Table()
+            let first = table.nextRowID
+            table.nextRowID += UInt64(count)
+            state.tables[Self.key(entity)] = table
+            return (0..<UInt64(count)).map { first + $0 }
+        }
+    }
+
+    public func save(_ changes: StoreChanges) throws -> StoreSaveResult {
+        try state.withLock { state in
+            // Check every expectation before changing anything: a save is all or nothing.
+            var conflicts: [ManagedObjectID] = []
+            for update in changes.updates where state.tables[Self.key(update.entity)]?.rows[update.rowID]?.version != update.expectedVersion {
+                conflicts.append(ManagedObjectID(entity: update.entity, storeIdentifier: identifier, rowID: update.rowID))
+            }
+            for delete in changes.deletes {
+                let current = state.tables[Self.key(delete.entity)]?.rows[delete.rowID]?.version
+                if let expected = delete.expectedVersion, current != expected {
+                    conflicts.append(ManagedObjectID(entity: delete.entity, storeIdentifier: identifier, rowID: delete.rowID))
+                }
+            }
+            guard conflicts.isEmpty else { throw ObjectGraphError.optimisticLockingConflict(conflicts) }
+
+            var result = StoreSaveResult(insertedRowIDs: [], insertedVersions: [], updatedVersions: [])
+            for insert in changes.inserts {
+                var table = state.tables[Self.key(insert.entity)] ?? Table()
+                let rowID = insert.rowID ?? table.nextRowID
+                table.nextRowID = max(table.nextRowID, rowID + 1)
+                table.rows[rowID] = StoredRow(entity: insert.entity, version: 1, values: insert.values)
+                state.tables[Self.key(insert.entity)] = table
+                result.insertedRowIDs.append(rowID)
+                result.insertedVersions.append(1)
+            }
+            for update in changes.updates {
+                let version = update.expectedVersion + 1
+                state.tables[Self.key(update.entity)]!.rows[update.rowID] = StoredRow(
+                    entity: update.entity, version: version, values: update.values)
+                result.updatedVersions.append(version)
+            }
+            for delete in changes.deletes {
+                state.tables[Self.key(delete.entity)]?.rows[delete.rowID] = nil
+            }
+            return result
+        }
+    }
+
+    public var rowReads: Int { state.withLock { $0.rowReads } }
+
+    public func close() throws {}
+}

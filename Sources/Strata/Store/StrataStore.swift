@@ -1,0 +1,290 @@
+import Foundation
+import StrataFormat
+import StrataStorage
+import Synchronization
+
+/// How a ``StrataStore`` opens its engine.
+public struct StrataStoreConfiguration: Sendable {
+    /// The storage engine's settings (durability, page size, blob threshold, ...).
+    public var storage: StoreConfiguration
+
+    public init(storage: StoreConfiguration = StoreConfiguration()) {
+        self.storage = storage
+    }
+}
+
+/// The persistent store on the Strata storage engine: a directory on disk.
+///
+/// Each entity hierarchy is one engine table named after its root entity (`entity.<Root>`), as Core Data's
+/// SQLite store puts a hierarchy in its root's table: objects of every entity of the hierarchy share one
+/// row-ID space, so a row ID alone names an object of the hierarchy, and fetching a parent entity reads one
+/// table. Each row is a ``RowRecord`` whose header names the concrete entity and the row's version. Binary
+/// values of attributes that allow external storage and reach the engine's blob threshold go to blob
+/// segments; the row keeps the blob's ID.
+///
+/// The table `store.metadata` holds the store's UUID and the model's version hash; opening the store with a
+/// model of another hash fails with ``ObjectGraphError/incompatibleModel(storeHash:modelHash:)``.
+public final class StrataStore: PersistentStore {
+    public let identifier: UUID
+    public var type: PersistentStoreType { .strata }
+    public let metadata: [String: String]
+    /// The storage engine under the store.
+    public let engine: Store
+    let model: ManagedObjectModel
+    private let tables: [ObjectIdentifier: TableID]
+    private let coders: [ObjectIdentifier: RowCoder]
+    private let entitiesByID: [UInt16: EntityDescription]
+    private let reads = Atomic<Int>(0)
+
+    static let metadataTable = "store.metadata"
+    static func tableName(for root: EntityDescription) -> String { "entity." + root.name }
+
+    /// Opens (or creates) the store in `directory` for `model`.
+    public init(directory: String, model: ManagedObjectModel, configuration: StrataStoreConfiguration) throws {
+        do { engine = try Store.open(at: directory, configuration: configuration.storage) } catch let error as StorageError {
+            throw ObjectGraphError.storage(error)
+        }
+        self.model = model
+        var coders: [ObjectIdentifier: RowCoder] = [:]
+        var entitiesByID: [UInt16: EntityDescription] = [:]
+        for entity in model.entities {
+            coders[ObjectIdentifier(entity)] = RowCoder(entity: entity)
+            entitiesByID[entity.entityID] = entity
+        }
+        self.coders = coders
+        self.entitiesByID = entitiesByID
+        do {
+            let snapshot = engine.snapshot()
+            var stored: [String: String] = [:]
+            if let table = snapshot.table(named: Self.metadataTable), let bytes = try snapshot.row(RowID(1), in: table) {
+                stored = try Self.decodeMetadata(bytes)
+            }
+            if let hash = stored[PersistentStoreMetadataKey.modelVersionHash], hash != model.versionHash {
+                try? engine.close()
+                throw ObjectGraphError.incompatibleModel(storeHash: hash, modelHash: model.versionHash)
+            }
+            let roots = model.entities.filter { $0.superentity == nil }
+            let created = try engine.write { txn -> ([String: String], [ObjectIdentifier: TableID]) in
+                var metadata = stored
+                if metadata.isEmpty {
+                    metadata = [
+                        PersistentStoreMetadataKey.storeType: PersistentStoreType.strata.description,
+                        PersistentStoreMetadataKey.storeUUID: UUID().uuidString,
+                        PersistentStoreMetadataKey.modelVersionHash: model.versionHash,
+                    ]
+                    let table = try txn.createTable(named: Self.metadataTable)
+                    try txn.insert(Self.encodeMetadata(metadata), into: table)
+                }
+                var tables: [ObjectIdentifier: TableID] = [:]
+                for root in roots {
+                    tables[ObjectIdentifier(root)] =
+                        try txn.table(named: Self.tableName(for: root)) ?? txn.createTable(named: Self.tableName(for: root))
+                }
+                return (metadata, tables)
+            }
+            metadata = created.0
+            var tables: [ObjectIdentifier: TableID] = [:]
+            for entity in model.entities { tables[ObjectIdentifier(entity)] = created.1[ObjectIdentifier(entity.rootEntity)] }
+            self.tables = tables
+            identifier = UUID(uuidString: metadata[PersistentStoreMetadataKey.storeUUID] ?? "") ?? UUID()
+        } catch let error as StorageError {
+            try? engine.close()
+            throw ObjectGraphError.storage(error)
+        }
+    }
+
+    // MARK: - Metadata
+
+    /// `count:u32 (keyLength:u16 key valueLength:u16 value)*`, UTF-8.
+    static func encodeMetadata(_ metadata: [String: String]) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.writeUInt32LE(UInt32(metadata.count))
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+            for text in [key, value] {
+                let utf8 = Array(text.utf8)
+                writer.writeUInt16LE(UInt16(utf8.count))
+                writer.writeBytes(utf8)
+            }
+        }
+        return writer.bytes
+    }
+
+    static func decodeMetadata(_ bytes: [UInt8]) throws -> [String: String] {
+        do {
+            return try bytes.withUnsafeBytes { (buffer) throws(FormatError) -> [String: String] in
+                var reader = ByteReader(buffer)
+                let count = Int(try reader.readUInt32LE())
+                guard count <= reader.remaining / 4 else { throw FormatError.invalidField("metadata count \(count)") }
+                var result: [String: String] = [:]
+                for _ in 0..<count {
+                    let key = try reader.readUTF8(Int(try reader.readUInt16LE()))
+                    result[key] = try reader.readUTF8(Int(try reader.readUInt16LE()))
+                }
+                return result
+            }
+        } catch {
+            throw StorageError.corruption(file: metadataTable, offset: 0, reason: "store metadata: \(error)")
+        }
+    }
+
+    // MARK: - Rows
+
+    private func table(for entity: EntityDescription) -> TableID { tables[ObjectIdentifier(entity)]! }
+
+    /// Decodes a row, resolving blob references; nil when its entity is not `entity` or below it.
+    private func decode(_ bytes: [UInt8], rowID: UInt64, as entity: EntityDescription, snapshot: Snapshot) throws -> StoredRow? {
+        do {
+            let (header, fields) = try RowRecord.decodeAll(bytes)
+            guard let concrete = entitiesByID[header.entityID], concrete.rootEntity === entity.rootEntity else {
+                throw FormatError.invalidField("row \(rowID) names entity \(header.entityID), not of \(entity.rootEntity.name)")
+            }
+            guard concrete.isKind(of: entity) else { return nil }
+            var resolved = fields
+            for (index, field) in fields.enumerated() {
+                if case .blobReference(let blob) = field {
+                    guard let data = try snapshot.readBlob(BlobID(blob)) else {
+                        throw FormatError.invalidField("row \(rowID) references missing blob \(blob)")
+                    }
+                    resolved[index] = .bytes(data)
+                }
+            }
+            let values = try coders[ObjectIdentifier(concrete)]!.values(from: resolved)
+            return StoredRow(entity: concrete, version: header.rowVersion, values: values)
+        } catch let error as FormatError {
+            throw ObjectGraphError.storage(.corruption(file: Self.tableName(for: entity.rootEntity), offset: rowID, reason: "\(error)"))
+        } catch let error as RowCodingError {
+            throw ObjectGraphError.storage(.corruption(file: Self.tableName(for: entity.rootEntity), offset: rowID, reason: "\(error)"))
+        } catch let error as StorageError {
+            throw ObjectGraphError.storage(error)
+        }
+    }
+
+    public func row(_ rowID: UInt64, of entity: EntityDescription) throws -> StoredRow? {
+        reads.add(1, ordering: .relaxed)
+        let snapshot = engine.snapshot()
+        let bytes: [UInt8]?
+        do { bytes = try snapshot.row(RowID(rowID), in: table(for: entity)) } catch let error as StorageError {
+            throw ObjectGraphError.storage(error)
+        }
+        guard let bytes else { return nil }
+        return try decode(bytes, rowID: rowID, as: entity, snapshot: snapshot)
+    }
+
+    public func rows(of entity: EntityDescription, includesSubentities: Bool) throws -> [(rowID: UInt64, row: StoredRow)] {
+        let snapshot = engine.snapshot()
+        let wanted = Set((includesSubentities ? entity.allEntitiesInHierarchyBelow : [entity]).map(\.entityID))
+        var matches: [(UInt64, [UInt8])] = []
+        do {
+            try snapshot.forEachRow(in: table(for: entity)) { id, bytes in
+                // Read the header only to skip rows of other entities of the hierarchy.
+                if let header = try? RowRecord.Header.decode(bytes), !wanted.contains(header.entityID) { return true }
+                matches.append((id.rawValue, Array(bytes)))
+                return true
+            }
+        } catch let error as StorageError { throw ObjectGraphError.storage(error) }
+        reads.add(matches.count, ordering: .relaxed)
+        return try matches.compactMap { rowID, bytes in
+            try decode(bytes, rowID: rowID, as: entity, snapshot: snapshot).map { (rowID: rowID, row: $0) }
+        }
+    }
+
+    public func allocateRowIDs(for entity: EntityDescription, count: Int) throws -> [UInt64] {
+        do {
+            let first = try engine.write { txn in try txn.reserveRowIDs(count, in: table(for: entity)) }
+            return (0..<UInt64(count)).map { first.rawValue + $0 }
+        } catch let error as StorageError { throw ObjectGraphError.storage(error) }
+    }
+
+    public func save(_ changes: StoreChanges) throws -> StoreSaveResult {
+        do {
+            return try engine.write { txn in
+                // Check every version first: a conflict throws before anything changes (the closure's throw
+                // rolls the transaction back).
+                var conflicts: [ManagedObjectID] = []
+                var oldRows: [Int: [RowRecord.Field]] = [:]
+                for (index, update) in changes.updates.enumerated() {
+                    let current = try txn.row(RowID(update.rowID), in: table(for: update.entity))
+                    let decoded = try current.map { try RowRecord.decodeAll($0) }
+                    if decoded?.header.rowVersion != update.expectedVersion {
+                        conflicts.append(ManagedObjectID(entity: update.entity, storeIdentifier: identifier, rowID: update.rowID))
+                    }
+                    oldRows[index] = decoded?.fields
+                }
+                var deletedRows: [[RowRecord.Field]] = []
+                for delete in changes.deletes {
+                    let current = try txn.row(RowID(delete.rowID), in: table(for: delete.entity))
+                    let decoded = try current.map { try RowRecord.decodeAll($0) }
+                    if let expected = delete.expectedVersion, decoded?.header.rowVersion != expected {
+                        conflicts.append(ManagedObjectID(entity: delete.entity, storeIdentifier: identifier, rowID: delete.rowID))
+                    }
+                    if let fields = decoded?.fields { deletedRows.append(fields) }
+                }
+                guard conflicts.isEmpty else { throw ObjectGraphError.optimisticLockingConflict(conflicts) }
+
+                var result = StoreSaveResult(insertedRowIDs: [], insertedVersions: [], updatedVersions: [])
+                for insert in changes.inserts {
+                    let bytes = try encode(insert.values, of: insert.entity, version: 1, previous: nil, txn: txn)
+                    let table = table(for: insert.entity)
+                    if let rowID = insert.rowID {
+                        try txn.insert(bytes, into: table, at: RowID(rowID))
+                        result.insertedRowIDs.append(rowID)
+                    } else {
+                        result.insertedRowIDs.append(try txn.insert(bytes, into: table).rawValue)
+                    }
+                    result.insertedVersions.append(1)
+                }
+                for (index, update) in changes.updates.enumerated() {
+                    let version = update.expectedVersion + 1
+                    let bytes = try encode(update.values, of: update.entity, version: version, previous: oldRows[index], txn: txn)
+                    try txn.update(RowID(update.rowID), in: table(for: update.entity), to: bytes)
+                    result.updatedVersions.append(version)
+                }
+                for (delete, fields) in zip(changes.deletes, deletedRows) {
+                    for case .blobReference(let blob) in fields { try txn.deleteBlob(BlobID(blob)) }
+                    try txn.delete(RowID(delete.rowID), from: table(for: delete.entity))
+                }
+                return result
+            }
+        } catch let error as StorageError {
+            throw ObjectGraphError.storage(error)
+        } catch let error as FormatError {
+            throw ObjectGraphError.storage(.corruption(file: "store", offset: 0, reason: "\(error)"))
+        } catch let error as RowCodingError {
+            throw ObjectGraphError.transformationFailed(key: "", reason: "\(error)")
+        }
+    }
+
+    /// Encodes a row; long binary values of attributes that allow external storage become blobs. A blob of
+    /// the previous version is kept when the value did not change, and deleted when it did.
+    private func encode(
+        _ values: [AttributeValue?], of entity: EntityDescription, version: UInt64, previous: [RowRecord.Field]?,
+        txn: WriteTransaction
+    ) throws -> [UInt8] {
+        let coder = coders[ObjectIdentifier(entity)]!
+        var fields = try coder.fields(for: values)
+        for (index, attribute) in entity.persistentAttributes.enumerated() {
+            let old = previous.flatMap { index < $0.count ? $0[index] : nil }
+            var oldBlob: UInt64?
+            if case .blobReference(let blob) = old { oldBlob = blob }
+            guard attribute.allowsExternalBinaryDataStorage, case .bytes(let bytes) = fields[index],
+                engine.configuration.shouldStoreAsBlob(length: bytes.count)
+            else {
+                if let oldBlob { try txn.deleteBlob(BlobID(oldBlob)) }
+                continue
+            }
+            if let oldBlob, try txn.readBlob(BlobID(oldBlob)) == bytes {
+                fields[index] = .blobReference(oldBlob)
+                continue
+            }
+            if let oldBlob { try txn.deleteBlob(BlobID(oldBlob)) }
+            fields[index] = .blobReference(try txn.storeBlob(bytes).rawValue)
+        }
+        return RowRecord.encode(entityID: entity.entityID, rowVersion: version, fields: fields)
+    }
+
+    public var rowReads: Int { reads.load(ordering: .relaxed) }
+
+    public func close() throws {
+        do { try engine.close() } catch let error as StorageError { throw ObjectGraphError.storage(error) }
+    }
+}

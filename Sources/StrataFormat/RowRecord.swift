@@ -1,0 +1,569 @@
+/// The encoding of one row of an entity's table: a small header, a table of field end offsets, then
+/// the fields, so that one field is read without decoding the others (FORMAT.md, "Row records").
+///
+/// ```
+/// row    := formatVersion:u8 entityID:u16 rowVersion:u64 fieldCount:u16 fieldEnd:u32[fieldCount] fields
+/// fields := field[fieldCount]        field i spans fieldEnd[i-1] ..< fieldEnd[i] (fieldEnd[-1] = 0),
+///                                    offsets relative to the start of the fields area
+/// field  := tag:u8 payload
+/// ```
+///
+/// Row records know nothing of entities: the object graph maps an entity's persistent attributes to
+/// field positions and values to ``Field`` cases. Decoding takes untrusted bytes: every offset and
+/// length is checked, and a bad row is a ``FormatError``, never a trap.
+///
+/// For example:
+///
+///     let bytes = RowRecord.encode(entityID: 3, rowVersion: 1, fields: [.string("Ada"), .int64(36)])
+///     let age = try RowRecord.field(at: 1, in: bytes)     // .int64(36)
+///
+/// ## Topics
+///
+/// ### Layout
+/// - ``formatVersion``
+/// - ``headerSize``
+/// - ``fieldEndSize``
+/// - ``maximumFieldCount``
+/// - ``Tag``
+///
+/// ### Values
+/// - ``Field``
+/// - ``DecimalBits``
+///
+/// ### Encoding
+/// - ``encode(entityID:rowVersion:fields:)``
+/// - ``Writer``
+///
+/// ### Decoding
+/// - ``Header``
+/// - ``field(at:in:)-(_,UnsafeRawBufferPointer)``
+/// - ``decodeAll(_:)-(UnsafeRawBufferPointer)``
+public enum RowRecord {
+    // MARK: - Layout constants
+
+    /// The only row format version this code writes and reads.
+    public static let formatVersion: UInt8 = 1
+
+    /// Bytes before the field end table: formatVersion (1), entityID (2), rowVersion (8), fieldCount (2).
+    public static let headerSize = 13
+
+    /// Bytes of one entry of the field end table.
+    public static let fieldEndSize = 4
+
+    /// The most fields a row holds (fieldCount is a u16).
+    public static let maximumFieldCount = Int(UInt16.max)
+
+    /// Payload bytes of a decimal field before its mantissa words (exponent and flags).
+    static let decimalHeaderSize = 2
+
+    /// The most mantissa words of a decimal field.
+    static let maximumDecimalWords = 8
+
+    /// The type byte that opens every field.
+    public enum Tag: UInt8, Sendable, CaseIterable {
+        /// No value; no payload.
+        case null = 0
+        /// 8 bytes: a two's complement integer, little-endian.
+        case int64 = 1
+        /// 8 bytes: IEEE 754 binary64 bits, little-endian.
+        case double = 2
+        /// 4 bytes: IEEE 754 binary32 bits, little-endian.
+        case float = 3
+        /// 1 byte: 0 (false) or 1 (true).
+        case boolean = 4
+        /// UTF-8 bytes, as many as the field's span leaves.
+        case string = 5
+        /// Raw bytes, as many as the field's span leaves.
+        case bytes = 6
+        /// 8 bytes: seconds since 2001-01-01 00:00:00 UTC as IEEE 754 binary64 bits, little-endian.
+        case date = 7
+        /// 16 bytes: the UUID's bytes in RFC 4122 order.
+        case uuid = 8
+        /// 2 + 2k bytes: exponent, flags and k ≤ 8 mantissa words (see ``DecimalBits``).
+        case decimal = 9
+        /// UTF-8 bytes of an absolute URI.
+        case uri = 10
+        /// 8 bytes: the ID of a blob in the engine's blob store, little-endian.
+        case blobReference = 11
+        /// 8 bytes: the row ID of another row, little-endian (to-one relationships).
+        case reference = 12
+    }
+
+    // MARK: - Field
+
+    /// One field of a row: a value in the raw form the format stores, free of Foundation types.
+    ///
+    /// Two fields are equal when their encodings are equal: doubles, floats and dates compare by bit
+    /// pattern (so `-0.0 != 0.0` and a NaN equals itself) and strings by their UTF-8 bytes.
+    public enum Field: Sendable, Hashable, CustomStringConvertible {
+        /// No value (an attribute that is nil).
+        case null
+        /// A signed 64-bit integer (the storage of every integer attribute width).
+        case int64(Int64)
+        /// A binary64 floating-point number.
+        case double(Double)
+        /// A binary32 floating-point number.
+        case float(Float)
+        /// A Boolean.
+        case boolean(Bool)
+        /// A string, stored as UTF-8.
+        case string(String)
+        /// Bytes stored in the row itself.
+        case bytes([UInt8])
+        /// A point in time: seconds since 2001-01-01 00:00:00 UTC (Foundation's reference date, which is
+        /// how `Date` itself stores its value, so the round trip is exact).
+        case date(secondsSinceReferenceDate: Double)
+        /// A UUID: its 16 bytes in RFC 4122 order read as one big-endian number, so that the number's
+        /// 32 hexadecimal digits are the UUID's string form without dashes.
+        case uuid(UInt128)
+        /// An exact decimal number.
+        case decimal(DecimalBits)
+        /// A URI in its absolute string form.
+        case uri(String)
+        /// The ID of a blob in the engine's blob store (a binary value stored outside the row).
+        case blobReference(UInt64)
+        /// The row ID of a row of another (or the same) table.
+        case reference(UInt64)
+
+        /// The tag this field is written with.
+        public var tag: Tag {
+            switch self {
+            case .null: .null
+            case .int64: .int64
+            case .double: .double
+            case .float: .float
+            case .boolean: .boolean
+            case .string: .string
+            case .bytes: .bytes
+            case .date: .date
+            case .uuid: .uuid
+            case .decimal: .decimal
+            case .uri: .uri
+            case .blobReference: .blobReference
+            case .reference: .reference
+            }
+        }
+
+        /// The bytes this field takes in the fields area: its tag plus its payload.
+        public var encodedSize: Int {
+            switch self {
+            case .null: 1
+            case .int64, .double, .date, .blobReference, .reference: 9
+            case .float: 5
+            case .boolean: 2
+            case .string(let value), .uri(let value): 1 + value.utf8.count
+            case .bytes(let value): 1 + value.count
+            case .uuid: 17
+            case .decimal(let value): 1 + decimalHeaderSize + 2 * value.mantissa.count
+            }
+        }
+
+        /// Appends the tag and payload.
+        func encode(into writer: inout ByteWriter) {
+            writer.writeUInt8(tag.rawValue)
+            switch self {
+            case .null: break
+            case .int64(let value): writer.writeUInt64LE(UInt64(bitPattern: value))
+            case .double(let value): writer.writeUInt64LE(value.bitPattern)
+            case .float(let value): writer.writeUInt32LE(value.bitPattern)
+            case .boolean(let value): writer.writeUInt8(value ? 1 : 0)
+            case .string(let value), .uri(let value): writer.writeBytes(value.utf8)
+            case .bytes(let value): writer.writeBytes(value)
+            case .date(let value): writer.writeUInt64LE(value.bitPattern)
+            case .uuid(let value):
+                // Most significant byte first: RFC 4122 byte order.
+                writer.writeUInt64LE(UInt64(truncatingIfNeeded: value >> 64).byteSwapped)
+                writer.writeUInt64LE(UInt64(truncatingIfNeeded: value).byteSwapped)
+            case .decimal(let value): value.encode(into: &writer)
+            case .blobReference(let value), .reference(let value): writer.writeUInt64LE(value)
+            }
+        }
+
+        /// Whether two fields have the same encoding.
+        public static func == (lhs: Field, rhs: Field) -> Bool {
+            switch (lhs, rhs) {
+            case (.null, .null): true
+            case (.int64(let a), .int64(let b)): a == b
+            case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
+            case (.float(let a), .float(let b)): a.bitPattern == b.bitPattern
+            case (.boolean(let a), .boolean(let b)): a == b
+            case (.string(let a), .string(let b)), (.uri(let a), .uri(let b)): a.utf8.elementsEqual(b.utf8)
+            case (.bytes(let a), .bytes(let b)): a == b
+            case (.date(let a), .date(let b)): a.bitPattern == b.bitPattern
+            case (.uuid(let a), .uuid(let b)): a == b
+            case (.decimal(let a), .decimal(let b)): a == b
+            case (.blobReference(let a), .blobReference(let b)), (.reference(let a), .reference(let b)): a == b
+            default: false
+            }
+        }
+
+        /// Hashes the field's encoding-level identity (consistent with `==`).
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(tag)
+            switch self {
+            case .null: break
+            case .int64(let value): hasher.combine(value)
+            case .double(let value), .date(let value): hasher.combine(value.bitPattern)
+            case .float(let value): hasher.combine(value.bitPattern)
+            case .boolean(let value): hasher.combine(value)
+            case .string(let value), .uri(let value):
+                for byte in value.utf8 { hasher.combine(byte) }
+            case .bytes(let value): hasher.combine(value)
+            case .uuid(let value): hasher.combine(value)
+            case .decimal(let value): hasher.combine(value)
+            case .blobReference(let value), .reference(let value): hasher.combine(value)
+            }
+        }
+
+        /// The field in a short readable form, e.g. `int64(36)`.
+        public var description: String {
+            switch self {
+            case .null: "null"
+            case .int64(let value): "int64(\(value))"
+            case .double(let value): "double(\(value))"
+            case .float(let value): "float(\(value))"
+            case .boolean(let value): "boolean(\(value))"
+            case .string(let value): "string(\(value.debugDescription))"
+            case .bytes(let value): "bytes(\(value.count) bytes)"
+            case .date(let value): "date(\(value) s since 2001)"
+            case .uuid(let value): "uuid(\(String(value, radix: 16)))"
+            case .decimal(let value): "decimal(\(value))"
+            case .uri(let value): "uri(\(value))"
+            case .blobReference(let value): "blobReference(\(value))"
+            case .reference(let value): "reference(\(value))"
+            }
+        }
+    }
+
+    // MARK: - Decimal
+
+    /// An exact decimal number as Foundation's `Decimal` holds it:
+    /// `(-1)^isNegative × mantissa × 10^exponent`, with the mantissa a little-endian sequence of 16-bit
+    /// words (at most 8: 128 bits).
+    ///
+    /// The fields mirror `Decimal`'s own (`_exponent`, `_isNegative`, `_isCompact`, and `_mantissa` up to
+    /// `_length` words), so that a round trip gives back the very same representation, not just an
+    /// equal value. No mantissa words and `isNegative` is NaN; no words without it is zero.
+    ///
+    /// ```
+    /// decimal := exponent:i8 flags:u8 mantissa:u16[k]    k = (payloadLength − 2) / 2 ≤ 8, mantissa[k−1] ≠ 0
+    /// flags   := isNegative (bit 0) | isCompact (bit 1); bits 2-7 zero
+    /// ```
+    public struct DecimalBits: Sendable, Hashable, CustomStringConvertible {
+        /// The power of ten the mantissa is multiplied by.
+        public let exponent: Int8
+        /// The sign (with no mantissa words: NaN).
+        public let isNegative: Bool
+        /// `Decimal`'s flag saying its mantissa has no trailing decimal zeros.
+        public let isCompact: Bool
+        /// The mantissa words, least significant first: at most 8, and the last one is not zero (so the
+        /// count is `Decimal`'s `_length`).
+        public let mantissa: [UInt16]
+
+        /// A decimal from its parts.
+        ///
+        /// - Parameters:
+        ///   - exponent: the power of ten.
+        ///   - isNegative: the sign; with an empty mantissa, NaN.
+        ///   - isCompact: `Decimal`'s compact flag.
+        ///   - mantissa: at most 8 words, least significant first, the last one not zero.
+        public init(exponent: Int8, isNegative: Bool, isCompact: Bool, mantissa: [UInt16]) {
+            precondition(mantissa.count <= RowRecord.maximumDecimalWords, "a decimal mantissa has at most 8 words")
+            precondition(mantissa.last != 0, "a decimal mantissa's most significant word is not zero")
+            self.exponent = exponent
+            self.isNegative = isNegative
+            self.isCompact = isCompact
+            self.mantissa = mantissa
+        }
+
+        /// Whether this is NaN: negative with no mantissa.
+        public var isNaN: Bool { isNegative && mantissa.isEmpty }
+
+        /// The decimal in a short readable form: sign, mantissa words (most significant first), exponent.
+        public var description: String {
+            if isNaN { return "NaN" }
+            let words = mantissa.reversed().map { String($0, radix: 16) }.joined(separator: ":")
+            return "\(isNegative ? "-" : "")0x[\(words)]e\(exponent)\(isCompact ? " compact" : "")"
+        }
+
+        func encode(into writer: inout ByteWriter) {
+            writer.writeUInt8(UInt8(bitPattern: exponent))
+            writer.writeUInt8((isNegative ? 0x01 : 0) | (isCompact ? 0x02 : 0))
+            for word in mantissa { writer.writeUInt16LE(word) }
+        }
+
+        static func decode(_ payload: inout ByteReader, field index: Int) throws(FormatError) -> DecimalBits {
+            let payloadLength = payload.remaining
+            guard payloadLength >= decimalHeaderSize else {
+                throw .invalid("field \(index): decimal payload of \(payloadLength) bytes, at least 2 expected")
+            }
+            // Safe: payloadLength >= 2.
+            let mantissaBytes = payloadLength &- decimalHeaderSize
+            guard mantissaBytes % 2 == 0, mantissaBytes / 2 <= maximumDecimalWords else {
+                throw .invalid("field \(index): decimal mantissa of \(mantissaBytes) bytes, expected an even 0 ... 16")
+            }
+            let exponent = Int8(bitPattern: try payload.readUInt8())
+            let flags = try payload.readUInt8()
+            guard flags & 0xFC == 0 else {
+                throw .invalid("field \(index): decimal flags 0x\(String(flags, radix: 16)) has unknown bits")
+            }
+            var mantissa: [UInt16] = []
+            mantissa.reserveCapacity(mantissaBytes / 2)
+            for _ in 0..<(mantissaBytes / 2) { mantissa.append(try payload.readUInt16LE()) }
+            guard mantissa.last != 0 else {
+                throw .invalid("field \(index): decimal mantissa's most significant word is zero")
+            }
+            return DecimalBits(
+                exponent: exponent, isNegative: flags & 0x01 != 0, isCompact: flags & 0x02 != 0, mantissa: mantissa)
+        }
+    }
+
+    // MARK: - Header
+
+    /// What precedes the fields: the entity the row belongs to, its version and how many fields it has.
+    public struct Header: Sendable, Equatable {
+        /// The row's entity, as the object graph's model numbers entities.
+        public let entityID: UInt16
+        /// The row's version, raised by every update (the optimistic-locking counter).
+        public let rowVersion: UInt64
+        /// The number of fields.
+        public let fieldCount: Int
+
+        /// Where the fields area starts: after the header and the field end table.
+        public var fieldsOffset: Int { headerSize + fieldEndSize * fieldCount }
+
+        /// A header from its parts.
+        public init(entityID: UInt16, rowVersion: UInt64, fieldCount: Int) {
+            self.entityID = entityID
+            self.rowVersion = rowVersion
+            self.fieldCount = fieldCount
+        }
+
+        /// Decodes the header of a row and checks that the row's length agrees with it: the version is
+        /// known, the field end table fits, and the last field ends exactly at the end of the bytes.
+        /// Costs two or three loads, whatever the row's size.
+        ///
+        /// - Parameter bytes: a whole row.
+        /// - Returns: the header.
+        /// - Throws: ``FormatError/truncated(needed:available:)`` when the bytes end before the header, the
+        ///   field end table or the last field; ``FormatError/unsupportedVersion(_:)`` for a format version
+        ///   other than 1; ``FormatError/invalidField(_:)`` when bytes follow the last field.
+        public static func decode(_ bytes: UnsafeRawBufferPointer) throws(FormatError) -> Header {
+            var reader = ByteReader(bytes)
+            guard bytes.count >= headerSize else { throw .truncated(needed: headerSize, available: bytes.count) }
+            let version = try reader.readUInt8()
+            guard version == formatVersion else { throw .unsupportedVersion(UInt32(version)) }
+            let entityID = try reader.readUInt16LE()
+            let rowVersion = try reader.readUInt64LE()
+            let fieldCount = Int(try reader.readUInt16LE())
+            let header = Header(entityID: entityID, rowVersion: rowVersion, fieldCount: fieldCount)
+            // Safe: at most 13 + 4 × 65535.
+            let fieldsOffset = header.fieldsOffset
+            guard bytes.count >= fieldsOffset else { throw .truncated(needed: fieldsOffset, available: bytes.count) }
+            // Safe: bytes.count >= fieldsOffset.
+            let fieldsLength = bytes.count &- fieldsOffset
+            let lastEnd = fieldCount == 0 ? 0 : Int(try reader.getUInt32LE(at: fieldsOffset &- fieldEndSize))
+            if lastEnd > fieldsLength { throw .truncated(needed: lastEnd, available: fieldsLength) }
+            if lastEnd < fieldsLength {
+                throw .invalid("row has \(fieldsLength - lastEnd) bytes after its last field")
+            }
+            return header
+        }
+
+        /// Decodes the header of a row held in an array; see ``decode(_:)-(UnsafeRawBufferPointer)``.
+        public static func decode(_ bytes: [UInt8]) throws(FormatError) -> Header {
+            try bytes.withUnsafeBytes { buffer in Result { () throws(FormatError) in try decode(buffer) } }.get()
+        }
+
+        /// The byte range of field `index` within the whole row, checked against the bytes (which must be
+        /// the ones the header was decoded from).
+        func span(ofField index: Int, in bytes: UnsafeRawBufferPointer) throws(FormatError) -> Range<Int> {
+            guard index >= 0, index < fieldCount else {
+                throw .invalid("field index \(index) outside 0..<\(fieldCount)")
+            }
+            let reader = ByteReader(bytes)
+            // Safe: index < fieldCount ≤ 65535, so every table offset is below fieldsOffset ≤ bytes.count.
+            let endOffset = headerSize &+ fieldEndSize &* index
+            let start = index == 0 ? 0 : Int(try reader.getUInt32LE(at: endOffset &- fieldEndSize))
+            let end = Int(try reader.getUInt32LE(at: endOffset))
+            // Safe: decode checked bytes.count >= fieldsOffset.
+            let fieldsLength = bytes.count &- fieldsOffset
+            guard start < end else {
+                throw .invalid("field \(index) spans \(start)..<\(end): offsets must increase, every field has a tag")
+            }
+            guard end <= fieldsLength else { throw .truncated(needed: end, available: fieldsLength) }
+            // Safe: end ≤ fieldsLength, so both sums are at most bytes.count.
+            return (fieldsOffset &+ start)..<(fieldsOffset &+ end)
+        }
+    }
+
+    // MARK: - Encoding
+
+    /// Builds a row field by field, without an intermediate array of fields (the hot path of every save).
+    ///
+    /// For example:
+    ///
+    ///     var writer = RowRecord.Writer(entityID: 2, rowVersion: 1, fieldCount: 2)
+    ///     writer.append(.string("Ada"))
+    ///     writer.append(.null)
+    ///     let bytes = writer.finish()
+    public struct Writer: Sendable {
+        private var writer: ByteWriter
+        private let fieldCount: Int
+        private var fieldsWritten = 0
+
+        /// Starts a row of exactly `fieldCount` fields.
+        ///
+        /// - Parameters:
+        ///   - entityID: the row's entity.
+        ///   - rowVersion: the row's version.
+        ///   - fieldCount: how many fields will be appended, at most ``RowRecord/maximumFieldCount``.
+        ///   - capacity: bytes to reserve for the fields area (a size hint).
+        public init(entityID: UInt16, rowVersion: UInt64, fieldCount: Int, capacity: Int = 0) {
+            precondition(fieldCount >= 0 && fieldCount <= maximumFieldCount, "a row has 0 ... 65535 fields")
+            self.fieldCount = fieldCount
+            let tableEnd = headerSize + fieldEndSize * fieldCount
+            writer = ByteWriter(capacity: tableEnd + capacity)
+            writer.writeUInt8(formatVersion)
+            writer.writeUInt16LE(entityID)
+            writer.writeUInt64LE(rowVersion)
+            writer.writeUInt16LE(UInt16(fieldCount))
+            writer.writeZeros(fieldEndSize * fieldCount)
+        }
+
+        /// Appends the next field.
+        public mutating func append(_ field: Field) {
+            precondition(fieldsWritten < fieldCount, "more fields than the row was started with")
+            field.encode(into: &writer)
+            let end = writer.count - (headerSize + fieldEndSize * fieldCount)
+            precondition(end <= Int(UInt32.max), "a row's fields exceed 4 GiB")
+            writer.setUInt32LE(UInt32(end), at: headerSize + fieldEndSize * fieldsWritten)
+            fieldsWritten += 1
+        }
+
+        /// Returns the encoded row; every announced field must have been appended.
+        public mutating func finish() -> [UInt8] {
+            precondition(fieldsWritten == fieldCount, "\(fieldsWritten) of \(fieldCount) fields appended")
+            return writer.take()
+        }
+    }
+
+    /// Encodes a whole row.
+    ///
+    /// - Parameters:
+    ///   - entityID: the row's entity.
+    ///   - rowVersion: the row's version.
+    ///   - fields: the fields in order, at most ``maximumFieldCount``.
+    /// - Returns: the row's bytes.
+    public static func encode(entityID: UInt16, rowVersion: UInt64, fields: [Field]) -> [UInt8] {
+        var capacity = 0
+        for field in fields { capacity += field.encodedSize }
+        var writer = Writer(entityID: entityID, rowVersion: rowVersion, fieldCount: fields.count, capacity: capacity)
+        for field in fields { writer.append(field) }
+        return writer.finish()
+    }
+
+    // MARK: - Decoding
+
+    /// Decodes field `index` of a row, reading only the header, two entries of the field end table and
+    /// that field.
+    ///
+    /// - Parameters:
+    ///   - index: the field's position, `0 ..< fieldCount`.
+    ///   - bytes: a whole row.
+    /// - Returns: the field.
+    /// - Throws: what ``Header/decode(_:)-(UnsafeRawBufferPointer)`` throws; ``FormatError/invalidField(_:)``
+    ///   for an index outside the row, offsets that do not increase, an unknown tag or a payload that is
+    ///   wrong for its tag (length, UTF-8, Boolean byte, decimal flags); ``FormatError/truncated(needed:available:)``
+    ///   for a field that ends past the row.
+    public static func field(at index: Int, in bytes: UnsafeRawBufferPointer) throws(FormatError) -> Field {
+        let header = try Header.decode(bytes)
+        let span = try header.span(ofField: index, in: bytes)
+        return try decodeField(UnsafeRawBufferPointer(rebasing: bytes[span]), index: index)
+    }
+
+    /// Decodes field `index` of a row held in an array; see ``field(at:in:)-(_,UnsafeRawBufferPointer)``.
+    public static func field(at index: Int, in bytes: [UInt8]) throws(FormatError) -> Field {
+        try bytes.withUnsafeBytes { buffer in Result { () throws(FormatError) in try field(at: index, in: buffer) } }
+            .get()
+    }
+
+    /// Decodes a whole row, checking every offset and field.
+    ///
+    /// - Parameter bytes: a whole row.
+    /// - Returns: the header and the fields in order.
+    /// - Throws: what ``field(at:in:)-(_,UnsafeRawBufferPointer)`` throws, for the first bad field.
+    public static func decodeAll(
+        _ bytes: UnsafeRawBufferPointer
+    ) throws(FormatError) -> (header: Header, fields: [Field]) {
+        let header = try Header.decode(bytes)
+        var fields: [Field] = []
+        fields.reserveCapacity(header.fieldCount)
+        for index in 0..<header.fieldCount {
+            let span = try header.span(ofField: index, in: bytes)
+            fields.append(try decodeField(UnsafeRawBufferPointer(rebasing: bytes[span]), index: index))
+        }
+        return (header, fields)
+    }
+
+    /// Decodes a whole row held in an array; see ``decodeAll(_:)-(UnsafeRawBufferPointer)``.
+    public static func decodeAll(_ bytes: [UInt8]) throws(FormatError) -> (header: Header, fields: [Field]) {
+        try bytes.withUnsafeBytes { buffer in Result { () throws(FormatError) in try decodeAll(buffer) } }.get()
+    }
+
+    /// Decodes one field from exactly its bytes (tag and payload).
+    static func decodeField(_ field: UnsafeRawBufferPointer, index: Int) throws(FormatError) -> Field {
+        var reader = ByteReader(field)
+        let rawTag = try reader.readUInt8()
+        guard let tag = Tag(rawValue: rawTag) else { throw .invalid("field \(index): unknown tag \(rawTag)") }
+        let payloadLength = reader.remaining
+        func expectPayload(_ size: Int) throws(FormatError) {
+            guard payloadLength == size else {
+                throw .invalid("field \(index): \(tag) payload of \(payloadLength) bytes, expected \(size)")
+            }
+        }
+        switch tag {
+        case .null:
+            try expectPayload(0)
+            return .null
+        case .int64:
+            try expectPayload(8)
+            return .int64(Int64(bitPattern: try reader.readUInt64LE()))
+        case .double:
+            try expectPayload(8)
+            return .double(Double(bitPattern: try reader.readUInt64LE()))
+        case .float:
+            try expectPayload(4)
+            return .float(Float(bitPattern: try reader.readUInt32LE()))
+        case .boolean:
+            try expectPayload(1)
+            switch try reader.readUInt8() {
+            case 0: return .boolean(false)
+            case 1: return .boolean(true)
+            case let byte: throw .invalid("field \(index): boolean byte \(byte), expected 0 or 1")
+            }
+        case .string:
+            return .string(try reader.readUTF8(payloadLength))
+        case .bytes:
+            return .bytes(try reader.readBytes(payloadLength))
+        case .date:
+            try expectPayload(8)
+            return .date(secondsSinceReferenceDate: Double(bitPattern: try reader.readUInt64LE()))
+        case .uuid:
+            try expectPayload(16)
+            let high = UInt64(try reader.readUInt64LE().byteSwapped)
+            let low = UInt64(try reader.readUInt64LE().byteSwapped)
+            return .uuid(UInt128(high) << 64 | UInt128(low))
+        case .decimal:
+            return .decimal(try DecimalBits.decode(&reader, field: index))
+        case .uri:
+            return .uri(try reader.readUTF8(payloadLength))
+        case .blobReference:
+            try expectPayload(8)
+            return .blobReference(try reader.readUInt64LE())
+        case .reference:
+            try expectPayload(8)
+            return .reference(try reader.readUInt64LE())
+        }
+    }
+}
