@@ -48,7 +48,7 @@ let package = Package(
             ],
             swiftSettings: internalChecks
         ),
-        .target(name: "Strata", dependencies: ["StrataStorage"], swiftSettings: internalChecks),
+        .target(name: "Strata", dependencies: ["StrataFormat", "StrataStorage"], swiftSettings: internalChecks),
         // The company workload of WORKLOAD.md (exact data generator), shared by the demo and Benchmarks/.
         .target(name: "StrataWorkload"),
         .executableTarget(
@@ -66,7 +66,10 @@ let package = Package(
             dependencies: ["StrataStorage", .product(name: "Logging", package: "swift-log")],
             path: "Tests/StrataCrashWriter"
         ),
-        .target(name: "StrataTestSupport", dependencies: ["StrataFormat", "StrataIO", "StrataStorage"]),
+        .target(
+            name: "StrataTestSupport",
+            dependencies: ["StrataFormat", "StrataIO", "StrataStorage", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "StrataFormatTests", dependencies: ["StrataFormat", "StrataTestSupport"]),
         .testTarget(name: "StrataIOTests", dependencies: ["StrataIO", "StrataTestSupport"]),
         .testTarget(

@@ -49,9 +49,13 @@ public struct BlobCatalogEntry: Sendable, Equatable {
             segmentID: try reader.readUInt32LE(), offset: try reader.readUInt64LE(), rawLength: try reader.readUInt64LE(),
             storedBytes: try reader.readUInt64LE(), chunkCount: try reader.readUInt32LE(),
             contentChecksum: try reader.readUInt32LE())
-        let expectedChunks = (entry.rawLength + UInt64(BlobSegmentFormat.chunkSize) - 1) / UInt64(BlobSegmentFormat.chunkSize)
+        let chunk = UInt64(BlobSegmentFormat.chunkSize)
+        // Division, not rounding up by addition: a hostile length near UInt64.max must not overflow.
+        let expectedChunks = entry.rawLength / chunk + (entry.rawLength % chunk == 0 ? 0 : 1)
+        let (end, overflow) = entry.offset.addingReportingOverflow(entry.storedBytes)
         guard UInt64(entry.chunkCount) == expectedChunks, entry.offset >= UInt64(BlobSegmentFormat.headerSize),
-            entry.storedBytes >= UInt64(entry.chunkCount) * UInt64(BlobSegmentFormat.recordHeaderSize)
+            entry.storedBytes >= UInt64(entry.chunkCount) * UInt64(BlobSegmentFormat.recordHeaderSize),
+            !overflow, end <= UInt64(Int64.max)
         else { throw .invalidField("blob catalog entry is inconsistent") }
         return entry
     }

@@ -26,8 +26,10 @@ public enum BlobSegmentFormat {
     public static func segmentID(fileName: String) -> UInt32? {
         guard fileName.hasPrefix("blob-"), fileName.hasSuffix(".seg") else { return nil }
         let digits = fileName.dropFirst(5).dropLast(4)
-        guard digits.count >= 6, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-        return UInt32(digits)
+        guard digits.count >= 6, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let id = UInt32(digits),
+            fileName == Self.fileName(segment: id)
+        else { return nil }
+        return id
     }
 }
 

@@ -10,7 +10,7 @@ public enum OverflowPage {
         data: UnsafeRawBufferPointer, next: UInt64, into page: UnsafeMutableRawBufferPointer,
         pageNumber: UInt64, generation: UInt64, salt: UInt64
     ) {
-        precondition(data.count <= PageFormat.overflowCapacity(pageSize: page.count))
+        precondition(data.count >= 1 && data.count <= PageFormat.overflowCapacity(pageSize: page.count))
         precondition(next == PageFormat.noPage || next < pageNumber)
         page.storeLE(next, at: PageFormat.headerSize)
         if !data.isEmpty {

@@ -98,6 +98,9 @@ public struct RootRecord: Sendable, Equatable {
                 throw .invalid("table \(id) '\(name)' appears twice")
             }
             guard height <= PageFormat.maximumTreeHeight else { throw .invalid("tree height \(height)") }
+            guard rowCount <= UInt64(Int.max), rowCount < nextRowID || rowCount == 0 else {
+                throw .invalid("table \(id) claims \(rowCount) rows below row ID \(nextRowID)")
+            }
             if root == PageFormat.noPage {
                 guard height == 0, rowCount == 0 else { throw .invalid("empty table \(id) has height or rows") }
             } else {

@@ -14,7 +14,9 @@ public struct Snapshot: Sendable {
     public var lsn: UInt64 { state.lsn }
 
     /// The table with this name, if any.
-    public func table(named name: String) -> TableID? { state.tableIDs[name] }
+    public func table(named name: String) -> TableID? {
+        name.hasPrefix(BlobCatalog.reservedPrefix) ? nil : state.tableIDs[name]
+    }
 
     /// The names of every table, sorted (the engine's own tables excluded).
     public var tableNames: [String] { state.userTableNames }

@@ -31,10 +31,16 @@ extension Store {
         let logger = configuration.logger
         if !fileSystem.exists(at: directory) {
             guard configuration.createIfMissing else { throw StorageError.storeNotFound(path: directory) }
+            // Every directory created here is durable only once its parent is synced, top down.
+            var missing: [String] = []
+            var path = directory
+            while !fileSystem.exists(at: path), !missing.contains(path) {
+                missing.append(path)
+                path = parentDirectory(of: path)
+            }
             do {
                 try fileSystem.createDirectory(at: directory)
-                // The new directory's own entry is durable only once its parent is synced.
-                try fileSystem.syncDirectory(at: parentDirectory(of: directory))
+                for created in missing.reversed() { try fileSystem.syncDirectory(at: parentDirectory(of: created)) }
             } catch { throw StorageError.io(error) }
         }
         let lock: any FileLock

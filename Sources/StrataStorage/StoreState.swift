@@ -4,6 +4,8 @@ import StrataFormat
 struct TableState: Sendable {
     let id: TableID
     let name: String
+    /// Whether the table belongs to the engine (its name starts with `strata.`): users cannot write it.
+    var isEngineTable: Bool { name.hasPrefix(BlobCatalog.reservedPrefix) }
     /// The row ID the next insert gets (IDs are never reused).
     var nextRowID: UInt64
     var rowCount: UInt64
@@ -33,6 +35,7 @@ struct StoreState: Sendable {
 
     mutating func createTable(id: TableID, name: String) throws {
         guard tableIDs[name] == nil else { throw StorageError.tableExists(name: name) }
+        guard id.rawValue < UInt32.max else { throw StorageError.invalidArgument("table IDs are exhausted") }
         guard tables[id] == nil else { throw StorageError.invalidArgument("table ID \(id.rawValue) in use") }
         tables[id] = TableState(id: id, name: name, nextRowID: 1, rowCount: 0, root: nil)
         tableIDs[name] = id
@@ -49,6 +52,7 @@ struct StoreState: Sendable {
     @discardableResult
     mutating func put(table id: TableID, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64) throws -> Bool {
         guard var table = tables[id] else { throw StorageError.noSuchTable(id.description) }
+        guard row < UInt64.max else { throw StorageError.invalidArgument("row ID \(row) is out of range") }
         let (root, replaced) = try tree.put(table.root, key: row, value: value, owner: owner)
         table.root = root
         if !replaced { table.rowCount += 1 }
@@ -63,6 +67,9 @@ struct StoreState: Sendable {
         guard var table = tables[id] else { throw StorageError.noSuchTable(id.description) }
         let (root, deleted) = try tree.delete(table.root, key: row, owner: owner)
         guard deleted else { return false }
+        guard table.rowCount > 0 else {
+            throw StorageError.corruption(file: table.name, offset: row, reason: "the table's row count is below its rows")
+        }
         table.root = root
         table.rowCount -= 1
         tables[id] = table

@@ -73,7 +73,14 @@ public final class WriteTransaction {
 
     /// The table with this name, if any.
     public func table(named name: String) -> TableID? {
-        state.tableIDs[name]
+        name.hasPrefix(BlobCatalog.reservedPrefix) ? nil : state.tableIDs[name]
+    }
+
+    /// The table, which must be a user's: the engine's own tables are written only by the engine.
+    private func userTable(_ table: TableID) throws -> TableState {
+        let state = try state.table(table)
+        guard !state.isEngineTable else { throw StorageError.invalidArgument("\(state.name) belongs to the engine") }
+        return state
     }
 
     /// The names of every table, sorted (the engine's own tables excluded).
@@ -87,7 +94,8 @@ public final class WriteTransaction {
     public func insert(_ value: [UInt8], into table: TableID) throws -> RowID {
         checkActive()
         try checkSize(value)
-        let row = try state.table(table).nextRowID
+        let row = try userTable(table).nextRowID
+        guard row < UInt64.max else { throw StorageError.invalidArgument("the row IDs of table \(table.rawValue) are exhausted") }
         try state.put(table: table, row: row, value: .bytes(value), tree: tree, owner: tag)
         logPut(table, row, value)
         return RowID(row)
@@ -98,7 +106,7 @@ public final class WriteTransaction {
     public func insert(_ value: [UInt8], into table: TableID, at row: RowID) throws {
         checkActive()
         try checkSize(value)
-        guard try tree.get(state.table(table).root, row.rawValue) == nil else {
+        guard try tree.get(userTable(table).root, row.rawValue) == nil else {
             throw StorageError.invalidArgument("row \(row.rawValue) exists in table \(table.rawValue)")
         }
         try state.put(table: table, row: row.rawValue, value: .bytes(value), tree: tree, owner: tag)
@@ -111,8 +119,9 @@ public final class WriteTransaction {
     public func reserveRowIDs(_ count: Int, in table: TableID) throws -> RowID {
         checkActive()
         precondition(count > 0)
-        let first = try state.table(table).nextRowID
-        let next = first + UInt64(count)
+        let first = try userTable(table).nextRowID
+        let (next, overflow) = first.addingReportingOverflow(UInt64(count))
+        guard !overflow else { throw StorageError.invalidArgument("cannot reserve \(count) more row IDs") }
         try state.reserveRows(table: table, upTo: next)
         log.appendOperation { WALOperation.encodeReserveRows(tableID: table.rawValue, nextRowID: next, into: &$0) }
         return RowID(first)
@@ -123,7 +132,7 @@ public final class WriteTransaction {
     public func update(_ row: RowID, in table: TableID, to value: [UInt8]) throws {
         checkActive()
         try checkSize(value)
-        guard try tree.get(state.table(table).root, row.rawValue) != nil else {
+        guard try tree.get(userTable(table).root, row.rawValue) != nil else {
             throw StorageError.rowNotFound(table: table, row: row)
         }
         try state.put(table: table, row: row.rawValue, value: .bytes(value), tree: tree, owner: tag)
@@ -135,6 +144,12 @@ public final class WriteTransaction {
     @discardableResult
     public func delete(_ row: RowID, from table: TableID) throws -> Bool {
         checkActive()
+        _ = try userTable(table)
+        return try deleteRow(row, from: table)
+    }
+
+    /// Deletes a row of any table, the engine's included.
+    func deleteRow(_ row: RowID, from table: TableID) throws -> Bool {
         guard try tree.get(state.table(table).root, row.rawValue) != nil else { return false }
         try state.delete(table: table, row: row.rawValue, tree: tree, owner: tag)
         log.appendOperation { WALOperation.encodeDelete(tableID: table.rawValue, rowID: row.rawValue, into: &$0) }

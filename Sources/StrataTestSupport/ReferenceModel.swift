@@ -77,7 +77,9 @@ public struct ReferenceModel: Sendable, Equatable, CustomStringConvertible {
     public static func capture(_ snapshot: Snapshot) throws -> ReferenceModel {
         var model = ReferenceModel()
         for name in snapshot.tableNames {
-            guard let id = snapshot.table(named: name) else { throw ModelMismatch("table \(name) listed but not found") }
+            guard let id = snapshot.table(named: name) else {
+                throw ModelMismatch("table \(name) listed but not found")
+            }
             var table = Table(id: id, nextRowID: try snapshot.nextRowID(in: id).rawValue)
             try snapshot.forEachRow(in: id) { row, bytes in
                 table.rows[row.rawValue] = Array(bytes)
@@ -102,7 +104,9 @@ public struct ReferenceModel: Sendable, Equatable, CustomStringConvertible {
                 guard let id = snapshot.table(named: name) else { continue }
                 if id != table.id { note("table \(name) has ID \(id.rawValue), expected \(table.id.rawValue)") }
                 let count = try snapshot.rowCount(in: id)
-                if count != table.rows.count { note("table \(name) counts \(count) rows, expected \(table.rows.count)") }
+                if count != table.rows.count {
+                    note("table \(name) counts \(count) rows, expected \(table.rows.count)")
+                }
                 let next = try snapshot.nextRowID(in: id).rawValue
                 if next != table.nextRowID { note("table \(name) next row ID \(next), expected \(table.nextRowID)") }
                 let expectedIDs = table.rows.keys.sorted()
@@ -110,12 +114,18 @@ public struct ReferenceModel: Sendable, Equatable, CustomStringConvertible {
                 try snapshot.forEachRow(in: id) { row, bytes in
                     forward.append(row.rawValue)
                     if let expected = table.rows[row.rawValue], !expected.elementsEqual(bytes) {
-                        note("table \(name) row \(row.rawValue): scan gives \(bytes.count) bytes differing from the expected \(expected.count)")
+                        note(
+                            "table \(name) row \(row.rawValue): scan gives \(bytes.count) bytes "
+                                + "differing from the expected \(expected.count)"
+                        )
                     }
                     return true
                 }
                 if forward != expectedIDs {
-                    note("table \(name) forward scan gives \(Self.summary(forward)), expected \(Self.summary(expectedIDs))")
+                    note(
+                        "table \(name) forward scan gives \(Self.summary(forward)), "
+                            + "expected \(Self.summary(expectedIDs))"
+                    )
                 }
                 var backward: [UInt64] = []
                 try snapshot.forEachRow(in: id, reverse: true) { row, _ in
@@ -123,7 +133,10 @@ public struct ReferenceModel: Sendable, Equatable, CustomStringConvertible {
                     return true
                 }
                 if backward != expectedIDs.reversed() {
-                    note("table \(name) backward scan gives \(Self.summary(backward)), expected the reverse of \(Self.summary(expectedIDs))")
+                    note(
+                        "table \(name) backward scan gives \(Self.summary(backward)), "
+                            + "expected the reverse of \(Self.summary(expectedIDs))"
+                    )
                 }
                 for (row, value) in table.rows where try snapshot.row(RowID(row), in: id) != value {
                     note("table \(name) row \(row): lookup differs from the expected \(value.count) bytes")
@@ -143,7 +156,8 @@ public struct ReferenceModel: Sendable, Equatable, CustomStringConvertible {
     /// - Returns: whether they match.
     @discardableResult
     public func assertMatches(
-        _ snapshot: Snapshot, _ context: @autoclosure () -> String = "",
+        _ snapshot: Snapshot,
+        _ context: @autoclosure () -> String = "",
         sourceLocation: SourceLocation = #_sourceLocation
     ) -> Bool {
         let found = differences(from: snapshot)
@@ -158,7 +172,9 @@ public struct ReferenceModel: Sendable, Equatable, CustomStringConvertible {
     /// stopped early by the body. Bounds are drawn around and between existing row IDs.
     /// - Returns: the differences found (empty when they match).
     public func rangeScanDifferences(
-        _ snapshot: Snapshot, scans: Int, using random: inout RepeatableRandomNumberGenerator
+        _ snapshot: Snapshot,
+        scans: Int,
+        using random: inout RepeatableRandomNumberGenerator
     ) -> [String] {
         var found: [String] = []
         do {
@@ -178,14 +194,18 @@ public struct ReferenceModel: Sendable, Equatable, CustomStringConvertible {
                     let lower = bound()
                     let upper = bound()
                     let reverse = Bool.random(using: &random)
-                    let stopAfter = Int.random(in: 0..<4, using: &random) == 0 ? Int.random(in: 1...5, using: &random) : Int.max
+                    let stopAfter =
+                        Int.random(in: 0..<4, using: &random) == 0 ? Int.random(in: 1...5, using: &random) : Int.max
                     var expected = keys.filter { ($0 >= (lower ?? 0)) && ($0 <= (upper ?? .max)) }
                     if reverse { expected.reverse() }
                     if expected.count > stopAfter { expected = Array(expected.prefix(stopAfter)) }
                     var got: [UInt64] = []
                     var wrongBytes = false
                     try snapshot.forEachRow(
-                        in: id, from: lower.map(RowID.init), through: upper.map(RowID.init), reverse: reverse
+                        in: id,
+                        from: lower.map(RowID.init),
+                        through: upper.map(RowID.init),
+                        reverse: reverse
                     ) { row, bytes in
                         got.append(row.rawValue)
                         if table.rows[row.rawValue].map({ !$0.elementsEqual(bytes) }) ?? true { wrongBytes = true }
@@ -194,9 +214,11 @@ public struct ReferenceModel: Sendable, Equatable, CustomStringConvertible {
                     if got != expected || wrongBytes {
                         found.append(
                             "table \(name) scan \(lower.map(String.init) ?? "-")...\(upper.map(String.init) ?? "-")"
-                                + "\(reverse ? " reversed" : "")\(stopAfter == .max ? "" : " stopping after \(stopAfter)")"
+                                + (reverse ? " reversed" : "")
+                                + (stopAfter == .max ? "" : " stopping after \(stopAfter)")
                                 + " gives \(Self.summary(got)), expected \(Self.summary(expected))"
-                                + (wrongBytes ? " (with wrong bytes)" : ""))
+                                + (wrongBytes ? " (with wrong bytes)" : "")
+                        )
                         if found.count >= 5 { return found }
                     }
                 }

@@ -43,20 +43,28 @@ extension StoreConfiguration {
     /// A configuration for tests: no automatic checkpoint unless asked, and a logger that drops
     /// everything (recovery logs at info level on every open, and tests reopen thousands of times).
     public static func testing(
-        pageSize: Int = 4096, durability: Durability = .full, checkpointThresholdBytes: UInt64 = .max,
-        createIfMissing: Bool = true, pageCacheCapacity: Int = 16384
+        pageSize: Int = 4096,
+        durability: Durability = .full,
+        checkpointThresholdBytes: UInt64 = .max,
+        createIfMissing: Bool = true,
+        pageCacheCapacity: Int = 16384
     ) -> StoreConfiguration {
         StoreConfiguration(
-            createIfMissing: createIfMissing, durability: durability, pageSize: pageSize,
-            checkpointThresholdBytes: checkpointThresholdBytes, pageCacheCapacity: pageCacheCapacity,
-            logger: Logger(label: "strata.tests", factory: { _ in SwiftLogNoOpLogHandler() }))
+            createIfMissing: createIfMissing,
+            durability: durability,
+            pageSize: pageSize,
+            checkpointThresholdBytes: checkpointThresholdBytes,
+            pageCacheCapacity: pageCacheCapacity,
+            logger: Logger(label: "strata.tests", factory: { _ in SwiftLogNoOpLogHandler() })
+        )
     }
 }
 
 extension Store {
     /// Opens the store in `/db` of an in-memory file system with a test configuration.
     public static func openForTesting(
-        _ fileSystem: any FileSystem, directory: String = TemporaryStore.directory,
+        _ fileSystem: any FileSystem,
+        directory: String = TemporaryStore.directory,
         configuration: StoreConfiguration = .testing()
     ) throws -> Store {
         try Store.open(at: directory, configuration: configuration, fileSystem: fileSystem)

@@ -33,7 +33,10 @@ public enum TestEnvironment {
     /// Runs `body` once per seed of ``seeds(base:count:)``; when it throws, prints how to replay the
     /// seed before rethrowing.
     public static func forEachSeed(
-        base: UInt64, count: Int, _ test: String = #function, _ body: (UInt64) throws -> Void
+        base: UInt64,
+        count: Int,
+        _ test: String = #function,
+        _ body: (UInt64) throws -> Void
     ) rethrows {
         for seed in seeds(base: base, count: count) {
             do { try body(seed) } catch {

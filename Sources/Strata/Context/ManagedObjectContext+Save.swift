@@ -24,8 +24,7 @@ extension ManagedObjectContext {
                 } catch { failures.append(error) }
             }
         }
-        if failures.count == 1 { throw failures[0] }
-        if failures.count > 1 { throw ValidationError.multiple(failures) }
+        if let failure = ValidationError.combining(failures) { throw failure }
 
         // Group the changes by store.
         struct Batch {

@@ -17,9 +17,8 @@ public struct CodableValueTransformer<Value: Codable & Hashable & Sendable>: Val
     /// - Returns: its JSON bytes.
     /// - Throws: ``ValueTransformerError/unexpectedValueType(expected:found:)`` when `value` is not a
     ///   `Value`; `EncodingError` when it cannot be encoded.
-    public func transformedValue(_ value: any Hashable & Sendable) throws -> Data {
-        // Key-value coding boxes values it receives as `Any` (see `AnyHashableSendable.init(unchecked:)`).
-        let unboxed: Any = (value as? UncheckedSendableBox)?.value.base ?? value
+    public func transformedValue(_ value: Any) throws -> Data {
+        let unboxed = value
         guard let typed = unboxed as? Value else {
             throw ValueTransformerError.unexpectedValueType(
                 expected: String(describing: Value.self), found: String(describing: type(of: unboxed)))

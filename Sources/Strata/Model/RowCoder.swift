@@ -208,7 +208,7 @@ public struct RowCoder: Sendable {
                 throw .transformerNotRegistered(attribute: attribute.name, name: name)
             }
             do {
-                return .bytes(Array(try transformer.transformedValue(object.base)))
+                return .bytes(Array(try transformer.transformedValue(object.value)))
             } catch {
                 throw .transformationFailed(attribute: attribute.name, name: name, reason: String(describing: error))
             }

@@ -25,7 +25,7 @@ public protocol ValueTransformer: Sendable {
     /// - Parameter value: the attribute's value.
     /// - Returns: the bytes to store.
     /// - Throws: any error when the value cannot be encoded (e.g. it is not of the expected type).
-    func transformedValue(_ value: any Hashable & Sendable) throws -> Data
+    func transformedValue(_ value: Any) throws -> Data
 
     /// Decodes a value the store holds; the inverse of ``transformedValue(_:)``.
     ///

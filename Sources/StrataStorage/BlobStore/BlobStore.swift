@@ -165,6 +165,11 @@ final class BlobStore: Sendable {
         func damaged(_ reason: String) -> StorageError {
             .corruption(file: path, offset: offset, reason: "\(blob) chunk \(index): \(reason)")
         }
+        let size: UInt64
+        do { size = try file.size() } catch { throw StorageError.io(error) }
+        guard offset <= size, size - offset >= UInt64(BlobSegmentFormat.recordHeaderSize) else {
+            throw damaged("record at \(offset) lies past the end of the segment (\(size) bytes)")
+        }
         let headerBytes: [UInt8]
         do { headerBytes = try file.read(count: BlobSegmentFormat.recordHeaderSize, at: offset) } catch { throw StorageError.io(error) }
         guard headerBytes.count == BlobSegmentFormat.recordHeaderSize else { throw damaged("record cut short") }

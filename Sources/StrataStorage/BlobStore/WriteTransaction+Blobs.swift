@@ -27,7 +27,7 @@ extension WriteTransaction {
     public func deleteBlob(_ blob: BlobID) throws -> Bool {
         checkActive()
         guard let catalog = state.tableIDs[BlobCatalog.tableName] else { return false }
-        return try delete(RowID(blob.rawValue), from: catalog)
+        return try deleteRow(RowID(blob.rawValue), from: catalog)
     }
 
     /// The bytes of a blob as this transaction sees it, or nil when there is no such blob.

@@ -47,6 +47,8 @@ struct LogReplay {
                 }
             } catch let error as FormatError {
                 throw StorageError.corrupt(file, at: offset, "operation record LSN \(header.lsn): \(error)")
+            } catch StorageError.io(let error) {
+                throw StorageError.io(error)
             } catch let error as StorageError {
                 throw StorageError.corrupt(file, at: offset, "operation record LSN \(header.lsn) does not apply: \(error)")
             }

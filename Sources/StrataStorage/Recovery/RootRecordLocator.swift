@@ -23,7 +23,14 @@ struct RootRecordLocator {
         var candidate = pageCount
         while candidate > 1 {
             candidate -= 1
-            if let found = try? readRootRecord(endingAt: candidate) { return found }
+            do {
+                if let found = try readRootRecord(endingAt: candidate) { return found }
+            } catch StorageError.io(let error) {
+                // A read that failed says nothing about the page: never fall back to an older checkpoint for it.
+                throw StorageError.io(error)
+            } catch {
+                continue  // a torn or foreign page: keep walking back
+            }
         }
         return nil
     }

@@ -1,0 +1,178 @@
+import StrataFormat
+import StrataTestSupport
+import Testing
+
+/// Operations inside an `operations` record, and the commit record payload.
+@Suite struct WALOperationTests {
+    private static let samples: [WALOperation] = [
+        .createTable(tableID: 1, name: "person"),
+        .createTable(tableID: .max, name: "ü" + String(repeating: "x", count: 1022)),
+        .dropTable(tableID: 17),
+        .put(tableID: 3, rowID: 1, value: []),
+        .put(tableID: 3, rowID: .max, value: Array(0..<200)),
+        .delete(tableID: 9, rowID: 0x0102_0304_0506_0708),
+        .reserveRows(tableID: 4, nextRowID: 1 << 40),
+    ]
+
+    private func encode(_ operations: [WALOperation]) -> [UInt8] {
+        var writer = ByteWriter()
+        for operation in operations { operation.encode(into: &writer) }
+        return writer.bytes
+    }
+
+    private func decodeAll(_ bytes: [UInt8]) throws -> [WALOperation] {
+        var result: [WALOperation] = []
+        try bytes.withUnsafeBytes { try WALOperation.decodeAll($0) { result.append($0) } }
+        return result
+    }
+
+    @Test func layoutIsPinned() {
+        #expect(encode([.dropTable(tableID: 0x0403_0201)]) == [2, 1, 2, 3, 4])
+        #expect(encode([.delete(tableID: 1, rowID: 2)]) == [4, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0])
+        #expect(encode([.createTable(tableID: 1, name: "ab")]) == [1, 1, 0, 0, 0, 2, 0, 0x61, 0x62])
+        #expect(
+            encode([.put(tableID: 1, rowID: 2, value: [9])]) == [3, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 9]
+        )
+        #expect(encode([.reserveRows(tableID: 1, nextRowID: 0x0102)]) == [5, 1, 0, 0, 0, 2, 1, 0, 0, 0, 0, 0, 0])
+        #expect(WALOperation.putSize(valueLength: 1) == 18)
+        #expect(
+            WALOperation.putSize(valueLength: 1000)
+                == encode([.put(tableID: 1, rowID: 1, value: Array(repeating: 0, count: 1000))]).count
+        )
+    }
+
+    @Test func everyOperationRoundTrips() throws {
+        for operation in Self.samples {
+            #expect(try decodeAll(encode([operation])) == [operation])
+        }
+        #expect(try decodeAll(encode(Self.samples)) == Self.samples)
+        #expect(try decodeAll([]) == [])
+    }
+
+    @Test func encodePutMatchesEncodeOfAPutValue() {
+        var direct = ByteWriter()
+        [UInt8](arrayLiteral: 1, 2, 3).withUnsafeBytes {
+            WALOperation.encodePut(tableID: 5, rowID: 6, value: $0, into: &direct)
+        }
+        #expect(direct.bytes == encode([.put(tableID: 5, rowID: 6, value: [1, 2, 3])]))
+    }
+
+    @Test func everyTruncationOfEveryOperationThrowsTruncated() {
+        for operation in Self.samples {
+            let bytes = encode([operation])
+            for length in 1..<bytes.count {
+                let error = formatError(Array(bytes[0..<length])) { buffer in
+                    var reader = ByteReader(buffer)
+                    return try WALOperation.decode(from: &reader)
+                }
+                #expect(isTruncated(error), "\(operation) cut to \(length): \(String(describing: error))")
+            }
+        }
+    }
+
+    @Test func unknownTagIsInvalid() {
+        for tag: UInt8 in [0, 6, 0xFF] {
+            let error = formatError([tag, 1, 0, 0, 0]) { buffer in
+                var reader = ByteReader(buffer)
+                return try WALOperation.decode(from: &reader)
+            }
+            #expect(isInvalidField(error), "tag \(tag)")
+        }
+    }
+
+    @Test func tableNameLengthOutsideTheLimitsIsInvalid() {
+        for length: UInt16 in [0, 1025, .max] {
+            var bytes: [UInt8] = [1, 1, 0, 0, 0, 0, 0]
+            storeLE(length, at: 5, in: &bytes)
+            bytes += [UInt8](repeating: 0x61, count: Int(min(length, 2000)))
+            #expect(
+                isInvalidField(
+                    formatError(bytes) { buffer in
+                        var reader = ByteReader(buffer)
+                        return try WALOperation.decode(from: &reader)
+                    }
+                ),
+                "length \(length)"
+            )
+        }
+    }
+
+    @Test func invalidUTF8TableNameIsInvalid() {
+        let bytes: [UInt8] = [1, 1, 0, 0, 0, 2, 0, 0xC3, 0x28]
+        #expect(
+            isInvalidField(
+                formatError(bytes) { buffer in
+                    var reader = ByteReader(buffer)
+                    return try WALOperation.decode(from: &reader)
+                }
+            )
+        )
+    }
+
+    @Test func valueLongerThanTheMaximumIsRejectedBeforeAllocating() {
+        var bytes = encode([.put(tableID: 1, rowID: 1, value: [])])
+        storeLE(UInt32(WALFormat.maximumValueSize + 1), at: 13, in: &bytes)
+        #expect(
+            isInvalidField(
+                formatError(bytes) { buffer in
+                    var reader = ByteReader(buffer)
+                    return try WALOperation.decode(from: &reader)
+                }
+            )
+        )
+        storeLE(UInt32.max, at: 13, in: &bytes)
+        #expect(
+            isInvalidField(
+                formatError(bytes) { buffer in
+                    var reader = ByteReader(buffer)
+                    return try WALOperation.decode(from: &reader)
+                }
+            )
+        )
+    }
+
+    @Test func decodeAllRejectsATrailingPartialOperation() {
+        let bytes = encode(Self.samples) + [3, 1]
+        #expect(throws: FormatError.self) { try decodeAll(bytes) }
+    }
+
+    @Test func randomMutationsNeverTrap() {
+        let bytes = encode(Self.samples)
+        mutateAndDecode(bytes, seed: 21, mutations: 3000) { buffer in
+            var reader = ByteReader(buffer)
+            var operations: [WALOperation] = []
+            while reader.remaining > 0 { operations.append(try WALOperation.decode(from: &reader)) }
+            return operations
+        }
+    }
+
+    @Test func randomBytesNeverTrap() {
+        var random = RepeatableRandomNumberGenerator(seed: 22)
+        for _ in 0..<3000 {
+            let bytes = random.bytes(Int.random(in: 0...64, using: &random))
+            _ = formatError(bytes) { buffer in
+                var reader = ByteReader(buffer)
+                while reader.remaining > 0 { _ = try WALOperation.decode(from: &reader) }
+            }
+        }
+    }
+}
+
+/// The payload of a commit record.
+@Suite struct WALCommitTests {
+    @Test func roundTripsAndIsTwelveBytes() throws {
+        let commit = WALCommit(operationRecordCount: 0x0102_0304, operationCount: 0x0506_0708_090A_0B0C)
+        let bytes = commit.encoded()
+        #expect(bytes.count == 12)
+        #expect(WALCommit.encodedSize == 12)
+        #expect(try bytes.withUnsafeBytes { try WALCommit.decode($0) } == commit)
+    }
+
+    @Test func anyOtherLengthIsInvalid() {
+        let bytes = WALCommit(operationRecordCount: 1, operationCount: 1).encoded()
+        for length in [0, 1, 11, 13, 100] {
+            let input = length <= 12 ? Array(bytes[0..<length]) : bytes + [UInt8](repeating: 0, count: length - 12)
+            #expect(isInvalidField(formatError(input) { try WALCommit.decode($0) }), "length \(length)")
+        }
+    }
+}

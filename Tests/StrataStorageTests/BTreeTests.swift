@@ -1,0 +1,257 @@
+import StrataFormat
+import StrataTestSupport
+import Testing
+
+@testable import StrataStorage
+
+/// The copy-on-write B+tree: splits and merges at every size, in every order, with small, large and
+/// overflow-size values, across transactions and checkpoints; checked after every step against a
+/// dictionary and by the engine's own verifier.
+@Suite struct BTreeTests {
+    /// Records the first problems of a step and reports whether there were none.
+    private func check(
+        _ harness: TreeHarness,
+        _ context: @autoclosure () -> String,
+        checkLookups: Bool = true,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Bool {
+        let problems = harness.problems(checkLookups: checkLookups)
+        guard !problems.isEmpty else { return true }
+        Issue.record(
+            Comment(rawValue: "\(context()): " + problems.prefix(5).joined(separator: "; ")),
+            sourceLocation: sourceLocation
+        )
+        return false
+    }
+
+    /// Inserting keys one at a time: after insert number N the tree is the tree of N keys inserted in
+    /// that order, so one run checks every size from 1 to `count`.
+    @Test(arguments: [512, 4096], [KeyOrder.increasing, .decreasing, .random, .outsideIn])
+    func insertingKeepsTheTreeValidAtEverySize(pageSize: Int, order: KeyOrder) throws {
+        for sizes in ValueSizes.allCases {
+            let seed = UInt64(pageSize) &* 31 &+ UInt64(order.hashValue & 0xFF) &+ (sizes == .small ? 0 : 7)
+            var random = RepeatableRandomNumberGenerator(seed: seed)
+            let harness = try TreeHarness(pageSize: pageSize)
+            let count = sizes == .small ? 700 : 400
+            let keys = order.arrange((1...UInt64(count)).map { $0 * 3 }, using: &random)
+            #expect(check(harness, "empty tree"))
+            for (step, key) in keys.enumerated() {
+                try harness.put(key, sizes.value(for: key, pageSize: pageSize, using: &random))
+                if Int.random(in: 0..<4, using: &random) == 0 { harness.commit() }
+                if Int.random(in: 0..<60, using: &random) == 0 { try harness.checkpoint() }
+                let context = "seed \(seed) \(sizes) page \(pageSize) \(order) after \(step + 1) inserts"
+                // Every size up to 300 is checked in full; beyond, every tenth.
+                guard step < 300 || step % 10 == 0 else { continue }
+                guard check(harness, context, checkLookups: step < 100 || step % 20 == 0) else { return }
+            }
+            try harness.checkpoint()
+            #expect(check(harness, "seed \(seed) after the final checkpoint"))
+            var scanRandom = random.fork()
+            #expect(harness.scanProblems(scans: 200, using: &scanRandom) == [])
+            #expect(try harness.height() >= 2, "\(count) keys should not fit one leaf")
+        }
+    }
+
+    /// For every size N from 0 to 300: build a tree of N keys (in an order that varies with N, sometimes
+    /// checkpointed), then delete every key in another order, checking after each delete.
+    @Test(arguments: [512, 4096], ValueSizes.allCases)
+    func deletingDownToEmptyFromEverySizeKeepsTheTreeValid(pageSize: Int, sizes: ValueSizes) throws {
+        let orders = KeyOrder.allCases
+        for count in 0...300 {
+            let seed = UInt64(count) &* 1_000_003 &+ UInt64(pageSize) &+ (sizes == .small ? 0 : 1)
+            var random = RepeatableRandomNumberGenerator(seed: seed)
+            let insertOrder = orders[count % orders.count]
+            let deleteOrder = orders[(count / orders.count) % orders.count]
+            let harness = try TreeHarness(pageSize: pageSize)
+            let keys = (0..<UInt64(count)).map { $0 * 2 + 1 }
+            for key in insertOrder.arrange(keys, using: &random) {
+                try harness.put(key, sizes.value(for: key, pageSize: pageSize, using: &random))
+                if Int.random(in: 0..<8, using: &random) == 0 { harness.commit() }
+            }
+            if count % 3 != 0 { try harness.checkpoint() } else { harness.commit() }
+            let context =
+                "seed \(seed) \(sizes) page \(pageSize) N \(count) inserted \(insertOrder) deleted \(deleteOrder)"
+            guard check(harness, "\(context), before deleting") else { return }
+            for (step, key) in deleteOrder.arrange(keys, using: &random).enumerated() {
+                #expect(try harness.delete(key))
+                if Int.random(in: 0..<5, using: &random) == 0 { harness.commit() }
+                if Int.random(in: 0..<40, using: &random) == 0 { try harness.checkpoint() }
+                // Every delete is checked while N <= 48 and for every tenth N; for the other sizes, every
+                // eighth delete and the last eight (the merges down to one leaf), to keep the run short.
+                let remaining = count - step - 1
+                guard count <= 48 || count % 10 == 0 || step % 8 == 0 || remaining < 8 else {
+                    #expect(try harness.tree.get(harness.root, key) == nil, "\(context): key \(key) still found")
+                    continue
+                }
+                let lookups = count <= 48 || step % 16 == 0 || remaining < 4
+                guard check(harness, "\(context), after \(step + 1) deletes (key \(key))", checkLookups: lookups) else {
+                    return
+                }
+                if step % 25 == 0 {
+                    var scanRandom = random.fork()
+                    let problems = harness.scanProblems(scans: 10, using: &scanRandom)
+                    guard problems.isEmpty else {
+                        Issue.record("\(context), after \(step + 1) deletes: \(problems.prefix(3))")
+                        return
+                    }
+                }
+            }
+            #expect(harness.root == nil, "\(context): an emptied tree keeps a root")
+            #expect(try !harness.delete(1), "\(context): deleting from an empty tree")
+        }
+    }
+
+    /// Replacing values with longer and shorter ones (inline to overflow size and back) splits and
+    /// merges leaves without inserting or deleting keys.
+    @Test(arguments: [512, 4096])
+    func replacingValuesWithOtherSizesKeepsTheTreeValid(pageSize: Int) throws {
+        var random = RepeatableRandomNumberGenerator(seed: 0xA11CE + UInt64(pageSize))
+        let harness = try TreeHarness(pageSize: pageSize)
+        let maximumInline = harness.maximumInline
+        for key in 1...UInt64(200) { try harness.put(key, [UInt8](repeating: UInt8(key & 0xFF), count: 4)) }
+        try harness.checkpoint()
+        for step in 0..<1_500 {
+            let key = UInt64.random(in: 1...200, using: &random)
+            let length = [
+                0, 1, maximumInline - 1, maximumInline, maximumInline + 1, 2 * pageSize,
+                Int.random(in: 0...maximumInline, using: &random),
+            ]
+            .randomElement(using: &random)!
+            try harness.put(key, random.bytes(length))
+            if Int.random(in: 0..<3, using: &random) == 0 { harness.commit() }
+            if Int.random(in: 0..<100, using: &random) == 0 { try harness.checkpoint() }
+            guard step % 3 == 0 else { continue }
+            guard
+                check(
+                    harness,
+                    "page \(pageSize) step \(step) key \(key) length \(length)",
+                    checkLookups: step % 30 == 0
+                )
+            else { return }
+        }
+    }
+
+    /// Random inserts, replacements and deletes on a tree of a few thousand keys, with checkpoints.
+    @Test(arguments: [512, 4096])
+    func randomChurnOnALargerTreeKeepsItValid(pageSize: Int) throws {
+        try TestEnvironment.forEachSeed(base: 0xB7EE + UInt64(pageSize), count: 2) { seed in
+            var random = RepeatableRandomNumberGenerator(seed: seed)
+            let harness = try TreeHarness(pageSize: pageSize)
+            for step in 0..<6_000 {
+                let key = UInt64.random(in: 1...3_000, using: &random)
+                if harness.model[key] != nil, Int.random(in: 0..<5, using: &random) < 2 {
+                    try harness.delete(key)
+                } else {
+                    try harness.put(key, ValueSizes.mixed.value(for: key, pageSize: pageSize, using: &random))
+                }
+                if Int.random(in: 0..<10, using: &random) == 0 { harness.commit() }
+                if Int.random(in: 0..<700, using: &random) == 0 { try harness.checkpoint() }
+                if step % 250 == 0 {
+                    guard check(harness, "seed \(seed) page \(pageSize) step \(step)") else { return }
+                }
+            }
+            // Then delete everything.
+            for key in harness.model.keys.sorted().shuffled(using: &random) { try harness.delete(key) }
+            #expect(harness.root == nil, "seed \(seed)")
+            #expect(check(harness, "seed \(seed) emptied"))
+        }
+    }
+
+    /// Trees committed earlier never change: every node a later transaction alters is copied first.
+    @Test(arguments: [512, 4096])
+    func committedTreesAreNeverModifiedByLaterTransactions(pageSize: Int) throws {
+        var random = RepeatableRandomNumberGenerator(seed: 0xC0DE + UInt64(pageSize))
+        let harness = try TreeHarness(pageSize: pageSize)
+        var kept: [(root: NodeRef?, model: [UInt64: [UInt8]])] = []
+        for step in 0..<1_200 {
+            let key = UInt64.random(in: 1...400, using: &random)
+            if harness.model[key] != nil, Bool.random(using: &random) {
+                try harness.delete(key)
+            } else {
+                try harness.put(key, ValueSizes.mixed.value(for: key, pageSize: pageSize, using: &random))
+            }
+            if step % 10 == 9 {
+                harness.commit()
+                if step % 40 == 39 { kept.append((harness.root, harness.model)) }
+            }
+            if step % 300 == 299 { try harness.checkpoint() }
+        }
+        for (index, snapshot) in kept.enumerated() {
+            var contents: [UInt64: [UInt8]] = [:]
+            try harness.tree.forEach(snapshot.root, from: 0, through: .max, reverse: false) { key, value in
+                contents[key] = try harness.pages.bytes(of: value)
+                return true
+            }
+            #expect(contents == snapshot.model, "tree kept after commit \(index) changed")
+        }
+    }
+
+    /// Tens of thousands of keys: a 4 KiB-page tree three levels high, built in increasing order (as row IDs
+    /// are allocated), then thinned out and emptied.
+    @Test func threeLevelTreeOfLargePagesSplitsAndMerges() throws {
+        var random = RepeatableRandomNumberGenerator(seed: 0x3_1EE1)
+        let harness = try TreeHarness(pageSize: 4096)
+        let count: UInt64 = 32_000
+        for key in 1...count {
+            // 21-byte cells: about 97 to a half-full leaf, 254 leaves under a root: three levels past ~25,000.
+            try harness.put(key, (0..<8).map { UInt8(truncatingIfNeeded: key >> (8 * $0)) })
+            if key % 500 == 0 { harness.commit() }
+            if key % 10_000 == 0 { try harness.checkpoint() }
+        }
+        #expect(try harness.height() == 3)
+        #expect(check(harness, "\(count) keys", checkLookups: false))
+        // Delete four keys in five at random, then everything else in decreasing order.
+        let doomed = (1...count).filter { $0 % 5 != 0 }.shuffled(using: &random)
+        for (step, key) in doomed.enumerated() {
+            try harness.delete(key)
+            if step % 1_000 == 999 { harness.commit() }
+            if step % 6_000 == 5_999 {
+                try harness.checkpoint()
+                guard check(harness, "after \(step + 1) deletes", checkLookups: false) else { return }
+            }
+        }
+        #expect(check(harness, "one key in five left"))
+        for key in harness.model.keys.sorted().reversed() { try harness.delete(key) }
+        #expect(harness.root == nil)
+    }
+
+    /// Keys at the ends of the UInt64 range are stored and scanned like any other.
+    @Test func extremeKeysAreOrderedAndScanned() throws {
+        let harness = try TreeHarness(pageSize: 512)
+        let keys: [UInt64] = [0, 1, 2, .max, .max - 1, 1 << 63, (1 << 63) - 1] + (100..<200).map { UInt64($0) << 40 }
+        for key in keys { try harness.put(key, Array("k\(key)".utf8)) }
+        #expect(check(harness, "extreme keys"))
+        try harness.checkpoint()
+        #expect(check(harness, "extreme keys after a checkpoint"))
+        var got: [UInt64] = []
+        try harness.tree.forEach(harness.root, from: .max - 1, through: .max, reverse: true) { key, _ in
+            got.append(key)
+            return true
+        }
+        #expect(got == [.max, .max - 1])
+        got = []
+        try harness.tree.forEach(harness.root, from: 5, through: 4, reverse: false) { key, _ in
+            got.append(key)
+            return true
+        }
+        #expect(got.isEmpty, "an empty range yields nothing")
+        for key in keys { try harness.delete(key) }
+        #expect(harness.root == nil)
+    }
+
+    /// A walk stops as soon as its body returns false, in both directions, across leaves.
+    @Test func walkStopsWhenTheBodySaysSo() throws {
+        let harness = try TreeHarness(pageSize: 512)
+        for key in 1...UInt64(500) { try harness.put(key, [1, 2, 3]) }
+        try harness.checkpoint()
+        for reverse in [false, true] {
+            var seen: [UInt64] = []
+            let finished = try harness.tree.forEach(harness.root, from: 100, through: 400, reverse: reverse) { key, _ in
+                seen.append(key)
+                return seen.count < 150
+            }
+            #expect(!finished)
+            #expect(seen == (reverse ? Array((251...400).reversed()) : Array(100..<250)))
+        }
+    }
+}

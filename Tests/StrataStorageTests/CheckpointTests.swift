@@ -1,0 +1,149 @@
+import StrataFormat
+import StrataIO
+import StrataStorage
+import StrataTestSupport
+import Testing
+
+/// Checkpoints move committed changes from the log into the page file (Store+Checkpoint.swift).
+@Suite struct CheckpointTests {
+    private let walPath = TemporaryStore.wal()
+    private let pagePath = TemporaryStore.pageFile()
+
+    @Test(arguments: [512, 4096])
+    func dataSurvivesCheckpointsCloseAndReopen(pageSize: Int) throws {
+        let fileSystem = TemporaryStore.makeFileSystem()
+        var workload = RandomWorkload(seed: 0xC4EC + UInt64(pageSize), pageSize: pageSize)
+        var store = try Store.openForTesting(fileSystem, configuration: .testing(pageSize: pageSize))
+        for round in 0..<6 {
+            for _ in 0..<40 { try workload.runTransaction(on: store) }
+            if round % 2 == 0 { try store.checkpoint() }
+            workload.model.assertMatches(store.snapshot(), "round \(round)")
+            try store.close()
+            store = try Store.openForTesting(fileSystem, configuration: .testing(pageSize: pageSize))
+            #expect(store.recoveryReport.replayedTransactions == 0, "close checkpoints everything")
+            workload.model.assertMatches(store.snapshot(), "round \(round), reopened")
+            let report = try store.verify()
+            #expect(report.isClean, "\(report)")
+            #expect(report.rowCount == UInt64(workload.model.tables.values.reduce(0) { $0 + $1.rows.count }))
+            #expect(report.overflowPages > 0 || round == 0)
+        }
+        try store.close()
+    }
+
+    @Test func checkpointOfAnUnchangedStoreIsANoOp() throws {
+        let fileSystem = TemporaryStore.makeFileSystem()
+        let store = try Store.openForTesting(fileSystem)
+        var workload = RandomWorkload(seed: 7, pageSize: 4096)
+        for _ in 0..<20 { try workload.runTransaction(on: store) }
+        try store.checkpoint()
+        let pages = try fileSystem.contentsOfFile(at: pagePath)
+        let log = try fileSystem.contentsOfFile(at: walPath)
+        let statistics = store.statistics
+        try store.checkpoint()
+        try store.checkpoint()
+        #expect(try fileSystem.contentsOfFile(at: pagePath) == pages)
+        #expect(try fileSystem.contentsOfFile(at: walPath) == log, "the log was not replaced")
+        #expect(store.statistics.checkpointCount == statistics.checkpointCount)
+        #expect(store.statistics.generation == statistics.generation)
+        // Closing and reopening an unchanged store writes nothing either.
+        try store.close()
+        try Store.openForTesting(fileSystem).close()
+        #expect(try fileSystem.contentsOfFile(at: pagePath) == pages)
+        // An empty or read-only transaction changes nothing.
+        let again = try Store.openForTesting(fileSystem)
+        try again.write { txn in _ = txn.tableNames }
+        try again.checkpoint()
+        #expect(try fileSystem.contentsOfFile(at: pagePath) == pages)
+        try again.close()
+    }
+
+    @Test func smallThresholdCheckpointsAutomatically() throws {
+        let fileSystem = TemporaryStore.makeFileSystem()
+        let store = try Store.openForTesting(fileSystem, configuration: .testing(checkpointThresholdBytes: 4_096))
+        var workload = RandomWorkload(seed: 8, pageSize: 4096)
+        for _ in 0..<200 {
+            try workload.runTransaction(on: store)
+            #expect(store.statistics.walBytes < 4_096 + 64 << 10, "the log keeps growing")
+        }
+        let statistics = store.statistics
+        #expect(statistics.checkpointCount > 10, "\(statistics.checkpointCount) checkpoints")
+        // Automatic checkpoints lose nothing at a crash.
+        let crashed = try Store.openForTesting(fileSystem.crashImage())
+        workload.model.assertMatches(crashed.snapshot(), "after a crash")
+        #expect(try crashed.verify().isClean)
+        try crashed.close()
+        try store.close()
+    }
+
+    @Test func newLogStartsAfterTheCheckpointedLSN() throws {
+        let fileSystem = TemporaryStore.makeFileSystem()
+        let store = try Store.openForTesting(fileSystem)
+        let table = try store.write { try $0.createTable(named: "t") }
+        for _ in 0..<5 { _ = try store.write { try $0.insert([1], into: table) } }
+        let lsn = store.statistics.lastLSN
+        try store.checkpoint()
+        var layout = try WALLayout(fileSystem.contentsOfFile(at: walPath))
+        #expect(layout.header.startLSN == lsn + 1)
+        #expect(layout.records.isEmpty)
+        _ = try store.write { try $0.insert([2], into: table) }
+        layout = try WALLayout(fileSystem.contentsOfFile(at: walPath))
+        #expect(layout.records.map(\.lsn) == [lsn + 1, lsn + 2])
+        #expect(layout.fileSize == layout.records.last!.end)
+        try store.close()
+    }
+
+    @Test func checkpointOfEmptiedAndDroppedTablesReopens() throws {
+        let fileSystem = TemporaryStore.makeFileSystem()
+        let store = try Store.openForTesting(fileSystem, configuration: .testing(pageSize: 512))
+        var model = ReferenceModel()
+        let (kept, dropped) = try store.write { txn in
+            (try txn.createTable(named: "kept"), try txn.createTable(named: "dropped"))
+        }
+        model.createTable(named: "kept")
+        model.createTable(named: "dropped")
+        try store.write { txn in
+            for index in 0..<100 {
+                try txn.insert(Array(repeating: UInt8(index), count: 50), into: kept)
+                try txn.insert([UInt8(index)], into: dropped)
+            }
+        }
+        try store.checkpoint()
+        try store.write { txn in
+            for row in 1...UInt64(100) { try txn.delete(RowID(row), from: kept) }
+            try txn.dropTable(dropped)
+        }
+        model.dropTable(named: "dropped")
+        model.tables["kept"]!.nextRowID = 101
+        try store.close()
+        let reopened = try Store.openForTesting(fileSystem)
+        model.assertMatches(reopened.snapshot())
+        let report = try reopened.verify()
+        #expect(report.isClean)
+        #expect(report.treePages == 0)
+        #expect(report.unreferencedPages > 0, "the old trees are garbage now")
+        try reopened.close()
+    }
+
+    /// A catalog larger than one page: the root record spans several pages.
+    @Test func rootRecordSpanningManyPagesReopens() throws {
+        let fileSystem = TemporaryStore.makeFileSystem()
+        let store = try Store.openForTesting(fileSystem, configuration: .testing(pageSize: 512))
+        var model = ReferenceModel()
+        try store.write { txn in
+            for index in 0..<300 {
+                let name = "table-\(index)-" + String(repeating: "n", count: index % 200)
+                let id = try txn.createTable(named: name)
+                model.createTable(named: name)
+                if index % 3 == 0 {
+                    try txn.insert([UInt8(index & 0xFF)], into: id)
+                    model.insert([UInt8(index & 0xFF)], into: name)
+                }
+            }
+        }
+        try store.close()
+        let reopened = try Store.openForTesting(fileSystem)
+        model.assertMatches(reopened.snapshot())
+        #expect(try reopened.verify().isClean)
+        try reopened.close()
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import StrataIO
+import StrataStorage
+import StrataTestSupport
+import Synchronization
+import Testing
+
+/// Snapshots see exactly the commit they were taken at, whatever commits and checkpoints follow
+/// (Snapshot.swift).
+@Suite struct SnapshotTests {
+    @Test func snapshotKeepsItsStateThroughLaterCommitsAndCheckpoints() throws {
+        let fileSystem = TemporaryStore.makeFileSystem()
+        let store = try Store.openForTesting(fileSystem, configuration: .testing(pageSize: 512))
+        var workload = RandomWorkload(seed: 0x5AA9, pageSize: 512)
+        workload.largeValueSize = 2_000
+        var kept: [(Snapshot, ReferenceModel)] = []
+        for step in 0..<150 {
+            try workload.runTransaction(on: store)
+            if step % 10 == 0 { kept.append((store.snapshot(), workload.model)) }
+            if step % 37 == 36 { try store.checkpoint() }
+        }
+        try store.checkpoint()
+        for (index, (snapshot, model)) in kept.enumerated() {
+            model.assertMatches(snapshot, "snapshot \(index)")
+        }
+        // And after the store is closed.
+        try store.close()
+        for (index, (snapshot, model)) in kept.enumerated() {
+            model.assertMatches(snapshot, "snapshot \(index) after close")
+        }
+    }
+
+    @Test func rangeScansWithRandomBoundsMatchTheModel() throws {
+        let store = try Store.openForTesting(TemporaryStore.makeFileSystem(), configuration: .testing(pageSize: 512))
+        var workload = RandomWorkload(seed: 0x5CA7, pageSize: 512)
+        workload.weights = (create: 1, drop: 0, insert: 20, update: 3, delete: 6)
+        var random = RepeatableRandomNumberGenerator(seed: 0x5CA8)
+        for step in 0..<300 {
+            try workload.runTransaction(on: store, maximumOperations: 10)
+            if step % 50 == 49 { try store.checkpoint() }
+            if step % 10 == 0 {
+                let problems = workload.model.rangeScanDifferences(store.snapshot(), scans: 20, using: &random)
+                #expect(problems == [], "step \(step)")
+            }
+        }
+        try store.close()
+    }
+
+    @Test func withRowReadsInlineAndOverflowValuesWithoutCopying() throws {
+        let store = try Store.openForTesting(TemporaryStore.makeFileSystem(), configuration: .testing(pageSize: 512))
+        let table = try store.write { try $0.createTable(named: "t") }
+        let short = try store.write { try $0.insert([1, 2, 3], into: table) }
+        let long = try store.write { try $0.insert((0..<5_000).map { UInt8(truncatingIfNeeded: $0) }, into: table) }
+        for checkpointed in [false, true] {
+            if checkpointed { try store.checkpoint() }
+            let snapshot = store.snapshot()
+            #expect(try snapshot.withRow(short, in: table) { Array($0) } == [1, 2, 3])
+            #expect(try snapshot.withRow(long, in: table) { $0.count } == 5_000)
+            #expect(try snapshot.withRow(long, in: table) { $0[4_999] } == UInt8(truncatingIfNeeded: 4_999))
+            #expect(try snapshot.withRow(RowID(99), in: table) { _ in true } == nil)
+        }
+        try store.close()
+    }
+
+    /// A reader thread takes snapshots while a writer commits and checkpoints: every snapshot holds exactly
+    /// the state of the commit its LSN names, and keeps holding it while the writer goes on.
+    @Test func snapshotsTakenOnAnotherThreadWhileAWriterCommitsAreConsistent() throws {
+        let store = try Store.openForTesting(
+            TemporaryStore.makeFileSystem(),
+            configuration: .testing(pageSize: 512, durability: .off)
+        )
+        let models = Mutex<[UInt64: ReferenceModel]>([0: ReferenceModel()])
+        let done = Atomic<Bool>(false)
+        let failures = Mutex<[String]>([])
+        let checks = Atomic<Int>(0)
+        runOnThreads(3) { thread in
+            if thread == 0 {
+                var workload = RandomWorkload(seed: 0x7EAD, pageSize: 512)
+                workload.largeValueSize = 1_500
+                do {
+                    for step in 0..<400 {
+                        try workload.runTransaction(on: store)
+                        let lsn = store.statistics.lastLSN
+                        models.withLock { $0[lsn] = workload.model }
+                        if step % 40 == 39 { try store.checkpoint() }
+                    }
+                } catch {
+                    failures.withLock { $0.append("writer: \(error)") }
+                }
+                done.store(true, ordering: .releasing)
+                return
+            }
+            var held: [(Snapshot, UInt64)] = []
+            while !done.load(ordering: .acquiring) {
+                let snapshot = store.snapshot()
+                // The writer records the model right after its commit returns: wait for it.
+                var expected: ReferenceModel?
+                while expected == nil {
+                    expected = models.withLock { $0[snapshot.lsn] }
+                    if expected == nil { Thread.sleep(forTimeInterval: 0.0001) }
+                }
+                do {
+                    let state = try ReferenceModel.capture(snapshot)
+                    if state.tables != expected!.tables {
+                        failures.withLock {
+                            $0.append("reader \(thread): snapshot at LSN \(snapshot.lsn) differs from its commit")
+                        }
+                    }
+                } catch {
+                    failures.withLock { $0.append("reader \(thread): \(error)") }
+                }
+                checks.add(1, ordering: .relaxed)
+                if held.count < 20 { held.append((snapshot, snapshot.lsn)) }
+            }
+            // Snapshots held across the whole run still read as their commits.
+            for (snapshot, lsn) in held {
+                let expected = models.withLock { $0[lsn] }!
+                if (try? ReferenceModel.capture(snapshot).tables) != expected.tables {
+                    failures.withLock { $0.append("reader \(thread): a held snapshot at LSN \(lsn) changed") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        #expect(checks.load(ordering: .relaxed) > 10)
+        #expect(try store.verify().isClean)
+        try store.close()
+    }
+
+    @Test func snapshotLSNIsTheLastCommitItContains() throws {
+        let store = try Store.openForTesting(TemporaryStore.makeFileSystem())
+        let empty = store.snapshot()
+        let table = try store.write { try $0.createTable(named: "t") }
+        let afterCreate = store.snapshot()
+        _ = try store.write { try $0.insert([1], into: table) }
+        #expect(empty.lsn == 0)
+        #expect(afterCreate.lsn > empty.lsn)
+        #expect(store.snapshot().lsn > afterCreate.lsn)
+        #expect(empty.table(named: "t") == nil)
+        #expect(try afterCreate.rowCount(in: table) == 0)
+        #expect(try afterCreate.nextRowID(in: table) == RowID(1))
+        try store.close()
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import StrataIO
+import StrataStorage
+import StrataTestSupport
+import Synchronization
+import Testing
+
+/// Writers, readers, checkpoints and close on several threads at once (Store.swift's writer gate and
+/// group commit, Store+Checkpoint.swift): no acknowledged commit is lost, no reader sees a half state.
+@Suite struct StoreConcurrencyTests {
+    /// Four writers with durability `.full` and a small checkpoint threshold (so automatic checkpoints
+    /// replace the log under waiting committers), a thread checkpointing on its own and a verifying
+    /// reader; then a power loss: every acknowledged row is there.
+    @Test func writersCheckpointsAndReadersTogetherLoseNothing() throws {
+        let fileSystem = TemporaryStore.makeFileSystem()
+        let slowSyncs = FaultInjectingFileSystem(wrapping: fileSystem) { _, operation in
+            if operation == .sync { Thread.sleep(forTimeInterval: 0.0002) }
+        }
+        let store = try Store.open(
+            at: TemporaryStore.directory,
+            configuration: .testing(pageSize: 512, checkpointThresholdBytes: 8_192),
+            fileSystem: slowSyncs
+        )
+        let writers = 4
+        let perWriter = 150
+        let tables = try store.write { txn in try (0..<writers).map { try txn.createTable(named: "w\($0)") } }
+        let acknowledged = Mutex<[[RowID: [UInt8]]]>(Array(repeating: [:], count: writers))
+        let failures = Mutex<[String]>([])
+        let writing = Atomic<Int>(writers)
+        runOnThreads(writers + 2) { thread in
+            if thread < writers {
+                var random = RepeatableRandomNumberGenerator(seed: UInt64(thread))
+                for index in 0..<perWriter {
+                    let value = random.bytes(Int.random(in: 0...300, using: &random)) + [UInt8(index & 0xFF)]
+                    do {
+                        let row = try store.write { try $0.insert(value, into: tables[thread]) }
+                        acknowledged.withLock { $0[thread][row] = value }
+                        if index % 10 == 9, let victim = acknowledged.withLock({ $0[thread].keys.min() }) {
+                            _ = try store.write { try $0.delete(victim, from: tables[thread]) }
+                            acknowledged.withLock { $0[thread][victim] = nil }
+                        }
+                    } catch {
+                        failures.withLock { $0.append("writer \(thread): \(error)") }
+                    }
+                }
+                writing.subtract(1, ordering: .releasing)
+            } else if thread == writers {
+                while writing.load(ordering: .acquiring) > 0 {
+                    do { try store.checkpoint() } catch { failures.withLock { $0.append("checkpoint: \(error)") } }
+                    Thread.sleep(forTimeInterval: 0.002)
+                }
+            } else {
+                while writing.load(ordering: .acquiring) > 0 {
+                    let snapshot = store.snapshot()
+                    do {
+                        for table in tables {
+                            var count = 0
+                            try snapshot.forEachRow(in: table) { _, _ in
+                                count += 1
+                                return true
+                            }
+                            if count != (try snapshot.rowCount(in: table)) {
+                                failures.withLock {
+                                    $0.append("reader: a snapshot's scan disagrees with its row count")
+                                }
+                            }
+                        }
+                    } catch {
+                        failures.withLock { $0.append("reader: \(error)") }
+                    }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        #expect(store.statistics.checkpointCount > 3)
+        let expected = acknowledged.withLock { $0 }
+        func check(_ snapshot: Snapshot, _ context: String) throws {
+            for (thread, rows) in expected.enumerated() {
+                var found: [RowID: [UInt8]] = [:]
+                try snapshot.forEachRow(in: tables[thread]) { row, bytes in
+                    found[row] = Array(bytes)
+                    return true
+                }
+                #expect(found == rows, "\(context): writer \(thread)")
+            }
+        }
+        try check(store.snapshot(), "live")
+        let crashed = try Store.openForTesting(fileSystem.crashImage(), configuration: .testing(pageSize: 512))
+        try check(crashed.snapshot(), "after a power loss")
+        #expect(try crashed.verify().isClean)
+        try crashed.close()
+        try store.close()
+    }
+
+    /// Closing while writers commit: each commit either returns (and is then durable) or throws
+    /// `storeClosed`; a reopen shows exactly the commits that returned.
+    @Test func closeWhileWritersCommitKeepsExactlyTheAcknowledgedCommits() throws {
+        for round in 0..<5 {
+            let fileSystem = TemporaryStore.makeFileSystem()
+            let store = try Store.openForTesting(
+                fileSystem,
+                configuration: .testing(pageSize: 512, checkpointThresholdBytes: 16_384)
+            )
+            let writers = 3
+            let tables = try store.write { txn in try (0..<writers).map { try txn.createTable(named: "w\($0)") } }
+            let acknowledged = Mutex<[Set<RowID>]>(Array(repeating: [], count: writers))
+            let unexpected = Mutex<[String]>([])
+            runOnThreads(writers + 1) { thread in
+                if thread == writers {
+                    Thread.sleep(forTimeInterval: 0.002 * Double(round + 1))
+                    do { try store.close() } catch { unexpected.withLock { $0.append("close: \(error)") } }
+                    return
+                }
+                for index in 0..<10_000 {
+                    do {
+                        let row = try store.write { try $0.insert([UInt8(index & 0xFF)], into: tables[thread]) }
+                        acknowledged.withLock { _ = $0[thread].insert(row) }
+                    } catch StorageError.storeClosed {
+                        return
+                    } catch {
+                        unexpected.withLock { $0.append("writer \(thread): \(error)") }
+                        return
+                    }
+                }
+            }
+            #expect(unexpected.withLock { $0 } == [], "round \(round)")
+            #expect(
+                acknowledged.withLock { $0.map(\.count).reduce(0, +) } > 0,
+                "round \(round): no commit before close"
+            )
+            let reopened = try Store.openForTesting(fileSystem, configuration: .testing(pageSize: 512))
+            #expect(reopened.recoveryReport.replayedTransactions == 0, "round \(round): close checkpointed everything")
+            for thread in 0..<writers {
+                var rows = Set<RowID>()
+                try reopened.snapshot().forEachRow(in: tables[thread]) { row, _ in
+                    rows.insert(row)
+                    return true
+                }
+                #expect(rows == acknowledged.withLock { $0[thread] }, "round \(round), writer \(thread)")
+            }
+            #expect(try reopened.verify().isClean)
+            try reopened.close()
+        }
+    }
+}
