@@ -40,7 +40,7 @@ extension ManagedObjectContext {
             if batches[key] == nil { batches[key] = Batch(store: store) }
             return key
         }
-        for object in inserted.values.sorted(by: { $0.objectID.description < $1.objectID.description }) {
+        for object in inserted.values.sorted(by: { $0.insertionSequence < $1.insertionSequence }) {
             let store = try assignedStores[ObjectIdentifier(object)] ?? coordinator.defaultStore(for: object.entity)
             let key = batch(store)
             batches[key]!.changes.inserts.append(

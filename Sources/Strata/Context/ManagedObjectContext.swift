@@ -43,6 +43,8 @@ public final class ManagedObjectContext {
     var updated: [ObjectIdentifier: ManagedObject] = [:]
     var deleted: [ObjectIdentifier: ManagedObject] = [:]
     var retainedObjects: [ObjectIdentifier: ManagedObject] = [:]
+    /// Numbers inserted objects in order.
+    var insertionCounter: UInt64 = 0
     /// Stores chosen for inserted objects by ``assign(_:to:)`` or ``obtainPermanentIDs(for:)``.
     var assignedStores: [ObjectIdentifier: any PersistentStore] = [:]
 
@@ -119,6 +121,9 @@ public final class ManagedObjectContext {
             return
         }
         guard object.objectID.isTemporaryID, inserted[ObjectIdentifier(object)] == nil else { return }
+        precondition(!object.entity.isAbstract, "\(object.entity.name) is abstract: it has no objects of its own")
+        insertionCounter += 1
+        object.insertionSequence = insertionCounter
         register(object)
         inserted[ObjectIdentifier(object)] = object
         object.isInserted = true

@@ -47,7 +47,7 @@ extension ManagedObjectContext {
             }
         }
         if request.includesPendingChanges {
-            results += inserted.values.filter { matches($0.entity) }.sorted { $0.objectID.description < $1.objectID.description }
+            results += inserted.values.filter { matches($0.entity) }.sorted { $0.insertionSequence < $1.insertionSequence }
         }
         var window = results.dropFirst(min(request.fetchOffset, results.count))
         if request.fetchLimit > 0 { window = window.prefix(request.fetchLimit) }

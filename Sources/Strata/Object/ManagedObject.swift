@@ -46,6 +46,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var changeProcessingEnabled = true
     var observers: [String: [UUID: (ManagedObject) -> Void]] = [:]
 
+    /// The order of insertion into its context: saves and fetches list new objects in this order.
+    var insertionSequence: UInt64 = 0
+
     /// Whether the object's values are not in memory. Reading it never fires the fault.
     public internal(set) var isFault = false
     /// Whether the object was inserted into its context and not yet saved.
@@ -55,6 +58,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// Makes an object of `entity` and, when given a context, inserts it there (which calls ``awakeFromInsert()``).
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
+        precondition(!entity.isAbstract || context == nil, "\(entity.name) is abstract: it has no objects of its own")
         self.entity = entity
         self.objectID = ManagedObjectID(temporaryFor: entity)
         self.values = entity.attributes.map { $0.defaultValue }

@@ -101,7 +101,7 @@ struct BTree: Sendable {
             return (.node(leaf), false)
         }
         let node = try mutable(root, owner: owner, level: nil)
-        let (replaced, split) = try put(into: node, key: key, value: value, owner: owner)
+        let (replaced, split) = try put(into: node, key: key, value: value, owner: owner, rightmost: true)
         guard let (separator, right) = split else { return (.node(node), replaced) }
         let newRoot = BTreeNode(
             level: node.level + 1, keys: [0, separator], values: [], children: [.node(node), .node(right)],
@@ -109,8 +109,10 @@ struct BTree: Sendable {
         return (.node(newRoot), replaced)
     }
 
+    /// `rightmost`: whether `node` is on the tree's right edge. Appending there (row IDs only grow, so
+    /// inserts usually do) splits off just the new entry, leaving full nodes behind instead of half-full ones.
     private func put(
-        into node: BTreeNode, key: UInt64, value: LeafValue, owner: UInt64
+        into node: BTreeNode, key: UInt64, value: LeafValue, owner: UInt64, rightmost: Bool
     ) throws -> (replaced: Bool, split: (UInt64, BTreeNode)?) {
         if node.isLeaf {
             let (index, found) = node.search(key)
@@ -123,18 +125,48 @@ struct BTree: Sendable {
                 node.values.insert(value, at: index)
                 node.bodySize += size
             }
-            return (found, node.bodySize > limits.capacity ? splitLeaf(node) : nil)
+            guard node.bodySize > limits.capacity else { return (found, nil) }
+            let appended = rightmost && !found && index == node.count - 1
+            return (found, appended ? splitLeafAtEnd(node) : splitLeaf(node))
         }
         let index = node.childIndex(for: key)
         let child = try mutable(node.children[index], owner: owner, level: node.level - 1)
         node.children[index] = .node(child)
-        let (replaced, split) = try put(into: child, key: key, value: value, owner: owner)
+        let childIsRightmost = rightmost && index == node.count - 1
+        let (replaced, split) = try put(into: child, key: key, value: value, owner: owner, rightmost: childIsRightmost)
         if let (separator, right) = split {
             node.keys.insert(separator, at: index + 1)
             node.children.insert(.node(right), at: index + 1)
             node.bodySize += PageFormat.internalEntrySize
         }
-        return (replaced, node.bodySize > limits.capacity ? splitInternal(node) : nil)
+        guard node.bodySize > limits.capacity else { return (replaced, nil) }
+        return (replaced, childIsRightmost && split != nil ? splitInternalAtEnd(node) : splitInternal(node))
+    }
+
+    /// Splits a leaf that overflowed by an append: the new right leaf takes only the last cell.
+    private func splitLeafAtEnd(_ node: BTreeNode) -> (UInt64, BTreeNode) {
+        let last = node.count - 1
+        let size = limits.cellSize(node.values[last])
+        let right = BTreeNode(
+            level: 0, keys: [node.keys[last]], values: [node.values[last]], children: [], owner: node.owner, bodySize: size)
+        node.keys.removeLast()
+        node.values.removeLast()
+        node.bodySize -= size
+        return (right.keys[0], right)
+    }
+
+    /// Splits an internal node that overflowed by an append: the new right node takes the last two children
+    /// (an internal node has at least two).
+    private func splitInternalAtEnd(_ node: BTreeNode) -> (UInt64, BTreeNode) {
+        let middle = node.count - 2
+        let separator = node.keys[middle]
+        let right = BTreeNode(
+            level: node.level, keys: Array(node.keys[middle...]), values: [], children: Array(node.children[middle...]),
+            owner: node.owner, bodySize: BTreeLimits.internalBodySize(childCount: 2))
+        node.keys.removeSubrange(middle...)
+        node.children.removeSubrange(middle...)
+        node.bodySize = BTreeLimits.internalBodySize(childCount: middle)
+        return (separator, right)
     }
 
     /// Splits an overfull leaf near the middle of its bytes; returns the separator and the new right leaf.
