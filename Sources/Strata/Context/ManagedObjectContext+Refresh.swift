@@ -16,15 +16,20 @@ extension ManagedObjectContext {
             return
         }
         let saved = object.changedIndexes.map { ($0, object.values[$0]) }
-        object.turnIntoFault()
-        // The row cache may hold what this object last saw: take the store's newest within staleness rules.
+        let before = object.values
+        // Read first: a failed read leaves the object as it was.
         guard let row = try storedRow(for: object.objectID) else { throw ObjectGraphError.objectInaccessible(object.objectID) }
+        object.turnIntoFault()
         object.load(row)
         for (index, value) in saved {
             object.values[index] = value
             object.changedIndexes.insert(index)
         }
         for (index, _) in saved { object.didChangeValue(forKey: object.entity.attributes[index].name) }
+        let restored = Set(saved.map(\.0))
+        for attribute in object.entity.attributes where !restored.contains(attribute.index) && object.values[attribute.index] != before[attribute.index] {
+            for observer in (object.observers[attribute.name] ?? [:]).values { observer(object) }
+        }
     }
 
     /// Refreshes every registered object, keeping unsaved changes (``refresh(_:mergeChanges:)`` with true).

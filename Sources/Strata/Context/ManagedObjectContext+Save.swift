@@ -63,6 +63,9 @@ extension ManagedObjectContext {
             batches[key]!.deleted.append(object)
         }
 
+        // Conflicts anywhere stop the save before any store is written. Each store's write is atomic; should a
+        // later store fail (a full disk), the stores already written stay written and their objects saved.
+        for batch in batches.values { try batch.store.checkConflicts(batch.changes) }
         for batch in batches.values {
             let result = try batch.store.save(batch.changes)
             apply(result, of: batch.changes, store: batch.store, inserted: batch.inserted, updated: batch.updated,

@@ -27,9 +27,10 @@ public final class ManagedObjectContext {
     public let coordinator: PersistentStoreCoordinator
     /// A name for the context (logs, debugging).
     public var name: String?
-    /// How long (seconds) row data cached by the coordinator may be used to fill faults: 0 (the default)
-    /// means cached data never goes stale; a positive interval makes older cache entries go to the store.
-    public var stalenessInterval: TimeInterval = 0
+    /// How long (seconds) row data cached by the coordinator may be used to fill faults, counted from when
+    /// the row was fetched. Negative (the default, as in Core Data) means cached data never goes stale; 0 means
+    /// every fault goes to the store.
+    public var stalenessInterval: TimeInterval = -1
     /// Whether the context holds every registered object strongly (default false: weakly).
     public var retainsRegisteredObjects = false {
         didSet {
@@ -135,6 +136,7 @@ public final class ManagedObjectContext {
     public func delete(_ object: ManagedObject) {
         guard object.managedObjectContext === self else { return }
         let key = ObjectIdentifier(object)
+        guard deleted[key] == nil else { return }
         object.prepareForDeletion()
         if inserted[key] != nil {
             object.isInserted = false
@@ -165,7 +167,7 @@ public final class ManagedObjectContext {
     /// The row of a permanent ID, through the coordinator's row cache (honouring ``stalenessInterval``).
     func storedRow(for id: ManagedObjectID) throws -> StoredRow? {
         guard !id.isTemporaryID else { return nil }
-        return try coordinator.row(for: id, maximumAge: stalenessInterval > 0 ? stalenessInterval : nil)
+        return try coordinator.row(for: id, maximumAge: stalenessInterval >= 0 ? stalenessInterval : nil)
     }
 }
 

@@ -57,6 +57,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Removes a store and closes it. Objects of its rows become inaccessible.
     public func removePersistentStore(_ store: any PersistentStore) throws {
         stores.withLock { $0.removeAll { $0 === store } }
+        rowCache.invalidate(store: store.identifier)
         try store.close()
     }
 

@@ -62,6 +62,13 @@ final class RowCache: Sendable {
         state.withLock { $0.entries[key]?.row = nil }
     }
 
+    /// Forgets the rows of every entry of a store (it was removed).
+    func invalidate(store: UUID) {
+        state.withLock { state in
+            for key in state.entries.keys where key.store == store { state.entries[key]!.row = nil }
+        }
+    }
+
     func retain(_ key: Key) {
         state.withLock { state in
             state.entries[key, default: Entry(row: nil, fetchedAt: .distantPast, references: 0)].references += 1

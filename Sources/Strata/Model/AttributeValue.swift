@@ -69,8 +69,9 @@ public struct AnyHashableSendable: Hashable, Sendable {
     /// The boxed value itself (unwrapping an unchecked box).
     public var value: Any { (base as? UncheckedSendableBox)?.value.base ?? base }
 
-    public static func == (lhs: Self, rhs: Self) -> Bool { AnyHashable(lhs.base) == AnyHashable(rhs.base) }
-    public func hash(into hasher: inout Hasher) { AnyHashable(base).hash(into: &hasher) }
+    private var unboxed: AnyHashable { (base as? UncheckedSendableBox)?.value ?? AnyHashable(base) }
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.unboxed == rhs.unboxed }
+    public func hash(into hasher: inout Hasher) { unboxed.hash(into: &hasher) }
 }
 
 /// Holds a value key-value coding received as `Any`; see ``AnyHashableSendable/init(unchecked:)``.

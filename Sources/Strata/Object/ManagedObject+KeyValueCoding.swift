@@ -107,7 +107,7 @@ extension ManagedObject {
         var result: [String: Any?] = [:]
         for index in changedIndexes {
             let attribute = entity.attributes[index]
-            result[attribute.name] = values[index]?.anyValue
+            result.updateValue(values[index]?.anyValue, forKey: attribute.name)
         }
         return result
     }
@@ -118,7 +118,7 @@ extension ManagedObject {
         guard let committed else { return [:] }
         var result: [String: Any?] = [:]
         for attribute in entity.persistentAttributes where keys?.contains(attribute.name) ?? true {
-            result[attribute.name] = committed[attribute.storageIndex!]?.anyValue
+            result.updateValue(committed[attribute.storageIndex!]?.anyValue, forKey: attribute.name)
         }
         return result
     }

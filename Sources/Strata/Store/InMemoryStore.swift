@@ -57,21 +57,29 @@ public final class InMemoryStore: PersistentStore {
         }
     }
 
+    public func checkConflicts(_ changes: StoreChanges) throws {
+        try state.withLock { state in try conflicts(changes, in: state) }
+    }
+
+    private func conflicts(_ changes: StoreChanges, in state: State) throws {
+        var conflicts: [ManagedObjectID] = []
+        for update in changes.updates
+        where state.tables[Self.key(update.entity)]?.rows[update.rowID]?.version != update.expectedVersion {
+            conflicts.append(ManagedObjectID(entity: update.entity, storeIdentifier: identifier, rowID: update.rowID))
+        }
+        for delete in changes.deletes {
+            let current = state.tables[Self.key(delete.entity)]?.rows[delete.rowID]?.version
+            if let expected = delete.expectedVersion, current != expected {
+                conflicts.append(ManagedObjectID(entity: delete.entity, storeIdentifier: identifier, rowID: delete.rowID))
+            }
+        }
+        guard conflicts.isEmpty else { throw ObjectGraphError.optimisticLockingConflict(conflicts) }
+    }
+
     public func save(_ changes: StoreChanges) throws -> StoreSaveResult {
         try state.withLock { state in
             // Check every expectation before changing anything: a save is all or nothing.
-            var conflicts: [ManagedObjectID] = []
-            for update in changes.updates where state.tables[Self.key(update.entity)]?.rows[update.rowID]?.version != update.expectedVersion {
-                conflicts.append(ManagedObjectID(entity: update.entity, storeIdentifier: identifier, rowID: update.rowID))
-            }
-            for delete in changes.deletes {
-                let current = state.tables[Self.key(delete.entity)]?.rows[delete.rowID]?.version
-                if let expected = delete.expectedVersion, current != expected {
-                    conflicts.append(ManagedObjectID(entity: delete.entity, storeIdentifier: identifier, rowID: delete.rowID))
-                }
-            }
-            guard conflicts.isEmpty else { throw ObjectGraphError.optimisticLockingConflict(conflicts) }
-
+            try conflicts(changes, in: state)
             var result = StoreSaveResult(insertedRowIDs: [], insertedVersions: [], updatedVersions: [])
             for insert in changes.inserts {
                 var table = state.tables[Self.key(insert.entity)] ?? Table()

@@ -22,6 +22,10 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// Reserves `count` row IDs in `entity`'s table for objects that get permanent IDs before their save.
     func allocateRowIDs(for entity: EntityDescription, count: Int) throws -> [UInt64]
 
+    /// Checks that every update and delete still finds the row version it expects, without writing.
+    /// - Throws: ``ObjectGraphError/optimisticLockingConflict(_:)``.
+    func checkConflicts(_ changes: StoreChanges) throws
+
     /// Applies one save atomically: all of it or, when it throws, none of it.
     /// - Throws: ``ObjectGraphError/optimisticLockingConflict(_:)`` when a row's version is not the expected one.
     func save(_ changes: StoreChanges) throws -> StoreSaveResult

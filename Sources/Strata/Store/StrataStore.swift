@@ -195,6 +195,31 @@ public final class StrataStore: PersistentStore {
         } catch let error as StorageError { throw ObjectGraphError.storage(error) }
     }
 
+    public func checkConflicts(_ changes: StoreChanges) throws {
+        let snapshot = engine.snapshot()
+        var conflicts: [ManagedObjectID] = []
+        do {
+            for update in changes.updates {
+                let current = try snapshot.row(RowID(update.rowID), in: table(for: update.entity))
+                if try current.map({ try RowRecord.Header.decode($0).rowVersion }) != update.expectedVersion {
+                    conflicts.append(ManagedObjectID(entity: update.entity, storeIdentifier: identifier, rowID: update.rowID))
+                }
+            }
+            for delete in changes.deletes {
+                guard let expected = delete.expectedVersion else { continue }
+                let current = try snapshot.row(RowID(delete.rowID), in: table(for: delete.entity))
+                if try current.map({ try RowRecord.Header.decode($0).rowVersion }) != expected {
+                    conflicts.append(ManagedObjectID(entity: delete.entity, storeIdentifier: identifier, rowID: delete.rowID))
+                }
+            }
+        } catch let error as StorageError {
+            throw ObjectGraphError.storage(error)
+        } catch {
+            throw ObjectGraphError.storage(.corruption(file: "store", offset: 0, reason: "\(error)"))
+        }
+        guard conflicts.isEmpty else { throw ObjectGraphError.optimisticLockingConflict(conflicts) }
+    }
+
     public func save(_ changes: StoreChanges) throws -> StoreSaveResult {
         do {
             return try engine.write { txn in

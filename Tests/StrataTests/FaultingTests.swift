@@ -1,0 +1,286 @@
+import Foundation
+import Strata
+import Testing
+
+/// Faults and the row cache: COREDATA.md §1.2 (isFault), §1.3 (stalenessInterval) and §5 #1, #2.
+/// `store.rowReads` counts reads of the underlying storage, so an unchanged count is a row-cache hit.
+@Suite struct FaultingTests {
+    @Test(arguments: StoreKind.allCases)
+    func objectWithDoesNoIOAndReturnsAFault(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)
+        let context = stack.context()
+        let reads = stack.store.rowReads
+        let ada = try #require(context.object(with: id) as? GraphEmployee)
+        #expect(ada.isFault)
+        #expect(ada.objectID == id)
+        #expect(ada.entity.name == "GraphEmployee")
+        #expect(context.registeredObject(for: id) === ada)
+        #expect(stack.store.rowReads == reads)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func readingIsFaultDoesNotFireTheFaultButTouchingAPropertyDoes(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)
+        let context = stack.context()
+        let reads = stack.store.rowReads
+        let ada = try #require(context.object(with: id) as? GraphEmployee)
+        for _ in 0..<3 { #expect(ada.isFault) }
+        _ = ada.description
+        _ = ada.hasChanges
+        #expect(ada.isFault)
+        #expect(ada.events.isEmpty)
+        #expect(stack.store.rowReads == reads)
+
+        #expect(ada.firstName == "Ada")
+        #expect(!ada.isFault)
+        #expect(ada.events == ["awakeFromFetch"])
+        // The row cache was empty (the seeding context is gone): firing read the store once.
+        #expect(stack.store.rowReads == reads + 1)
+        #expect(ada.salary == 100)
+        #expect(stack.store.rowReads == reads + 1)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func firingTouchesKeyValueCodingToo(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)
+        let context = stack.context()
+        let ada = context.object(with: id)
+        #expect(try ada.value(forKey: "lastName") as? String == "Lovelace")
+        #expect(!ada.isFault)
+        let otherContext = stack.context()
+        let other = otherContext.object(with: id)
+        try other.willAccessValue(forKey: nil)
+        #expect(!other.isFault)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func firingFromTheRowCacheDoesNoStoreReadWhenAnotherContextLoadedTheRow(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)
+        let loader = stack.context()
+        let loaded = try fetchEmployees(loader)
+        #expect(loaded.count == 1)
+        let reads = stack.store.rowReads
+        let hits = stack.coordinator.rowCacheStatistics.hits
+
+        let context = stack.context()
+        let ada = try #require(context.object(with: id) as? GraphEmployee)
+        #expect(ada.firstName == "Ada")
+        #expect(!ada.isFault)
+        #expect(stack.store.rowReads == reads)
+        #expect(stack.coordinator.rowCacheStatistics.hits == hits + 1)
+        withExtendedLifetime(loaded) {}
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func existingObjectFillsFromTheRowCacheWhenAnotherContextLoadedTheRow(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)
+        let loader = stack.context()
+        let held = try employee(id, in: loader)
+        let reads = stack.store.rowReads
+        let ada = try stack.context().existingObject(with: id)
+        #expect(!ada.isFault)
+        #expect(stack.store.rowReads == reads)
+        withExtendedLifetime(held) {}
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func positiveStalenessIntervalSendsAnOldCacheEntryToTheStore(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)
+        let loader = stack.context()
+        let held = try employee(id, in: loader)
+
+        // A generous interval: the entry is fresh, the cache serves it.
+        let tolerant = stack.context()
+        tolerant.stalenessInterval = 60
+        var reads = stack.store.rowReads
+        _ = try tolerant.existingObject(with: id)
+        #expect(stack.store.rowReads == reads)
+
+        Thread.sleep(forTimeInterval: 0.06)
+        let strict = stack.context()
+        strict.stalenessInterval = 0.03
+        reads = stack.store.rowReads
+        let fresh = try employee(id, in: strict)
+        #expect(fresh.firstName == "Ada")
+        #expect(stack.store.rowReads == reads + 1)
+        // The read refreshed the entry: a second strict fault within the interval is served by the cache.
+        reads = stack.store.rowReads
+        _ = try employee(id, in: stack.context().configured { $0.stalenessInterval = 30 })
+        #expect(stack.store.rowReads == reads)
+        withExtendedLifetime(held) {}
+    }
+
+    /// COREDATA.md §1.3: "`stalenessInterval` ... Negative means infinite (the default)"; Core Data's
+    /// documentation: "0.0 represents 'no staleness acceptable'". Strata treats 0 as infinite.
+    @Test(arguments: StoreKind.allCases)
+    func zeroStalenessIntervalAcceptsNoCachedRow(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)
+        let loader = stack.context()
+        let held = try employee(id, in: loader)
+        let strict = stack.context()
+        strict.stalenessInterval = 0
+        let reads = stack.store.rowReads
+        _ = try strict.existingObject(with: id)
+        #expect(stack.store.rowReads == reads + 1, "stalenessInterval 0 must not use cached row data")
+        withExtendedLifetime(held) {}
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func negativeStalenessIntervalUsesCachedRowsOfAnyAge(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)
+        let loader = stack.context()
+        let held = try employee(id, in: loader)
+        Thread.sleep(forTimeInterval: 0.02)
+        let context = stack.context()
+        context.stalenessInterval = -1
+        let reads = stack.store.rowReads
+        _ = try context.existingObject(with: id)
+        #expect(stack.store.rowReads == reads)
+        withExtendedLifetime(held) {}
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func existingObjectThrowsObjectInaccessibleForAMissingRow(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)
+        let missing = try stack.coordinator.managedObjectID(
+            forURIRepresentation: URL(string: "x-strata://\(stack.store.identifier.uuidString)/GraphEmployee/p999")!)
+        let context = stack.context()
+        let error = objectGraphError { _ = try context.existingObject(with: missing) }
+        #expect(error?.isObjectInaccessible == true)
+        #expect(error?.objectIDs == [missing])
+        #expect(context.registeredObject(for: missing) == nil)
+        #expect(stack.coordinator.rowCacheStatistics.entries == 0)
+        // And for a row that exists: never a fault.
+        let ada = try context.existingObject(with: id)
+        #expect(!ada.isFault)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func existingObjectNeverReturnsAFaultEvenWhenAFaultIsRegistered(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)
+        let context = stack.context()
+        let fault = context.object(with: id)
+        #expect(fault.isFault)
+        let existing = try context.existingObject(with: id)
+        #expect(existing === fault)
+        #expect(!existing.isFault)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func objectWithForAMissingRowReturnsAFaultThatThrowsWhenFired(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        _ = try seedAda(stack)
+        let missing = try stack.coordinator.managedObjectID(
+            forURIRepresentation: URL(string: "x-strata://\(stack.store.identifier.uuidString)/GraphEmployee/p4242")!)
+        let context = stack.context()
+        let fault = context.object(with: missing)
+        #expect(fault.isFault)
+        let error = objectGraphError { _ = try fault.value(forKey: "firstName") }
+        #expect(error?.isObjectInaccessible == true)
+        #expect(fault.isFault)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func registeredObjectReturnsNilWhenNotRegisteredAndDoesNoIO(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)
+        let context = stack.context()
+        let reads = stack.store.rowReads
+        #expect(context.registeredObject(for: id) == nil)
+        #expect(context.registeredObject(for: id) == nil)  // it did not register a fault either
+        #expect(context.registeredObjects.isEmpty)
+        #expect(stack.store.rowReads == reads)
+        let fault = context.object(with: id)
+        #expect(context.registeredObject(for: id) === fault)
+        #expect(fault.isFault)  // registeredObject never fires
+        #expect(stack.store.rowReads == reads)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func firingAFaultWhoseRowAnotherContextDeletedThrowsObjectInaccessible(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)
+        let context = stack.context()
+        let fault = context.object(with: id)
+
+        let other = stack.context()
+        other.delete(try other.existingObject(with: id))
+        try other.save()
+
+        #expect(fault.isFault)
+        let error = objectGraphError { _ = try fault.value(forKey: "firstName") }
+        #expect(error?.isObjectInaccessible == true)
+        #expect(error?.objectIDs == [id])
+        let viaExisting = objectGraphError { _ = try context.existingObject(with: id) }
+        #expect(viaExisting?.isObjectInaccessible == true)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func firingAFaultWhoseRowWasDeletedWhileAnotherContextCachedItThrows(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)
+        // A third context holds the row in the cache: the delete must invalidate that entry.
+        let holder = stack.context()
+        let held = try employee(id, in: holder)
+        let context = stack.context()
+        let fault = context.object(with: id)
+
+        let other = stack.context()
+        other.delete(try other.existingObject(with: id))
+        try other.save()
+
+        let error = objectGraphError { _ = try fault.value(forKey: "salary") }
+        #expect(error?.isObjectInaccessible == true)
+        withExtendedLifetime(held) {}
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func faultFiredAfterAnotherContextsSaveSeesTheSavedValues(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)
+        let context = stack.context()
+        let fault = try #require(context.object(with: id) as? GraphEmployee)
+        let other = stack.context()
+        let loaded = try employee(id, in: other)
+        loaded.salary = 777
+        try other.save()
+        #expect(fault.isFault)
+        #expect(fault.salary == 777)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func fetchReturnsFaultsByDefaultAndFilledObjectsWhenAsked(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        _ = try seedEmployees(stack, [("A", "X", 1), ("B", "Y", 2)])
+        let context = stack.context()
+        let faults = try context.fetch(FetchRequest<GraphEmployee>(entityName: "GraphEmployee"))
+        let allFaults = faults.allSatisfy { $0.isFault }
+        #expect(allFaults)
+        let other = stack.context()
+        let filled = try fetchEmployees(other)
+        let noneFaults = filled.allSatisfy { !$0.isFault }
+        #expect(noneFaults)
+        // A fetch's rows are cached: firing the first context's faults reads nothing more.
+        let reads = stack.store.rowReads
+        #expect(faults.map(\.firstName) == ["A", "B"])
+        #expect(stack.store.rowReads == reads)
+    }
+}
+
+extension ManagedObjectContext {
+    /// The context, after `body` configured it.
+    func configured(_ body: (ManagedObjectContext) -> Void) -> ManagedObjectContext {
+        body(self)
+        return self
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import Strata
+import Testing
+
+/// Object IDs and their URI form: COREDATA.md §1.7 (ObjectID) and §5 #7.
+@Suite struct ObjectIDTests {
+    @Test(arguments: StoreKind.allCases)
+    func permanentIDRoundTripsThroughItsURI(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)
+        let uri = id.uriRepresentation()
+        #expect(uri.scheme == "x-strata")
+        #expect(uri.absoluteString == "x-strata://\(stack.store.identifier.uuidString)/GraphEmployee/p\(id.rowID!)")
+        let again = try stack.coordinator.managedObjectID(forURIRepresentation: uri)
+        #expect(again == id)
+        #expect(again.hashValue == id.hashValue)
+        #expect(Set([id, again]).count == 1)
+        #expect(again.entity === id.entity)
+        #expect(!again.isTemporaryID)
+        // The ID from the URI finds the registered object.
+        let context = stack.context()
+        let ada = try employee(id, in: context)
+        #expect(context.object(with: again) === ada)
+        #expect(context.registeredObject(for: again) === ada)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func temporaryURIDiffersFromThePermanentOneAndDoesNotResolve(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let context = stack.context()
+        let grace = GraphEmployee(context: context)
+        grace.firstName = "Grace"
+        let temporaryURI = grace.objectID.uriRepresentation()
+        #expect(temporaryURI.absoluteString.hasPrefix("x-strata:///GraphEmployee/t"))
+        #expect(grace.objectID.uriRepresentation() == temporaryURI)  // stable while temporary
+        let error = objectGraphError { _ = try stack.coordinator.managedObjectID(forURIRepresentation: temporaryURI) }
+        #expect(error?.isInvalidURI == true)
+
+        try context.save()
+        let permanentURI = grace.objectID.uriRepresentation()
+        #expect(permanentURI != temporaryURI)
+        #expect(try stack.coordinator.managedObjectID(forURIRepresentation: permanentURI) == grace.objectID)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func temporaryIDsAreDistinctPerObject(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let context = stack.context()
+        let a = GraphEmployee(context: context)
+        let b = GraphEmployee(context: context)
+        #expect(a.objectID != b.objectID)
+        #expect(a.objectID.uriRepresentation() != b.objectID.uriRepresentation())
+        #expect(a.objectID == a.objectID)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func invalidURIsThrowInvalidURI(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)
+        let store = stack.store.identifier.uuidString
+        let candidates = [
+            "https://\(store)/GraphEmployee/p\(id.rowID!)",  // another scheme
+            "x-coredata://\(store)/GraphEmployee/p\(id.rowID!)",  // Core Data's scheme
+            "x-strata://\(UUID().uuidString)/GraphEmployee/p1",  // a store the coordinator does not have
+            "x-strata://not-a-uuid/GraphEmployee/p1",
+            "x-strata://\(store)/NoSuchEntity/p1",
+            "x-strata://\(store)/GraphEmployee/q1",
+            "x-strata://\(store)/GraphEmployee/p",
+            "x-strata://\(store)/GraphEmployee/p-1",
+            "x-strata://\(store)/GraphEmployee/p1x",
+            "x-strata://\(store)/GraphEmployee",
+            "x-strata://\(store)/GraphEmployee/p1/extra",
+            "x-strata:///GraphEmployee/p1",
+        ]
+        for candidate in candidates {
+            let uri = try #require(URL(string: candidate))
+            let error = objectGraphError { _ = try stack.coordinator.managedObjectID(forURIRepresentation: uri) }
+            #expect(error?.isInvalidURI == true, "\(candidate)")
+        }
+    }
+
+    @Test func uriOfAStoreOnAnotherCoordinatorDoesNotResolve() throws {
+        let first = try TestStack(.inMemory)
+        let second = try TestStack(.inMemory)
+        let id = try seedAda(first)
+        let error = objectGraphError { _ = try second.coordinator.managedObjectID(forURIRepresentation: id.uriRepresentation()) }
+        #expect(error?.isInvalidURI == true)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func temporaryIDOfAnotherContextsInsertIsInaccessible(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let inserting = stack.context()
+        let grace = GraphEmployee(context: inserting)
+        grace.firstName = "Grace"
+        let other = stack.context()
+        #expect(other.registeredObject(for: grace.objectID) == nil)
+        let error = objectGraphError { _ = try other.existingObject(with: grace.objectID) }
+        #expect(error?.isObjectInaccessible == true)
+        #expect(other.registeredObject(for: grace.objectID) == nil)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func idsOfTheSameRowAreEqualAcrossContexts(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)
+        let a = try employee(id, in: stack.context())
+        let b = try fetchEmployees(stack.context())[0]
+        #expect(a.objectID == b.objectID)
+        #expect(a.objectID.hashValue == b.objectID.hashValue)
+        #expect(a.objectID.description == id.uriRepresentation().absoluteString)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func subentityIDsNameTheConcreteEntity(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let context = stack.context()
+        let manager = GraphManager(context: context)
+        manager.name = "Boss"
+        try context.save()
+        #expect(manager.objectID.entity.name == "GraphManager")
+        #expect(manager.objectID.uriRepresentation().path.hasPrefix("/GraphManager/p"))
+        let again = try stack.coordinator.managedObjectID(forURIRepresentation: manager.objectID.uriRepresentation())
+        let fetched = try #require(try stack.context().existingObject(with: again) as? GraphManager)
+        #expect(fetched.name == "Boss")
+    }
+}
