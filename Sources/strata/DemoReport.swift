@@ -1,34 +1,36 @@
 import Foundation
 import StrataStorage
 
-/// The human report of `strata demo`: one line per timed step as it ends, then the store's files.
+/// The human report of `strata demo`: one line per timed step as it ends, then the store's files and counters.
 ///
 /// ```
-/// step                                 time         rows                rate
-/// bulk load (1 transaction)         0.069 s      100,100    1,461,216 rows/s
+/// step                                 time        count                  rate
+/// save (1 transaction)              0.412 s      100,100     242,961 objects/s
 /// ```
 struct DemoReport {
     private let clock = ContinuousClock()
 
-    /// Runs `body`, then prints its name, duration and, when `rows` is given, its rate in rows per second.
-    func measure<T>(_ name: String, rows: Int? = nil, _ body: () throws -> T) rethrows -> T {
+    /// Runs `body`, then prints its name, duration and, when `count` is given, its rate in `unit`s per second.
+    func measure<T>(_ name: String, count: Int? = nil, unit: String = "objects", _ body: () throws -> T) rethrows -> T {
         let start = clock.now
         let result = try body()
         let seconds = Self.seconds(clock.now - start)
         var line = Self.pad(name, 30) + Self.leftPad(String(format: "%.3f s", seconds), 11)
-        if let rows {
-            line += Self.leftPad(Self.grouped(rows), 13)
+        if let count {
+            line += Self.leftPad(Self.grouped(count), 13)
             if seconds > 0 {
-                line += Self.leftPad(Self.grouped(Int((Double(rows) / seconds).rounded())) + " rows/s", 20)
+                line += Self.leftPad(Self.grouped(Int((Double(count) / seconds).rounded())) + " \(unit)/s", 23)
             }
         }
         print(line)
+        // Each step's line before the engine's log lines (standard error), even when standard output is a pipe.
+        fflush(nil)
         return result
     }
 
     func printHeader() {
         print()
-        print(Self.pad("step", 30) + Self.leftPad("time", 11) + Self.leftPad("rows", 13) + Self.leftPad("rate", 20))
+        print(Self.pad("step", 30) + Self.leftPad("time", 11) + Self.leftPad("count", 13) + Self.leftPad("rate", 23))
     }
 
     /// Prints every regular file under `directory` with its size, and their total.
@@ -46,6 +48,30 @@ struct DemoReport {
             print("  " + Self.pad(path, 28) + Self.leftPad(Self.grouped(size), 15) + " bytes")
         }
         print("  " + Self.pad("total", 28) + Self.leftPad(Self.grouped(total), 15) + " bytes")
+    }
+
+    /// Prints the coordinator's row cache counters at some moments: hits (faults filled without the store),
+    /// misses (rows read from the store) and entries (one per object ID some context holds).
+    func printRowCache(_ moments: [(when: String, statistics: RowCacheStatistics)]) {
+        print()
+        for (when, statistics) in moments {
+            print(
+                "row cache \(when): \(Self.grouped(statistics.hits)) hits, \(Self.grouped(statistics.misses)) misses, "
+                    + "\(Self.grouped(statistics.entries)) entries (\(Self.grouped(statistics.cachedRows)) with a row)"
+            )
+        }
+    }
+
+    /// Prints the blob segments: their sizes, live blobs and bytes.
+    func printBlobs(_ segments: [BlobSegmentStatistics]) {
+        print()
+        for segment in segments {
+            print(
+                "blob segment \(segment.segmentID): \(Self.grouped(segment.liveBlobs)) blobs, "
+                    + "\(Self.grouped(Int(segment.liveBytes))) live bytes, "
+                    + "\(Self.grouped(Int(segment.deadBytes))) dead, file \(Self.grouped(Int(segment.fileBytes))) bytes"
+            )
+        }
     }
 
     /// Prints what the reopen's recovery did and the engine's counters since that reopen.
