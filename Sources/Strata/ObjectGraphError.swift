@@ -30,6 +30,7 @@ public enum ObjectGraphError: Error, Sendable, CustomStringConvertible {
     /// The storage engine failed.
     case storage(StorageError)
 
+    /// A one-line description of the failure, naming the entity, key, object or store involved.
     public var description: String {
         switch self {
         case .unknownKey(let entity, let key): "\(entity) has no property '\(key)'"

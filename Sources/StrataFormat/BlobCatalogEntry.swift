@@ -5,20 +5,34 @@
 /// entry := version:u8 segmentID:u32 offset:u64 rawLength:u64 storedBytes:u64 chunkCount:u32 contentChecksum:u32
 /// ```
 public struct BlobCatalogEntry: Sendable, Equatable {
+    /// The size of an encoded entry in bytes: the version byte and six fixed-width fields.
     public static let encodedSize = 37
+    /// The entry format version this code writes and reads; ``decode(_:)`` rejects any other.
     public static let version: UInt8 = 1
 
+    /// The segment file that holds the blob (see ``BlobSegmentFormat/fileName(segment:)``).
     public var segmentID: UInt32
     /// Offset of the first chunk record in the segment; the others follow it contiguously.
     public var offset: UInt64
-    /// The blob's length.
+    /// The blob's length in bytes, before compression.
     public var rawLength: UInt64
     /// Bytes the blob's records take in the segment, headers included.
     public var storedBytes: UInt64
+    /// The number of chunk records: the raw length divided by ``BlobSegmentFormat/chunkSize``, rounded up
+    /// (0 for an empty blob).
     public var chunkCount: UInt32
     /// Masked CRC-32C of the blob's raw bytes, checked after a whole read.
     public var contentChecksum: UInt32
 
+    /// Creates an entry from its fields; nothing is validated until the entry is decoded again.
+    ///
+    /// - Parameters:
+    ///   - segmentID: the segment that holds the blob.
+    ///   - offset: the byte offset of the blob's first chunk record in that segment.
+    ///   - rawLength: the blob's length in bytes, before compression.
+    ///   - storedBytes: the bytes the blob's chunk records take in the segment, record headers included.
+    ///   - chunkCount: the number of chunk records.
+    ///   - contentChecksum: the masked CRC-32C of the blob's raw bytes.
     public init(segmentID: UInt32, offset: UInt64, rawLength: UInt64, storedBytes: UInt64, chunkCount: UInt32, contentChecksum: UInt32) {
         self.segmentID = segmentID
         self.offset = offset
@@ -28,6 +42,9 @@ public struct BlobCatalogEntry: Sendable, Equatable {
         self.contentChecksum = contentChecksum
     }
 
+    /// Encodes the entry as the ``encodedSize`` bytes stored in the blob catalog table.
+    ///
+    /// - Returns: the version byte followed by the fields, little-endian.
     public func encoded() -> [UInt8] {
         var writer = ByteWriter(capacity: Self.encodedSize)
         writer.writeUInt8(Self.version)
@@ -40,6 +57,16 @@ public struct BlobCatalogEntry: Sendable, Equatable {
         return writer.bytes
     }
 
+    /// Decodes and checks an entry read from the blob catalog table.
+    ///
+    /// Besides the layout, the fields must agree with one another: the chunk count must match the raw
+    /// length, the first record must follow the segment header, the stored bytes must cover at least
+    /// every record header, and the blob must end within `Int64.max`.
+    ///
+    /// - Parameter bytes: exactly ``encodedSize`` bytes.
+    /// - Returns: the decoded entry.
+    /// - Throws: ``FormatError/unsupportedVersion(_:)`` for a version other than ``version``;
+    ///   ``FormatError/invalidField(_:)`` for a wrong length or inconsistent fields.
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(FormatError) -> BlobCatalogEntry {
         guard bytes.count == encodedSize else { throw .invalidField("blob catalog entry of \(bytes.count) bytes") }
         var reader = ByteReader(bytes)

@@ -1,16 +1,28 @@
 /// One chunk of a blob in a segment: up to ``BlobSegmentFormat/chunkSize`` raw bytes, LZ4-compressed
 /// when that makes them smaller (FORMAT.md, "Blob segments").
 public struct BlobChunkRecord: Sendable, Equatable {
+    /// How the payload is stored: raw, or as an LZ4 block.
     public var codec: BlobCodec
+    /// The blob the chunk belongs to, checked against the catalog when the blob is read.
     public var blobID: UInt64
+    /// The chunk's position in its blob, from 0.
     public var chunkIndex: UInt32
+    /// The chunk's length before compression, at most ``BlobSegmentFormat/chunkSize`` bytes.
     public var rawLength: Int
+    /// The payload's length on disk: equal to ``rawLength`` for a raw chunk, strictly smaller for an LZ4 one.
     public var storedLength: Int
 
     /// The record's size on disk.
     public var encodedSize: Int { BlobSegmentFormat.recordHeaderSize + storedLength }
 
     /// Encodes a chunk, compressing it when LZ4 makes it smaller.
+    ///
+    /// - Parameters:
+    ///   - chunk: the raw bytes, at most ``BlobSegmentFormat/chunkSize`` (a precondition).
+    ///   - blobID: the blob the chunk belongs to.
+    ///   - chunkIndex: the chunk's position in the blob, from 0.
+    ///   - salt: the store's checksum salt, mixed into the record's checksum.
+    /// - Returns: the whole record: header, then the raw or compressed payload.
     public static func encode(
         chunk: UnsafeRawBufferPointer, blobID: UInt64, chunkIndex: UInt32, salt: UInt64
     ) -> [UInt8] {
@@ -42,6 +54,10 @@ public struct BlobChunkRecord: Sendable, Equatable {
 
     /// Decodes and bounds a record header (the first 28 bytes). Lengths are checked against the format's
     /// limits here; the caller checks that the payload fits in the file before reading it.
+    ///
+    /// - Throws: ``FormatError/truncated(needed:available:)`` for fewer than 28 bytes;
+    ///   ``FormatError/invalidField(_:)`` for an unknown codec, flags or reserved bits set, a raw length
+    ///   above ``BlobSegmentFormat/chunkSize``, or a stored length the codec does not allow.
     public static func decodeHeader(_ bytes: UnsafeRawBufferPointer) throws(FormatError) -> BlobChunkRecord {
         var reader = ByteReader(bytes)
         _ = try reader.readUInt32LE()
@@ -70,7 +86,14 @@ public struct BlobChunkRecord: Sendable, Equatable {
     }
 
     /// Verifies a whole record (`encodedSize` bytes) and returns its raw bytes.
-    /// - Throws: ``FormatError`` on a checksum mismatch or a malformed compressed payload.
+    ///
+    /// - Parameters:
+    ///   - record: the record's bytes from its start; any after ``encodedSize`` are ignored.
+    ///   - salt: the store's checksum salt.
+    /// - Returns: the chunk's ``rawLength`` raw bytes.
+    /// - Throws: ``FormatError/truncated(needed:available:)`` for fewer than ``encodedSize`` bytes;
+    ///   ``FormatError/checksumMismatch(stored:computed:)`` for a damaged record;
+    ///   ``FormatError/invalidField(_:)`` for a malformed LZ4 payload or one that yields another length.
     public func decodePayload(_ record: UnsafeRawBufferPointer, salt: UInt64) throws(FormatError) -> [UInt8] {
         guard record.count >= encodedSize else { throw .truncated(needed: encodedSize, available: record.count) }
         var reader = ByteReader(record)

@@ -10,8 +10,11 @@
 public enum BlobSegmentFormat {
     /// `0x89 'S' 'B' 'L' 'B' '\r' '\n' 0x1A`.
     public static let magic: [UInt8] = [0x89, 0x53, 0x42, 0x4C, 0x42, 0x0D, 0x0A, 0x1A]
+    /// The segment format version this code writes and reads.
     public static let version: UInt32 = 1
+    /// The size of a segment header in bytes; the first chunk record starts at this offset.
     public static let headerSize = 48
+    /// The size of a chunk record's header in bytes, before its payload.
     public static let recordHeaderSize = 28
     /// The largest raw chunk: blobs longer than this are cut into chunks of exactly this size (the last shorter).
     public static let chunkSize = 1 << 20

@@ -1,14 +1,25 @@
 /// The 48-byte header that opens every blob segment (FORMAT.md, "Blob segments").
 public struct BlobSegmentHeader: Sendable, Equatable {
+    /// The 16-byte ID of the store the segment belongs to; a segment from another store is rejected.
     public var storeID: [UInt8]
+    /// The segment's number, which also names its file (``BlobSegmentFormat/fileName(segment:)``).
     public var segmentID: UInt32
 
+    /// Creates a header.
+    ///
+    /// - Parameters:
+    ///   - storeID: the store's 16-byte ID; any other length is a precondition failure.
+    ///   - segmentID: the segment's number.
     public init(storeID: [UInt8], segmentID: UInt32) {
         precondition(storeID.count == 16)
         self.storeID = storeID
         self.segmentID = segmentID
     }
 
+    /// Encodes the header as the ``BlobSegmentFormat/headerSize`` bytes that open the segment file.
+    ///
+    /// - Returns: magic, version, header length, store ID, segment ID, reserved zeros and the masked CRC-32C
+    ///   of everything before it.
     public func encoded() -> [UInt8] {
         var writer = ByteWriter(capacity: BlobSegmentFormat.headerSize)
         writer.writeBytes(BlobSegmentFormat.magic)
@@ -21,6 +32,15 @@ public struct BlobSegmentHeader: Sendable, Equatable {
         return writer.bytes
     }
 
+    /// Decodes and verifies the header at the start of a segment file.
+    ///
+    /// - Parameter bytes: at least ``BlobSegmentFormat/headerSize`` bytes from the start of the file.
+    /// - Returns: the decoded header. The caller compares its store and segment IDs with what it expects.
+    /// - Throws: ``FormatError/truncated(needed:available:)`` for fewer than 48 bytes;
+    ///   ``FormatError/badMagic`` when the file is not a blob segment;
+    ///   ``FormatError/checksumMismatch(stored:computed:)`` for damaged bytes;
+    ///   ``FormatError/unsupportedVersion(_:)`` for another version;
+    ///   ``FormatError/invalidField(_:)`` for a wrong header length.
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(FormatError) -> BlobSegmentHeader {
         let size = BlobSegmentFormat.headerSize
         guard bytes.count >= size else { throw .truncated(needed: size, available: bytes.count) }

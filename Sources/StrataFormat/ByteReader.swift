@@ -3,9 +3,16 @@
 /// Every `read…` advances ``readerIndex``; every failure is ``FormatError/truncated(needed:available:)``.
 /// The reader borrows its buffer: it must not outlive the `withUnsafeBytes` call that made it.
 public struct ByteReader {
+    /// The borrowed bytes being read; the reader never reads outside them.
     public let bytes: UnsafeRawBufferPointer
+    /// The offset of the next byte a `read…` call consumes, from 0 to `bytes.count`.
     public private(set) var readerIndex: Int
 
+    /// Creates a reader over `bytes`.
+    ///
+    /// - Parameters:
+    ///   - bytes: the bytes to read, which must stay valid while the reader is used.
+    ///   - readerIndex: where reading starts; outside `0...bytes.count` is a precondition failure.
     public init(_ bytes: UnsafeRawBufferPointer, readerIndex: Int = 0) {
         precondition(readerIndex >= 0 && readerIndex <= bytes.count)
         self.bytes = bytes
@@ -30,21 +37,33 @@ public struct ByteReader {
         return start
     }
 
+    /// Reads one byte and advances past it.
+    ///
+    /// - Throws: ``FormatError/truncated(needed:available:)`` when no byte remains.
     public mutating func readUInt8() throws(FormatError) -> UInt8 {
         let at = try claim(1)
         return bytes[at]
     }
 
+    /// Reads a little-endian `UInt16` and advances past it.
+    ///
+    /// - Throws: ``FormatError/truncated(needed:available:)`` when fewer than 2 bytes remain.
     public mutating func readUInt16LE() throws(FormatError) -> UInt16 {
         let at = try claim(2)
         return UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self))
     }
 
+    /// Reads a little-endian `UInt32` and advances past it.
+    ///
+    /// - Throws: ``FormatError/truncated(needed:available:)`` when fewer than 4 bytes remain.
     public mutating func readUInt32LE() throws(FormatError) -> UInt32 {
         let at = try claim(4)
         return UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self))
     }
 
+    /// Reads a little-endian `UInt64` and advances past it.
+    ///
+    /// - Throws: ``FormatError/truncated(needed:available:)`` when fewer than 8 bytes remain.
     public mutating func readUInt64LE() throws(FormatError) -> UInt64 {
         let at = try claim(8)
         return UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self))
@@ -52,23 +71,34 @@ public struct ByteReader {
 
     /// Reads `count` bytes into a new array. `count` must already be bounded by the caller's format limit;
     /// it is checked against what remains before anything is allocated.
+    ///
+    /// - Throws: ``FormatError/truncated(needed:available:)`` when `count` is negative or more than remain.
     public mutating func readBytes(_ count: Int) throws(FormatError) -> [UInt8] {
         let at = try claim(count)
         return Array(UnsafeRawBufferPointer(rebasing: bytes[at..<(at &+ count)]))
     }
 
     /// Returns a view of the next `count` bytes and advances past them.
+    ///
+    /// The view borrows the reader's buffer and is valid only as long as it is.
+    ///
+    /// - Throws: ``FormatError/truncated(needed:available:)`` when `count` is negative or more than remain.
     public mutating func readSlice(_ count: Int) throws(FormatError) -> UnsafeRawBufferPointer {
         let at = try claim(count)
         return UnsafeRawBufferPointer(rebasing: bytes[at..<(at &+ count)])
     }
 
     /// Skips `count` bytes.
+    ///
+    /// - Throws: ``FormatError/truncated(needed:available:)`` when `count` is negative or more than remain.
     public mutating func skip(_ count: Int) throws(FormatError) {
         _ = try claim(count)
     }
 
     /// Reads a UTF-8 string of `count` bytes, rejecting invalid UTF-8.
+    ///
+    /// - Throws: ``FormatError/truncated(needed:available:)`` when fewer than `count` bytes remain;
+    ///   ``FormatError/invalidField(_:)`` when the bytes are not valid UTF-8.
     public mutating func readUTF8(_ count: Int) throws(FormatError) -> String {
         let slice = try readSlice(count)
         guard let string = String(validating: slice, as: UTF8.self) else {
@@ -78,6 +108,9 @@ public struct ByteReader {
     }
 
     /// Reads a little-endian UInt32 at an absolute offset without moving the reader.
+    ///
+    /// - Parameter offset: a byte offset from the start of ``bytes`` (not from ``readerIndex``).
+    /// - Throws: ``FormatError/truncated(needed:available:)`` when the 4 bytes do not lie within ``bytes``.
     public func getUInt32LE(at offset: Int) throws(FormatError) -> UInt32 {
         guard offset >= 0, offset <= bytes.count &- 4 else {
             throw .truncated(needed: 4, available: max(0, bytes.count &- offset))

@@ -2,33 +2,45 @@
 ///
 /// Encoders are trusted code: they may `precondition` on their inputs.
 public struct ByteWriter: Sendable {
+    /// Everything written so far.
     public private(set) var bytes: [UInt8]
 
+    /// Creates an empty writer.
+    ///
+    /// - Parameter capacity: bytes to reserve up front (a size hint, not a limit).
     public init(capacity: Int = 0) {
         bytes = []
         bytes.reserveCapacity(capacity)
     }
 
+    /// The number of bytes written so far: the offset the next write lands at.
     public var count: Int { bytes.count }
 
+    /// Appends one byte.
     public mutating func writeUInt8(_ value: UInt8) { bytes.append(value) }
 
+    /// Appends `value` as 2 little-endian bytes.
     public mutating func writeUInt16LE(_ value: UInt16) {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
+    /// Appends `value` as 4 little-endian bytes.
     public mutating func writeUInt32LE(_ value: UInt32) {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
+    /// Appends `value` as 8 little-endian bytes.
     public mutating func writeUInt64LE(_ value: UInt64) {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
+    /// Appends a sequence of bytes as they are.
     public mutating func writeBytes(_ value: some Sequence<UInt8>) { bytes.append(contentsOf: value) }
 
+    /// Appends the bytes of a raw buffer as they are.
     public mutating func writeBytes(_ value: UnsafeRawBufferPointer) { bytes.append(contentsOf: value) }
 
+    /// Appends `count` zero bytes (reserved fields and padding).
     public mutating func writeZeros(_ count: Int) {
         bytes.append(contentsOf: repeatElement(0, count: count))
     }

@@ -14,6 +14,7 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A field holds a value the format does not allow; the string says which and why.
     case invalidField(String)
 
+    /// A one-line description of the failure, e.g. `truncated: needed 8 bytes, 3 available`.
     public var description: String {
         switch self {
         case .truncated(let needed, let available):

@@ -13,6 +13,15 @@ public enum InternalPage {
     }
 
     /// Encodes an internal node; `keys[0]` is not stored (child 0 takes every key below `keys[1]`).
+    ///
+    /// - Parameters:
+    ///   - level: the node's level, at least 1 (1: its children are leaves).
+    ///   - keys: one separator per child, increasing; `keys[0]` is ignored.
+    ///   - children: the child page numbers, at least 2, each smaller than `pageNumber`.
+    ///   - page: the whole page buffer (page-size bytes, zeroed); the node must fit it (a precondition).
+    ///   - pageNumber: the page's number in the page file.
+    ///   - generation: the checkpoint that writes the page.
+    ///   - salt: the store's checksum salt (``StoreHeader/checksumSalt``).
     public static func encode(
         level: Int, keys: [UInt64], children: [UInt64], into page: UnsafeMutableRawBufferPointer,
         pageNumber: UInt64, generation: UInt64, salt: UInt64
@@ -35,8 +44,13 @@ public enum InternalPage {
 
     /// Decodes a verified internal page. `keys[0]` is returned as 0.
     ///
+    /// - Parameters:
+    ///   - page: the whole page, already verified by ``PageHeader/decode(_:expectedPageNumber:salt:)``.
+    ///   - header: its decoded header.
+    /// - Returns: the node's level, separators and child page numbers, one separator per child.
+    ///
     /// - Throws: ``FormatError`` for fewer than two children, a body of the wrong size, separators
-    ///   not strictly increasing, a child not before the page, or a level outside 1...maximumTreeHeight.
+    ///   not strictly increasing, a child not before the page, or a level outside `1..<maximumTreeHeight`.
     public static func decode(
         _ page: UnsafeRawBufferPointer, header: PageHeader
     ) throws(FormatError) -> (level: Int, keys: [UInt64], children: [UInt64]) {

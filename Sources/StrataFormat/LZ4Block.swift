@@ -28,6 +28,10 @@ public enum LZ4Block {
     }
 
     /// Decompresses `source` into `destination`, which must be exactly the recorded raw length.
+    ///
+    /// - Parameters:
+    ///   - source: one LZ4 block, not empty.
+    ///   - destination: a buffer of exactly the block's raw length, not empty.
     /// - Throws: ``FormatError/invalidField(_:)`` when the input is malformed or yields another length.
     public static func decompress(
         _ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer

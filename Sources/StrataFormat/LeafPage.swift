@@ -11,6 +11,14 @@ public enum LeafPage {
 
     /// Encodes a leaf into `page` (pageSize bytes, zeroed) and seals it.
     /// Every `.bytes` value must fit inline (callers move long values to overflow chains first).
+    ///
+    /// - Parameters:
+    ///   - keys: the row IDs, strictly increasing.
+    ///   - values: one value per key; the cells must fit the page (a precondition).
+    ///   - page: the whole page buffer (page-size bytes, zeroed).
+    ///   - pageNumber: the page's number in the page file.
+    ///   - generation: the checkpoint that writes the page.
+    ///   - salt: the store's checksum salt (``StoreHeader/checksumSalt``).
     public static func encode(
         keys: [UInt64], values: [LeafValue], into page: UnsafeMutableRawBufferPointer,
         pageNumber: UInt64, generation: UInt64, salt: UInt64
@@ -47,6 +55,11 @@ public enum LeafPage {
     }
 
     /// Decodes the cells of a verified leaf page.
+    ///
+    /// - Parameters:
+    ///   - page: the whole page, already verified by ``PageHeader/decode(_:expectedPageNumber:salt:)``.
+    ///   - header: its decoded header.
+    /// - Returns: the row IDs in increasing order and their values, inline or as overflow-chain references.
     ///
     /// - Throws: ``FormatError`` if cells overrun the body, row IDs are not strictly increasing,
     ///   a kind is unknown, an inline value is longer than the inline limit, or an overflow chain

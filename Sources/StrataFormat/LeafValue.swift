@@ -1,5 +1,6 @@
 /// A row value as a B+tree leaf holds it: the bytes themselves, or the start of an overflow chain.
 public enum LeafValue: Sendable, Equatable {
+    /// A value stored inline in the leaf cell.
     case bytes([UInt8])
     /// A value stored in a chain of overflow pages starting at `firstPage`, `length` bytes in all.
     case overflow(firstPage: UInt64, length: Int)

@@ -7,6 +7,7 @@
 /// The checksum is the masked CRC-32C of the store's checksum salt (u64 LE) followed by the page's bytes
 /// 4..<pageSize, padding included. Padding is zero.
 public enum PageFormat {
+    /// The size in bytes of the header that opens every page after page 0.
     public static let headerSize = 32
     /// No page: an empty tree's root, the end of an overflow chain.
     public static let noPage = UInt64.max
@@ -18,6 +19,7 @@ public enum PageFormat {
     public static let overflowCellSize = leafCellHeaderSize + 8
     /// Internal node: the first child, then (separator key, child) pairs.
     public static let internalFirstChildSize = 8
+    /// Internal node entry: separator:u64 child:u64.
     public static let internalEntrySize = 16
     /// Overflow page body: next:u64 then data.
     public static let overflowNextSize = 8
@@ -40,8 +42,12 @@ public enum PageFormat {
 
 /// What a page holds (the `type` byte of its header).
 public enum PageType: UInt8, Sendable {
+    /// A B+tree leaf: row cells (``LeafPage``).
     case leaf = 1
+    /// A B+tree internal node: separators and child pointers (``InternalPage``).
     case `internal` = 2
+    /// A page of a long value's overflow chain (``OverflowPage``).
     case overflow = 3
+    /// A part of a root record (``RootRecord``).
     case rootRecord = 4
 }

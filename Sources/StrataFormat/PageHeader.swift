@@ -1,15 +1,20 @@
 /// The 32-byte header of every page after page 0, and the page checksum (FORMAT.md, "Page file").
 public struct PageHeader: Sendable, Equatable {
+    /// What the page holds.
     public var type: PageType
+    /// Type-specific count: a leaf's cells, an internal node's children, 0 for other pages. At most `UInt16.max`.
     public var itemCount: Int
+    /// The page's own number; a page read at another position does not decode.
     public var pageNumber: UInt64
     /// The checkpoint that wrote the page.
     public var generation: UInt64
+    /// The length in bytes of the body that follows the header; the rest of the page is zero padding.
     public var bodyLength: Int
     /// Type-specific: a tree node's level (0 for leaves), an overflow page's data length,
     /// a root-record part's `index << 16 | count`.
     public var extra: UInt32
 
+    /// Creates a header from its fields; ``seal(_:salt:)`` writes it.
     public init(type: PageType, itemCount: Int, pageNumber: UInt64, generation: UInt64, bodyLength: Int, extra: UInt32) {
         self.type = type
         self.itemCount = itemCount
@@ -21,6 +26,10 @@ public struct PageHeader: Sendable, Equatable {
 
     /// Writes the header into the first 32 bytes of `page` and then the checksum over the whole page.
     /// The body must already be in place and the padding zero.
+    ///
+    /// - Parameters:
+    ///   - page: the whole page buffer; it must hold the header and ``bodyLength`` bytes (a precondition).
+    ///   - salt: the store's checksum salt (``StoreHeader/checksumSalt``).
     public func seal(_ page: UnsafeMutableRawBufferPointer, salt: UInt64) {
         precondition(page.count >= PageFormat.headerSize + bodyLength)
         precondition(itemCount <= Int(UInt16.max))
@@ -41,9 +50,16 @@ public struct PageHeader: Sendable, Equatable {
 
     /// Verifies the checksum and decodes the header of a whole page read at `expectedPageNumber`.
     ///
+    /// - Parameters:
+    ///   - page: the whole page, page-size bytes.
+    ///   - expectedPageNumber: the page number the page was read at.
+    ///   - salt: the store's checksum salt (``StoreHeader/checksumSalt``).
+    /// - Returns: the header; ``body(of:)`` then gives the body.
+    ///
     /// - Throws: ``FormatError/checksumMismatch(stored:computed:)`` for damaged bytes (including a page
     ///   that belongs to another store or another position), ``FormatError/invalidField(_:)`` for an
-    ///   unknown type, a wrong page number or a body longer than the page.
+    ///   unknown type, flags set, a wrong page number or a body longer than the page;
+    ///   ``FormatError/truncated(needed:available:)`` for a buffer shorter than 64 bytes.
     public static func decode(
         _ page: UnsafeRawBufferPointer, expectedPageNumber: UInt64, salt: UInt64
     ) throws(FormatError) -> PageHeader {

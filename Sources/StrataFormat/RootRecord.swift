@@ -8,17 +8,22 @@
 /// The payload is cut into consecutive pages of type `rootRecord`; part i of n has `extra = i << 16 | n`.
 /// The newest root record whose parts all verify is the store's durable state.
 public struct RootRecord: Sendable, Equatable {
+    /// One table's entry in a root record: its identity, row-ID counter and B+tree.
     public struct Table: Sendable, Equatable {
+        /// The table's ID, below the record's ``RootRecord/nextTableID`` and unique in the record.
         public var tableID: UInt32
+        /// The table's name: 1 to ``WALFormat/maximumTableNameLength`` UTF-8 bytes, unique in the record.
         public var name: String
         /// The row ID the next insert gets; row IDs are never reused.
         public var nextRowID: UInt64
+        /// The number of rows in the table: 0 exactly when the tree is empty, and below ``nextRowID`` otherwise.
         public var rowCount: UInt64
         /// The root page of the table's B+tree, or `noPage` when empty.
         public var rootPage: UInt64
         /// Levels in the tree: 0 when empty, 1 when the root is a leaf.
         public var height: Int
 
+        /// Creates a table entry from its fields; ``RootRecord/decode(_:firstPage:)`` checks them when read back.
         public init(tableID: UInt32, name: String, nextRowID: UInt64, rowCount: UInt64, rootPage: UInt64, height: Int) {
             self.tableID = tableID
             self.name = name
@@ -31,11 +36,20 @@ public struct RootRecord: Sendable, Equatable {
 
     /// Every WAL record with an LSN up to this one is contained in the trees.
     public var walLSN: UInt64
+    /// The table ID the next created table gets; table IDs are never reused.
     public var nextTableID: UInt32
     /// The first page of the previous root record, or `noPage`.
     public var previousRootPage: UInt64
+    /// Every table of the store, each with a unique ID and name.
     public var tables: [Table]
 
+    /// Creates a root record from its fields.
+    ///
+    /// - Parameters:
+    ///   - walLSN: the last WAL LSN whose changes the trees contain.
+    ///   - nextTableID: the ID the next created table gets.
+    ///   - previousRootPage: the first page of the previous root record, or ``PageFormat/noPage``.
+    ///   - tables: every table of the store.
     public init(walLSN: UInt64, nextTableID: UInt32, previousRootPage: UInt64, tables: [Table]) {
         self.walLSN = walLSN
         self.nextTableID = nextTableID
@@ -43,6 +57,11 @@ public struct RootRecord: Sendable, Equatable {
         self.tables = tables
     }
 
+    /// Encodes the record's payload, which ``pageCount(payloadLength:pageSize:)`` and
+    /// ``encodePart(_:index:count:into:pageNumber:generation:salt:)`` then cut into pages.
+    ///
+    /// A table name longer than ``WALFormat/maximumTableNameLength`` bytes or a height above 255 is a
+    /// precondition failure.
     public func encodedPayload() -> [UInt8] {
         var writer = ByteWriter(capacity: 24 + tables.count * 48)
         writer.writeUInt64LE(walLSN)
@@ -64,6 +83,12 @@ public struct RootRecord: Sendable, Equatable {
     }
 
     /// Decodes a root record payload whose pages lie before `firstPage`.
+    ///
+    /// - Parameters:
+    ///   - payload: the parts' bodies, concatenated in order.
+    ///   - firstPage: the page number of the record's first part: every tree root and the previous
+    ///     record must lie before it.
+    /// - Returns: the record, every table checked.
     ///
     /// - Throws: ``FormatError`` for truncation, a root at or after the record, a height outside
     ///   the tree limit or disagreeing with emptiness, duplicate table IDs or names, or trailing bytes.
@@ -114,12 +139,22 @@ public struct RootRecord: Sendable, Equatable {
         return RootRecord(walLSN: walLSN, nextTableID: nextTableID, previousRootPage: previous, tables: tables)
     }
 
-    /// How many pages a payload of `length` bytes takes.
+    /// How many pages a payload of `payloadLength` bytes takes: at least 1, even for an empty payload.
     public static func pageCount(payloadLength: Int, pageSize: Int) -> Int {
         max(1, (payloadLength + PageFormat.bodyCapacity(pageSize: pageSize) - 1) / PageFormat.bodyCapacity(pageSize: pageSize))
     }
 
     /// Encodes part `index` of `count` of a payload into `page` and seals it.
+    ///
+    /// - Parameters:
+    ///   - payload: the whole payload (``encodedPayload()``).
+    ///   - index: the part to encode, from 0.
+    ///   - count: the number of parts, ``pageCount(payloadLength:pageSize:)``; at most
+    ///     ``PageFormat/maximumRootRecordPages`` (a precondition).
+    ///   - page: the whole page buffer (page-size bytes, zeroed).
+    ///   - pageNumber: the page's number in the page file.
+    ///   - generation: the checkpoint that writes the page.
+    ///   - salt: the store's checksum salt (``StoreHeader/checksumSalt``).
     public static func encodePart(
         _ payload: [UInt8], index: Int, count: Int, into page: UnsafeMutableRawBufferPointer,
         pageNumber: UInt64, generation: UInt64, salt: UInt64
@@ -141,6 +176,9 @@ public struct RootRecord: Sendable, Equatable {
     }
 
     /// The part index and part count of a root-record page.
+    ///
+    /// - Throws: ``FormatError/invalidField(_:)`` when the page is not a root-record page, or its count is 0 or
+    ///   above ``PageFormat/maximumRootRecordPages``, or its index is not below its count.
     public static func part(of header: PageHeader) throws(FormatError) -> (index: Int, count: Int) {
         let index = Int(header.extra >> 16)
         let count = Int(header.extra & 0xFFFF)

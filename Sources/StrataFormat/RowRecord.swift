@@ -371,6 +371,8 @@ public enum RowRecord {
         }
 
         /// Decodes the header of a row held in an array; see ``decode(_:)-(UnsafeRawBufferPointer)``.
+        ///
+        /// - Throws: the same ``FormatError`` cases as the buffer overload.
         public static func decode(_ bytes: [UInt8]) throws(FormatError) -> Header {
             try bytes.withUnsafeBytes { buffer in Result { () throws(FormatError) in try decode(buffer) } }.get()
         }
@@ -483,6 +485,8 @@ public enum RowRecord {
     }
 
     /// Decodes field `index` of a row held in an array; see ``field(at:in:)-(_,UnsafeRawBufferPointer)``.
+    ///
+    /// - Throws: the same ``FormatError`` cases as the buffer overload.
     public static func field(at index: Int, in bytes: [UInt8]) throws(FormatError) -> Field {
         try bytes.withUnsafeBytes { buffer in Result { () throws(FormatError) in try field(at: index, in: buffer) } }
             .get()
@@ -507,6 +511,8 @@ public enum RowRecord {
     }
 
     /// Decodes a whole row held in an array; see ``decodeAll(_:)-(UnsafeRawBufferPointer)``.
+    ///
+    /// - Throws: the same ``FormatError`` cases as the buffer overload.
     public static func decodeAll(_ bytes: [UInt8]) throws(FormatError) -> (header: Header, fields: [Field]) {
         try bytes.withUnsafeBytes { buffer in Result { () throws(FormatError) in try decodeAll(buffer) } }.get()
     }

@@ -8,6 +8,9 @@ public enum StoreFileNames {
     public static let walTemporary = "strata.wal.tmp"
     /// A new page file being prepared at store creation; renamed over ``pageFile`` once synced.
     public static let pageFileTemporary = "strata.pages.tmp"
+    /// The compacted page file being written by compaction; renamed over ``pageFile`` to commit it.
+    /// A leftover (a compaction that did not reach its rename) is garbage.
+    public static let pageFileCompacted = "strata.pages.compact"
     /// The advisory lock that gives one open store the right to write.
     public static let lock = "strata.lock"
 

@@ -5,16 +5,23 @@
 public struct StoreHeader: Sendable, Equatable {
     /// `0x89 'S' 'T' 'R' 'A' '\r' '\n' 0x1A`: a non-ASCII first byte and line-ending guards, as PNG does.
     public static let magic: [UInt8] = [0x89, 0x53, 0x54, 0x52, 0x41, 0x0D, 0x0A, 0x1A]
+    /// The only format version this code writes and reads.
     public static let currentVersion: UInt32 = 1
     /// Encoded size of the header; the rest of page 0 is zero.
     public static let encodedSize = 64
+    /// The smallest page size a store may have, in bytes.
     public static let minimumPageSize = 512
+    /// The largest page size a store may have, in bytes.
     public static let maximumPageSize = 65536
     /// `checksumType` value for CRC-32C, the only algorithm of format version 1.
     public static let checksumCRC32C: UInt8 = 1
 
+    /// The format version the store was written with; ``decode(_:)`` only accepts ``currentVersion``.
     public var formatVersion: UInt32
+    /// The size of every page of the page file in bytes: a power of two in
+    /// ``minimumPageSize``...``maximumPageSize``.
     public var pageSize: Int
+    /// The checksum algorithm of every page and record; only ``checksumCRC32C`` exists.
     public var checksumType: UInt8
     /// Features a reader may ignore.
     public var compatibleFeatures: UInt32
@@ -25,6 +32,11 @@ public struct StoreHeader: Sendable, Equatable {
     /// The store's identity, also written into every WAL file header.
     public var storeID: [UInt8]
 
+    /// Creates the header of a new store: current version, CRC-32C and no features.
+    ///
+    /// - Parameters:
+    ///   - pageSize: the page size in bytes; it must pass ``isValidPageSize(_:)`` (a precondition).
+    ///   - storeID: the store's 16-byte UUID; any other length is a precondition failure.
     public init(pageSize: Int, storeID: [UInt8]) {
         precondition(Self.isValidPageSize(pageSize))
         precondition(storeID.count == 16)
@@ -37,6 +49,10 @@ public struct StoreHeader: Sendable, Equatable {
         self.storeID = storeID
     }
 
+    /// Whether `size` is a page size a store may have.
+    ///
+    /// - Parameter size: a page size in bytes.
+    /// - Returns: `true` for a power of two from ``minimumPageSize`` to ``maximumPageSize``.
     public static func isValidPageSize(_ size: Int) -> Bool {
         size >= minimumPageSize && size <= maximumPageSize && size & (size - 1) == 0
     }

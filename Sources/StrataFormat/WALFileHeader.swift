@@ -8,6 +8,12 @@ public struct WALFileHeader: Sendable, Equatable {
     /// bytes from an earlier log never pass as records of this one.
     public var salt: UInt32
 
+    /// Creates a header.
+    ///
+    /// - Parameters:
+    ///   - storeID: the store's 16-byte ID; any other length is a precondition failure.
+    ///   - startLSN: the LSN of the file's first record, at least 1.
+    ///   - salt: the file's checksum salt.
     public init(storeID: [UInt8], startLSN: UInt64, salt: UInt32) {
         precondition(storeID.count == 16)
         self.storeID = storeID
@@ -15,6 +21,10 @@ public struct WALFileHeader: Sendable, Equatable {
         self.salt = salt
     }
 
+    /// Encodes the header as the ``WALFormat/fileHeaderSize`` bytes that open the log.
+    ///
+    /// - Returns: magic, version, header length, store ID, start LSN, salt and the masked CRC-32C of
+    ///   everything before it.
     public func encoded() -> [UInt8] {
         var writer = ByteWriter(capacity: WALFormat.fileHeaderSize)
         writer.writeBytes(WALFormat.magic)
@@ -27,6 +37,15 @@ public struct WALFileHeader: Sendable, Equatable {
         return writer.bytes
     }
 
+    /// Decodes and verifies the header at the start of a log file.
+    ///
+    /// - Parameter bytes: at least ``WALFormat/fileHeaderSize`` bytes from the start of the file.
+    /// - Returns: the decoded header. The caller checks that its store ID is the store's.
+    /// - Throws: ``FormatError/truncated(needed:available:)`` for fewer than 48 bytes;
+    ///   ``FormatError/badMagic`` when the file is not a Strata WAL;
+    ///   ``FormatError/checksumMismatch(stored:computed:)`` for damaged bytes;
+    ///   ``FormatError/unsupportedVersion(_:)`` for another version;
+    ///   ``FormatError/invalidField(_:)`` for a wrong header length or a start LSN of 0.
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(FormatError) -> WALFileHeader {
         let size = WALFormat.fileHeaderSize
         guard bytes.count >= size else { throw .truncated(needed: size, available: bytes.count) }

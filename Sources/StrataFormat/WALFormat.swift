@@ -10,8 +10,11 @@
 public enum WALFormat {
     /// `0x89 'S' 'W' 'A' 'L' '\r' '\n' 0x1A`.
     public static let magic: [UInt8] = [0x89, 0x53, 0x57, 0x41, 0x4C, 0x0D, 0x0A, 0x1A]
+    /// The WAL format version this code writes and reads.
     public static let version: UInt32 = 1
+    /// The size of the file header in bytes; the first record starts at this offset.
     public static let fileHeaderSize = 48
+    /// The size of a record header in bytes, before its payload.
     public static let recordHeaderSize = 20
     /// The largest payload a record may have; a reader rejects larger lengths before allocating.
     public static let maximumPayloadSize = 1 << 27
@@ -19,6 +22,7 @@ public enum WALFormat {
     public static let targetPayloadSize = 1 << 20
     /// The largest row value: it must fit in one record with its operation header.
     public static let maximumValueSize = (1 << 26)
+    /// The longest table name, in UTF-8 bytes; names are also at least 1 byte long.
     public static let maximumTableNameLength = 1024
 }
 

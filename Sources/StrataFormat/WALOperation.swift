@@ -9,10 +9,15 @@
 /// reserveRows := 5 tableID:u32 nextRowID:u64          (raises the table's next row ID: reserved IDs)
 /// ```
 public enum WALOperation: Sendable, Equatable {
+    /// Creates table `tableID` named `name` (1 to ``WALFormat/maximumTableNameLength`` UTF-8 bytes).
     case createTable(tableID: UInt32, name: String)
+    /// Drops table `tableID` and all its rows.
     case dropTable(tableID: UInt32)
+    /// Inserts or replaces row `rowID` of table `tableID` with `value` (at most ``WALFormat/maximumValueSize`` bytes).
     case put(tableID: UInt32, rowID: UInt64, value: [UInt8])
+    /// Deletes row `rowID` of table `tableID`.
     case delete(tableID: UInt32, rowID: UInt64)
+    /// Raises table `tableID`'s next row ID to `nextRowID`, reserving the IDs below it.
     case reserveRows(tableID: UInt32, nextRowID: UInt64)
 
     enum Tag: UInt8 {
@@ -35,6 +40,10 @@ public enum WALOperation: Sendable, Equatable {
         }
     }
 
+    /// Encodes a ``createTable(tableID:name:)`` operation without building an enum value first.
+    ///
+    /// A name longer than ``WALFormat/maximumTableNameLength`` UTF-8 bytes is a precondition failure;
+    /// the caller must also reject an empty name, which a reader refuses.
     public static func encodeCreateTable(tableID: UInt32, name: String, into writer: inout ByteWriter) {
         let utf8 = Array(name.utf8)
         precondition(utf8.count <= WALFormat.maximumTableNameLength)
@@ -44,12 +53,19 @@ public enum WALOperation: Sendable, Equatable {
         writer.writeBytes(utf8)
     }
 
+    /// Encodes a ``dropTable(tableID:)`` operation without building an enum value first.
     public static func encodeDropTable(tableID: UInt32, into writer: inout ByteWriter) {
         writer.writeUInt8(Tag.dropTable.rawValue)
         writer.writeUInt32LE(tableID)
     }
 
     /// Encodes a put without building an enum value first (the hot path of every write).
+    ///
+    /// - Parameters:
+    ///   - tableID: the table written.
+    ///   - rowID: the row written.
+    ///   - value: the row's new bytes, at most ``WALFormat/maximumValueSize`` (a precondition).
+    ///   - writer: where the operation is appended.
     public static func encodePut(tableID: UInt32, rowID: UInt64, value: UnsafeRawBufferPointer, into writer: inout ByteWriter) {
         precondition(value.count <= WALFormat.maximumValueSize)
         writer.writeUInt8(Tag.put.rawValue)
@@ -59,12 +75,14 @@ public enum WALOperation: Sendable, Equatable {
         writer.writeBytes(value)
     }
 
+    /// Encodes a ``delete(tableID:rowID:)`` operation without building an enum value first.
     public static func encodeDelete(tableID: UInt32, rowID: UInt64, into writer: inout ByteWriter) {
         writer.writeUInt8(Tag.delete.rawValue)
         writer.writeUInt32LE(tableID)
         writer.writeUInt64LE(rowID)
     }
 
+    /// Encodes a ``reserveRows(tableID:nextRowID:)`` operation without building an enum value first.
     public static func encodeReserveRows(tableID: UInt32, nextRowID: UInt64, into writer: inout ByteWriter) {
         writer.writeUInt8(Tag.reserveRows.rawValue)
         writer.writeUInt32LE(tableID)
@@ -75,6 +93,9 @@ public enum WALOperation: Sendable, Equatable {
     public static func putSize(valueLength: Int) -> Int { 17 + valueLength }
 
     /// Decodes every operation of an `operations` record payload, calling `body` for each in order.
+    ///
+    /// - Throws: the ``FormatError`` of the first operation that does not decode (the operations before it
+    ///   have been passed to `body`), or whatever `body` throws.
     public static func decodeAll(
         _ payload: UnsafeRawBufferPointer, _ body: (WALOperation) throws -> Void
     ) throws {
@@ -84,7 +105,11 @@ public enum WALOperation: Sendable, Equatable {
         }
     }
 
-    /// Decodes one operation.
+    /// Decodes one operation and advances `reader` past it.
+    ///
+    /// - Throws: ``FormatError/truncated(needed:available:)`` when the operation runs past the payload;
+    ///   ``FormatError/invalidField(_:)`` for an unknown tag, a table name that is empty, too long or not
+    ///   UTF-8, or a value longer than ``WALFormat/maximumValueSize``.
     public static func decode(from reader: inout ByteReader) throws(FormatError) -> WALOperation {
         let rawTag = try reader.readUInt8()
         guard let tag = Tag(rawValue: rawTag) else { throw .invalid("unknown operation tag \(rawTag)") }
@@ -118,16 +143,21 @@ public enum WALOperation: Sendable, Equatable {
 /// commit := operationRecordCount:u32 operationCount:u64
 /// ```
 public struct WALCommit: Sendable, Equatable {
+    /// The number of `operations` records the transaction wrote before this commit record.
     public var operationRecordCount: UInt32
+    /// The number of operations in those records, all together.
     public var operationCount: UInt64
 
+    /// Creates a commit payload from the transaction's record and operation counts.
     public init(operationRecordCount: UInt32, operationCount: UInt64) {
         self.operationRecordCount = operationRecordCount
         self.operationCount = operationCount
     }
 
+    /// The size of an encoded commit payload in bytes.
     public static let encodedSize = 12
 
+    /// Encodes the commit payload (``encodedSize`` bytes, little-endian).
     public func encoded() -> [UInt8] {
         var writer = ByteWriter(capacity: Self.encodedSize)
         writer.writeUInt32LE(operationRecordCount)
@@ -135,6 +165,11 @@ public struct WALCommit: Sendable, Equatable {
         return writer.bytes
     }
 
+    /// Decodes a commit record's payload.
+    ///
+    /// - Parameter payload: the payload of a `commit` record.
+    /// - Returns: the transaction's counts, which replay compares with the records it read.
+    /// - Throws: ``FormatError/invalidField(_:)`` when the payload is not exactly ``encodedSize`` bytes.
     public static func decode(_ payload: UnsafeRawBufferPointer) throws(FormatError) -> WALCommit {
         guard payload.count == encodedSize else { throw .invalid("commit payload of \(payload.count) bytes, expected 12") }
         var reader = ByteReader(payload)

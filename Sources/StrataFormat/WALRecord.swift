@@ -2,13 +2,24 @@
 public enum WALRecord {
     /// The fixed part of a record, decoded from its first 20 bytes.
     public struct Header: Sendable, Equatable {
+        /// The masked checksum as stored; ``WALRecord/verify(header:recordBytes:salt:)`` checks it.
         public var storedChecksum: UInt32
+        /// The payload's length in bytes, at most ``WALFormat/maximumPayloadSize``.
         public var payloadLength: Int
+        /// Whether the record holds operations or a commit.
         public var type: WALRecordType
+        /// The record's log sequence number: one more than the previous record's.
         public var lsn: UInt64
     }
 
     /// Appends one record to `writer`.
+    ///
+    /// - Parameters:
+    ///   - type: the record's type.
+    ///   - lsn: the record's LSN: one more than the previous record's.
+    ///   - payload: at most ``WALFormat/maximumPayloadSize`` bytes (a precondition).
+    ///   - salt: the log file's checksum salt.
+    ///   - writer: where the record is appended.
     public static func append(
         type: WALRecordType, lsn: UInt64, payload: UnsafeRawBufferPointer, salt: UInt32, to writer: inout ByteWriter
     ) {
@@ -34,6 +45,10 @@ public enum WALRecord {
 
     /// Decodes a record header. Validates the type, flags and length bound; not the checksum
     /// (that needs the payload: see ``verify(header:recordBytes:salt:)``).
+    ///
+    /// - Throws: ``FormatError/truncated(needed:available:)`` for fewer than 20 bytes;
+    ///   ``FormatError/invalidField(_:)`` for an unknown type, flags or reserved bits set, or a payload
+    ///   length above ``WALFormat/maximumPayloadSize``.
     public static func decodeHeader(_ bytes: UnsafeRawBufferPointer) throws(FormatError) -> Header {
         var reader = ByteReader(bytes)
         let stored = try reader.readUInt32LE()
@@ -51,6 +66,13 @@ public enum WALRecord {
     }
 
     /// Checks a whole record (header and payload, `recordHeaderSize + payloadLength` bytes).
+    ///
+    /// - Parameters:
+    ///   - header: the record's decoded header.
+    ///   - recordBytes: bytes from the record's start; any after its end are ignored.
+    ///   - salt: the log file's checksum salt.
+    /// - Throws: ``FormatError/truncated(needed:available:)`` when the bytes end before the record does;
+    ///   ``FormatError/checksumMismatch(stored:computed:)`` when the record is damaged or from another log.
     public static func verify(header: Header, recordBytes: UnsafeRawBufferPointer, salt: UInt32) throws(FormatError) {
         let total = WALFormat.recordHeaderSize + header.payloadLength
         guard recordBytes.count >= total else { throw .truncated(needed: total, available: recordBytes.count) }

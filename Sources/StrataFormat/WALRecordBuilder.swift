@@ -2,14 +2,23 @@
 /// `operations` records of about ``WALFormat/targetPayloadSize`` bytes, each sealed (length, LSN,
 /// checksum) when full, and ``finish()`` adds the commit record.
 public struct WALRecordBuilder: Sendable {
+    /// The transaction's sealed records so far, plus the open `operations` record when there is one.
     public private(set) var writer: ByteWriter
+    /// The log file's checksum salt (``WALFileHeader/salt``), mixed into every record's checksum.
     public let salt: UInt32
     /// The LSN the next sealed record gets.
     public private(set) var nextLSN: UInt64
+    /// The number of `operations` records sealed so far.
     public private(set) var operationRecordCount: UInt32 = 0
+    /// The number of operations appended so far.
     public private(set) var operationCount: UInt64 = 0
     private var openRecordStart: Int?
 
+    /// Creates an empty builder.
+    ///
+    /// - Parameters:
+    ///   - salt: the log file's checksum salt.
+    ///   - firstLSN: the LSN of the transaction's first record: one more than the last record in the log.
     public init(salt: UInt32, firstLSN: UInt64) {
         self.writer = ByteWriter()
         self.salt = salt

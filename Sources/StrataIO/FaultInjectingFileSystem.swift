@@ -22,7 +22,11 @@ import Synchronization
 public final class FaultInjectingFileSystem: FileSystem {
     /// The kinds of operation a fault can target.
     public enum Operation: String, Sendable, CaseIterable {
+        /// File-handle operations: `open` is ``FileSystem/openFile(at:mode:)``, the others are the
+        /// ``FileHandle`` calls of the same names (`size` is ``FileHandle/size()``).
         case open, read, write, truncate, sync, close, size
+        /// File-system operations, named after the ``FileSystem`` calls (`lock` is ``FileSystem/lockFile(at:)``).
+        /// `exists` is counted but never fails: ``FileSystem/exists(at:)`` cannot throw.
         case exists, createDirectory, contentsOfDirectory, removeFile, rename, syncDirectory, lock
     }
 
@@ -41,6 +45,15 @@ public final class FaultInjectingFileSystem: FileSystem {
         /// For a failing write: write this fraction of the bytes first (a short write), then fail.
         public var shortWriteFraction: Double?
 
+        /// Creates a fault.
+        ///
+        /// - Parameters:
+        ///   - operations: the operations the fault counts and fails.
+        ///   - skip: how many matching operations succeed before the first failure (0: the first one fails).
+        ///   - code: the error the failing operations report; `.ioFailure` by default.
+        ///   - persistent: `true` to fail every matching operation after the skipped ones, `false` to fail one.
+        ///   - pathContaining: when not nil, only operations on paths containing this text count.
+        ///   - shortWriteFraction: for a failing write, the fraction (0...1) of its bytes written before it fails.
         public init(
             on operations: Set<Operation>, after skip: Int = 0, code: IOError.Code = .ioFailure, persistent: Bool = false,
             pathContaining: String? = nil, shortWriteFraction: Double? = nil
@@ -61,12 +74,18 @@ public final class FaultInjectingFileSystem: FileSystem {
         var powerLossAfter: Int?
     }
 
+    /// The file system every operation is forwarded to when no fault fires.
     public let base: any FileSystem
     private let state = Mutex(State())
     /// Called after every operation that reached the wrapped file system (failed or not), with its index.
     /// Runs on the thread that made the operation, with no lock of this class held.
     public let onOperation: (@Sendable (Int, Operation) -> Void)?
 
+    /// Wraps a file system, with no fault injected yet.
+    ///
+    /// - Parameters:
+    ///   - base: the file system to forward operations to.
+    ///   - onOperation: called after every operation with its index and kind (see ``onOperation``).
     public init(wrapping base: any FileSystem, onOperation: (@Sendable (Int, Operation) -> Void)? = nil) {
         self.base = base
         self.onOperation = onOperation
@@ -147,11 +166,18 @@ public final class FaultInjectingFileSystem: FileSystem {
 
     // MARK: - FileSystem
 
+    /// Opens a file through the wrapped file system and wraps its handle, so that reads, writes,
+    /// syncs and the rest go through this file system's faults too.
+    ///
+    /// - Throws: the injected ``IOError`` (operation `"open (injected)"`) when a fault fires, otherwise
+    ///   what the wrapped file system throws.
     public func openFile(at path: String, mode: FileOpenMode) throws(IOError) -> any FileHandle {
         let handle = try perform(.open, path) { () throws(IOError) in try base.openFile(at: path, mode: mode) }
         return FaultInjectingFileHandle(wrapping: handle, fileSystem: self)
     }
 
+    /// Whether a file or directory exists at `path` in the wrapped file system. The call is counted
+    /// (it gets an index and reaches ``onOperation``) but never fails, even after a power loss.
     public func exists(at path: String) -> Bool {
         // Existence checks cannot fail in the protocol; they are counted but never fail.
         let (index, _) = state.withLock { state -> (Int, Void) in
@@ -162,26 +188,46 @@ public final class FaultInjectingFileSystem: FileSystem {
         return base.exists(at: path)
     }
 
+    /// Creates a directory through the wrapped file system.
+    ///
+    /// - Throws: the injected ``IOError`` when a fault fires, otherwise what the wrapped file system throws.
     public func createDirectory(at path: String) throws(IOError) {
         try perform(.createDirectory, path) { () throws(IOError) in try base.createDirectory(at: path) }
     }
 
+    /// Lists a directory through the wrapped file system.
+    ///
+    /// - Throws: the injected ``IOError`` when a fault fires, otherwise what the wrapped file system throws.
     public func contentsOfDirectory(at path: String) throws(IOError) -> [String] {
         try perform(.contentsOfDirectory, path) { () throws(IOError) in try base.contentsOfDirectory(at: path) }
     }
 
+    /// Removes a file through the wrapped file system.
+    ///
+    /// - Throws: the injected ``IOError`` when a fault fires, otherwise what the wrapped file system throws.
     public func removeFile(at path: String) throws(IOError) {
         try perform(.removeFile, path) { () throws(IOError) in try base.removeFile(at: path) }
     }
 
+    /// Renames a file through the wrapped file system. A fault's `pathContaining` is matched against
+    /// `source`.
+    ///
+    /// - Throws: the injected ``IOError`` when a fault fires, otherwise what the wrapped file system throws.
     public func rename(from source: String, to destination: String) throws(IOError) {
         try perform(.rename, source) { () throws(IOError) in try base.rename(from: source, to: destination) }
     }
 
+    /// Syncs a directory through the wrapped file system.
+    ///
+    /// - Throws: the injected ``IOError`` when a fault fires, otherwise what the wrapped file system throws.
     public func syncDirectory(at path: String) throws(IOError) {
         try perform(.syncDirectory, path) { () throws(IOError) in try base.syncDirectory(at: path) }
     }
 
+    /// Locks a file through the wrapped file system. The returned lock is the wrapped one: unlocking
+    /// is not counted.
+    ///
+    /// - Throws: the injected ``IOError`` when a fault fires, otherwise what the wrapped file system throws.
     public func lockFile(at path: String) throws(IOError) -> any FileLock {
         try perform(.lock, path) { () throws(IOError) in try base.lockFile(at: path) }
     }

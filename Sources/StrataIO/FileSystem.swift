@@ -2,33 +2,48 @@
 ///
 /// The engine never calls the operating system for file I/O itself. Production code uses
 /// ``PosixFileSystem``; tests use ``InMemoryFileSystem``, which can simulate power loss by
-/// dropping whatever was not covered by a completed sync, and later a fault-injecting
-/// implementation that fails a chosen operation with a chosen error.
+/// dropping whatever was not covered by a completed sync, and ``FaultInjectingFileSystem``, which
+/// wraps either and fails chosen operations with chosen errors.
 ///
 /// Paths are plain strings joined with `/`. Durability follows POSIX: data written to a file
 /// survives power loss only after ``FileHandle/sync()`` returns, and a file's directory entry
 /// (its creation, rename or removal) only after ``syncDirectory(at:)`` on its parent.
 public protocol FileSystem: Sendable {
     /// Opens (and, per `mode`, creates) a regular file for reading and writing.
+    ///
+    /// - Throws: ``IOError`` with `.noSuchFile` (a missing file with `.existing`, or a missing parent
+    ///   directory), `.fileExists` (`.createNew` on an existing file), `.isADirectory`, or the system's reason.
     func openFile(at path: String, mode: FileOpenMode) throws(IOError) -> any FileHandle
 
     /// Whether a file or directory exists at `path`.
     func exists(at path: String) -> Bool
 
     /// Creates a directory (and missing parents); succeeds if it already exists.
+    ///
+    /// - Throws: ``IOError`` with `.fileExists` when the path names a file, `.notADirectory` when a
+    ///   component of the path is a file, or the system's reason.
     func createDirectory(at path: String) throws(IOError)
 
     /// The names (not paths) of the entries of a directory, sorted.
+    ///
+    /// - Throws: ``IOError`` with `.noSuchFile`, `.notADirectory`, or the system's reason.
     func contentsOfDirectory(at path: String) throws(IOError) -> [String]
 
     /// Removes a file. Not durable until the parent directory is synced.
+    ///
+    /// - Throws: ``IOError`` with `.noSuchFile`, `.isADirectory`, or the system's reason.
     func removeFile(at path: String) throws(IOError)
 
     /// Atomically renames a file, replacing any file at `destination`.
     /// Not durable until the parent directory is synced.
+    ///
+    /// - Throws: ``IOError`` (its path is `source`) with `.noSuchFile`, `.isADirectory`, or the system's reason.
     func rename(from source: String, to destination: String) throws(IOError)
 
     /// Makes the directory's entries (creations, renames, removals) durable.
+    ///
+    /// - Throws: ``IOError`` with `.noSuchFile`, `.notADirectory`, or the system's reason (`.ioFailure`).
+    ///
     /// The corresponding C function is `fsync` on the directory.
     func syncDirectory(at path: String) throws(IOError)
 
@@ -57,24 +72,37 @@ public protocol FileHandle: AnyObject, Sendable {
     var path: String { get }
 
     /// The file's current size in bytes.
+    ///
+    /// - Throws: ``IOError`` with the system's reason.
     func size() throws(IOError) -> UInt64
 
     /// Reads up to `buffer.count` bytes at `offset`, stopping early only at end of file.
     /// - Returns: the number of bytes read (less than `buffer.count` only at end of file).
+    /// - Throws: ``IOError`` with the system's reason, e.g. `.ioFailure`.
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(IOError) -> Int
 
     /// Writes all of `bytes` at `offset`, extending the file if needed.
     /// A failure may leave a prefix written (a short write).
+    ///
+    /// - Throws: ``IOError`` with the system's reason, e.g. `.noSpace` or `.ioFailure`.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(IOError)
 
     /// Sets the file's size, dropping bytes past `size` or extending with zeros.
+    ///
+    /// - Throws: ``IOError`` with the system's reason, e.g. `.noSpace`.
     func truncate(to size: UInt64) throws(IOError)
 
     /// Makes the file's data and size durable.
+    ///
+    /// - Throws: ``IOError`` with the system's reason, e.g. `.ioFailure`. After a failure, treat everything
+    ///   written since the last successful sync as lost.
+    ///
     /// The corresponding C function is `fdatasync`.
     func sync() throws(IOError)
 
     /// Closes the handle. Using it afterwards is a programmer error.
+    ///
+    /// - Throws: ``IOError`` with the system's reason; the handle is released even then.
     func close() throws(IOError)
 }
 
@@ -86,6 +114,12 @@ public protocol FileLock: AnyObject, Sendable {
 
 extension FileHandle {
     /// Reads exactly `count` bytes at `offset`, or fewer at end of file.
+    ///
+    /// - Parameters:
+    ///   - count: how many bytes to read; negative is a precondition failure.
+    ///   - offset: the file offset of the first byte.
+    /// - Returns: the bytes read: `count` of them, or fewer when the file ends first.
+    /// - Throws: what ``read(into:at:)`` throws.
     public func read(count: Int, at offset: UInt64) throws(IOError) -> [UInt8] {
         precondition(count >= 0)
         if count == 0 { return [] }
@@ -99,6 +133,8 @@ extension FileHandle {
     }
 
     /// Writes all of `bytes` at `offset`.
+    ///
+    /// - Throws: what ``write(_:at:)-(UnsafeRawBufferPointer,_)`` throws; a prefix may have been written.
     public func write(_ bytes: [UInt8], at offset: UInt64) throws(IOError) {
         // withUnsafeBytes rethrows untyped errors; a typed Result carries IOError through it.
         try bytes.withUnsafeBytes { buffer in

@@ -35,6 +35,8 @@ public final class InMemoryFileHandle: FileHandle {
     }
 
     /// The file's current size in bytes.
+    ///
+    /// - Throws: never; using a closed handle is a precondition failure.
     public func size() throws(IOError) -> UInt64 {
         preconditionOpen()
         return fileSystem.state.withLock { UInt64($0.files[node]!.contents.count) }
@@ -44,6 +46,8 @@ public final class InMemoryFileHandle: FileHandle {
     ///
     /// - Returns: The number of bytes read: less than `buffer.count` only at end of file, and 0 at
     ///   or past it.
+    /// - Throws: never; using a closed handle, or an `offset` plus count beyond `Int.max`, is a
+    ///   precondition failure.
     public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(IOError) -> Int {
         preconditionOpen()
         _ = InMemoryFileSystem.State.end(of: offset, count: buffer.count)
@@ -60,6 +64,9 @@ public final class InMemoryFileHandle: FileHandle {
 
     /// Writes all of `bytes` at `offset`, zero-filling any gap between the end of the file and
     /// `offset`. Not durable until ``sync()``.
+    ///
+    /// - Throws: never (memory does not fill up); using a closed handle, or an end beyond `Int.max`, is a
+    ///   precondition failure. Wrap the file system in ``FaultInjectingFileSystem`` to simulate failures.
     public func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(IOError) {
         preconditionOpen()
         let start = InMemoryFileSystem.State.end(of: offset, count: 0)
@@ -72,6 +79,8 @@ public final class InMemoryFileHandle: FileHandle {
 
     /// Sets the file's size, dropping bytes past `size` or extending with zeros.
     /// Not durable until ``sync()``.
+    ///
+    /// - Throws: never; using a closed handle is a precondition failure.
     public func truncate(to size: UInt64) throws(IOError) {
         preconditionOpen()
         let length = InMemoryFileSystem.State.end(of: size, count: 0)
@@ -85,6 +94,8 @@ public final class InMemoryFileHandle: FileHandle {
     /// ``InMemoryFileSystem/crashImage(policy:)``.
     ///
     /// The file's name is durable only once its directory is synced.
+    ///
+    /// - Throws: never; using a closed handle is a precondition failure.
     public func sync() throws(IOError) {
         preconditionOpen()
         fileSystem.state.withLock { state in
@@ -94,6 +105,8 @@ public final class InMemoryFileHandle: FileHandle {
     }
 
     /// Closes the handle. Using it afterwards, including closing it again, is a programmer error.
+    ///
+    /// - Throws: never.
     public func close() throws(IOError) {
         let wasClosed = isClosed.exchange(true, ordering: .acquiringAndReleasing)
         precondition(!wasClosed, "InMemoryFileHandle for \(path) closed twice")

@@ -30,6 +30,12 @@ public struct Snapshot: Sendable {
     }
 
     /// Calls `body` with the bytes of a row without copying them, if the row exists.
+    ///
+    /// The buffer is valid only during `body`.
+    ///
+    /// - Returns: what `body` returns, or nil when the row does not exist (`body` is then not called).
+    /// - Throws: ``StorageError/noSuchTable(_:)``; ``StorageError/corruption(file:offset:reason:)`` or
+    ///   ``StorageError/io(_:)`` when a page cannot be read; or what `body` throws.
     public func withRow<R>(_ row: RowID, in table: TableID, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         guard let value = try tree.get(state.table(table).root, row.rawValue) else { return nil }
         switch value {
@@ -40,6 +46,15 @@ public struct Snapshot: Sendable {
 
     /// Calls `body` for each row with a row ID in `lower...upper` (both optional), in row-ID order or
     /// reversed; `body` returns false to stop.
+    ///
+    /// - Parameters:
+    ///   - table: the table to walk.
+    ///   - lower: the smallest row ID to visit, or nil for no bound.
+    ///   - upper: the largest row ID to visit, or nil for no bound.
+    ///   - reverse: whether to walk from the highest row ID down.
+    ///   - body: called with each row's ID and bytes, which are valid only during the call; returns false to stop.
+    /// - Throws: ``StorageError/noSuchTable(_:)``; ``StorageError/corruption(file:offset:reason:)`` or
+    ///   ``StorageError/io(_:)`` when a page cannot be read; or what `body` throws.
     public func forEachRow(
         in table: TableID, from lower: RowID? = nil, through upper: RowID? = nil, reverse: Bool = false,
         _ body: (RowID, UnsafeRawBufferPointer) throws -> Bool
@@ -48,8 +63,12 @@ public struct Snapshot: Sendable {
     }
 
     /// The number of rows in a table (kept with the table: no scan).
+    ///
+    /// - Throws: ``StorageError/noSuchTable(_:)``.
     public func rowCount(in table: TableID) throws -> Int { Int(try state.table(table).rowCount) }
 
     /// The row ID the table's next insert will get.
+    ///
+    /// - Throws: ``StorageError/noSuchTable(_:)``.
     public func nextRowID(in table: TableID) throws -> RowID { RowID(try state.table(table).nextRowID) }
 }

@@ -21,12 +21,16 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An earlier write or sync failed in a way that leaves the log's state unknown; the store
     /// refuses further writes until it is closed and reopened (which recovers from the log).
     case storeFailed(reason: String)
+    /// A table with this name already exists (``WriteTransaction/createTable(named:)``).
     case tableExists(name: String)
+    /// No such table (it never existed or was dropped); the string identifies it, usually by ID (`table#7`).
     case noSuchTable(String)
+    /// The row does not exist in the table: the operation required an existing row.
     case rowNotFound(table: TableID, row: RowID)
     /// An argument is outside what the engine accepts (an empty table name, a value too large...).
     case invalidArgument(String)
 
+    /// A one-line description of the failure, naming the file, path, table or row involved.
     public var description: String {
         switch self {
         case .io(let error): "I/O error: \(error)"

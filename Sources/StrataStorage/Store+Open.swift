@@ -7,7 +7,7 @@ extension Store {
     /// Recovery (FORMAT.md, "Recovery"):
     /// 1. Take the store's lock; a second open anywhere fails with ``StorageError/storeLocked(path:)``.
     /// 2. Read and verify the store header (page 0 of the page file).
-    /// 3. Find the newest valid root record (``RootRecordLocator``): the durable checkpoint.
+    /// 3. Find the newest valid root record (`RootRecordLocator`): the durable checkpoint.
     /// 4. Read the log from its start; skip records the checkpoint covers; apply every transaction whose
     ///    commit record is intact; drop a final transaction without its commit record; stop at the first
     ///    invalid record (a torn tail).
@@ -17,10 +17,11 @@ extension Store {
     /// - Parameters:
     ///   - directory: the store's directory.
     ///   - configuration: durability, page size for a new store, thresholds, logger.
-    ///   - fileSystem: the file-system seam (``PosixFileSystem`` unless testing).
+    ///   - fileSystem: the file-system seam (`PosixFileSystem` unless testing).
     /// - Throws: ``StorageError/storeNotFound(path:)``, ``StorageError/storeLocked(path:)``,
     ///   ``StorageError/unsupportedFormat(path:reason:)``, ``StorageError/corruption(file:offset:reason:)``,
-    ///   ``StorageError/io(_:)``.
+    ///   ``StorageError/io(_:)``; ``StorageError/invalidArgument(_:)`` when the configured page size is not a
+    ///   power of two in 512...65536 (checked even when the store exists).
     public static func open(
         at directory: String, configuration: StoreConfiguration = StoreConfiguration(),
         fileSystem: any FileSystem = PosixFileSystem()

@@ -55,7 +55,10 @@ public final class Store: Sendable {
         var checkpointCount = 0
     }
 
+    /// The store's directory, as passed to ``open(at:configuration:fileSystem:)``.
     public let directory: String
+    /// The configuration the store was opened with. For an existing store, ``StoreConfiguration/pageSize``
+    /// is what was asked for, not necessarily the store's page size, which was fixed at creation.
     public let configuration: StoreConfiguration
     /// What opening the store found and did.
     public let recoveryReport: RecoveryReport
@@ -229,6 +232,10 @@ public final class Store: Sendable {
 
     /// Checkpoints (unless an earlier failure forbids writing), releases the lock and closes the files.
     /// Snapshots taken before stay readable. Closing twice does nothing.
+    ///
+    /// - Throws: the error of the final checkpoint (``StorageError/io(_:)`` for a full disk, for example).
+    ///   The store is closed and its lock released even then; its commits stay in the log, which the
+    ///   next open replays.
     public func close() throws {
         writerGate.wait()
         defer { writerGate.signal() }

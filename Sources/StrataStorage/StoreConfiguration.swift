@@ -17,6 +17,7 @@ public struct StoreConfiguration: Sendable {
 
     /// Create the store (and its directory) when it does not exist.
     public var createIfMissing: Bool
+    /// When a commit is durable; ``Durability/full`` by default.
     public var durability: Durability
     /// Page size for a new store (a power of two, 512...65536). An existing store keeps its own.
     public var pageSize: Int
@@ -32,6 +33,17 @@ public struct StoreConfiguration: Sendable {
     /// Where recovery, checkpoints and anything discarded are reported.
     public var logger: Logger
 
+    /// Creates a configuration; every parameter has the default shown.
+    ///
+    /// - Parameters:
+    ///   - createIfMissing: create the store (and its directory) when it does not exist.
+    ///   - durability: when a commit is durable.
+    ///   - pageSize: page size in bytes for a new store: a power of two in 512...65536.
+    ///   - checkpointThresholdBytes: the log size in bytes that triggers a checkpoint after a commit (64 MiB).
+    ///   - pageCacheCapacity: how many decoded pages the page cache keeps.
+    ///   - blobThreshold: the length in bytes from which binary values go to blob segments (16 KiB).
+    ///   - blobSegmentSizeLimit: the size in bytes at which a blob segment rolls over (256 MiB).
+    ///   - logger: where recovery, checkpoints and discarded data are reported.
     public init(
         createIfMissing: Bool = true,
         durability: Durability = .full,

@@ -16,7 +16,9 @@ public struct StoreStatistics: Sendable, Equatable {
     public var checkpointLSN: UInt64
     /// The generation of the newest checkpoint.
     public var generation: UInt64
+    /// Page-cache lookups that found the decoded node, since the store was opened.
     public var pageCacheHits: Int
+    /// Page-cache lookups that had to read and decode the page, since the store was opened.
     public var pageCacheMisses: Int
 }
 
@@ -26,6 +28,7 @@ public struct RecoveryReport: Sendable, Equatable {
     public var created: Bool
     /// The generation and WAL position of the checkpoint recovery started from.
     public var checkpointGeneration: UInt64
+    /// The last WAL LSN that checkpoint contains: replay started after it.
     public var checkpointLSN: UInt64
     /// Committed transactions replayed from the log.
     public var replayedTransactions: Int

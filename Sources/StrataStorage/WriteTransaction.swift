@@ -62,6 +62,9 @@ public final class WriteTransaction {
     }
 
     /// Drops a table and all its rows. Its ID is never given to another table.
+    ///
+    /// - Throws: ``StorageError/noSuchTable(_:)``; ``StorageError/invalidArgument(_:)`` for one of the
+    ///   engine's own tables.
     public func dropTable(_ table: TableID) throws {
         checkActive()
         if state.tables[table]?.name.hasPrefix(BlobCatalog.reservedPrefix) == true {
@@ -89,7 +92,13 @@ public final class WriteTransaction {
     // MARK: - Rows
 
     /// Inserts a row and returns its new row ID (one more than any the table ever had).
-    /// - Throws: ``StorageError/noSuchTable(_:)``, ``StorageError/invalidArgument(_:)`` for a value over 64 MiB.
+    ///
+    /// - Parameters:
+    ///   - value: the row's bytes, at most `WALFormat.maximumValueSize` (64 MiB).
+    ///   - table: a user table.
+    /// - Returns: the new row's ID.
+    /// - Throws: ``StorageError/noSuchTable(_:)``, ``StorageError/invalidArgument(_:)`` for a value over 64 MiB,
+    ///   one of the engine's tables or exhausted row IDs.
     @discardableResult
     public func insert(_ value: [UInt8], into table: TableID) throws -> RowID {
         checkActive()
@@ -102,7 +111,14 @@ public final class WriteTransaction {
     }
 
     /// Inserts a row under a row ID reserved earlier with ``reserveRowIDs(_:in:)`` (or any unused ID).
-    /// - Throws: ``StorageError/invalidArgument(_:)`` when a row with this ID exists.
+    /// The table's next row ID rises past `row` if it was not already.
+    ///
+    /// - Parameters:
+    ///   - value: the row's bytes, at most `WALFormat.maximumValueSize` (64 MiB).
+    ///   - table: a user table.
+    ///   - row: an ID no row of the table has now, below `UInt64.max`.
+    /// - Throws: ``StorageError/invalidArgument(_:)`` when a row with this ID exists, for a value over 64 MiB
+    ///   or one of the engine's tables; ``StorageError/noSuchTable(_:)``.
     public func insert(_ value: [UInt8], into table: TableID, at row: RowID) throws {
         checkActive()
         try checkSize(value)
@@ -116,6 +132,8 @@ public final class WriteTransaction {
     /// Reserves `count` consecutive row IDs that no insert will allocate; insert them later with
     /// ``insert(_:into:at:)``. The reservation is durable with the transaction.
     /// - Returns: the first reserved ID.
+    /// - Throws: ``StorageError/noSuchTable(_:)``; ``StorageError/invalidArgument(_:)`` for an engine table
+    ///   or when the row IDs would run past `UInt64.max`. A `count` below 1 is a precondition failure.
     public func reserveRowIDs(_ count: Int, in table: TableID) throws -> RowID {
         checkActive()
         precondition(count > 0)
@@ -128,7 +146,14 @@ public final class WriteTransaction {
     }
 
     /// Replaces the value of an existing row.
-    /// - Throws: ``StorageError/rowNotFound(table:row:)`` when the row does not exist.
+    ///
+    /// - Parameters:
+    ///   - row: the row to replace.
+    ///   - table: a user table.
+    ///   - value: the row's new bytes, at most `WALFormat.maximumValueSize` (64 MiB).
+    /// - Throws: ``StorageError/rowNotFound(table:row:)`` when the row does not exist;
+    ///   ``StorageError/noSuchTable(_:)``; ``StorageError/invalidArgument(_:)`` for a value over 64 MiB or
+    ///   one of the engine's tables.
     public func update(_ row: RowID, in table: TableID, to value: [UInt8]) throws {
         checkActive()
         try checkSize(value)
@@ -141,6 +166,8 @@ public final class WriteTransaction {
 
     /// Deletes a row.
     /// - Returns: whether the row existed.
+    /// - Throws: ``StorageError/noSuchTable(_:)``; ``StorageError/invalidArgument(_:)`` for an engine table;
+    ///   ``StorageError/corruption(file:offset:reason:)`` or ``StorageError/io(_:)`` when a page cannot be read.
     @discardableResult
     public func delete(_ row: RowID, from table: TableID) throws -> Bool {
         checkActive()
@@ -156,7 +183,10 @@ public final class WriteTransaction {
         return true
     }
 
-    /// The value of a row as this transaction sees it.
+    /// The value of a row as this transaction sees it, or nil when there is none.
+    ///
+    /// - Throws: ``StorageError/noSuchTable(_:)``; ``StorageError/corruption(file:offset:reason:)`` or
+    ///   ``StorageError/io(_:)`` when a page cannot be read.
     public func row(_ row: RowID, in table: TableID) throws -> [UInt8]? {
         checkActive()
         guard let value = try tree.get(state.table(table).root, row.rawValue) else { return nil }
@@ -164,13 +194,19 @@ public final class WriteTransaction {
     }
 
     /// The number of rows in a table as this transaction sees it.
+    ///
+    /// - Throws: ``StorageError/noSuchTable(_:)``.
     public func rowCount(in table: TableID) throws -> Int {
         checkActive()
         return Int(try state.table(table).rowCount)
     }
 
     /// Calls `body` for each row with a row ID in `lower...upper` (both optional), in row-ID order
-    /// or reversed; `body` returns false to stop.
+    /// or reversed; `body` returns false to stop. The rows are those this transaction sees, its own
+    /// changes included; the bytes are valid only during each call.
+    ///
+    /// - Throws: ``StorageError/noSuchTable(_:)``; ``StorageError/corruption(file:offset:reason:)`` or
+    ///   ``StorageError/io(_:)`` when a page cannot be read; or what `body` throws.
     public func forEachRow(
         in table: TableID, from lower: RowID? = nil, through upper: RowID? = nil, reverse: Bool = false,
         _ body: (RowID, UnsafeRawBufferPointer) throws -> Bool

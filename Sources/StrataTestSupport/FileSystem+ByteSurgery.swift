@@ -6,6 +6,8 @@ import StrataIO
 /// for ``InMemoryFileSystem/crashImage(policy:)``.
 extension FileSystem {
     /// The whole contents of the file at `path`.
+    ///
+    /// - Throws: the ``IOError`` of the first operation that fails (`.noSuchFile` for a missing file).
     public func contentsOfFile(at path: String) throws -> [UInt8] {
         let file = try openFile(at: path, mode: .existing)
         defer { try? file.close() }
@@ -13,6 +15,8 @@ extension FileSystem {
     }
 
     /// Replaces the whole contents of the file at `path` (created if missing), synced.
+    ///
+    /// - Throws: the ``IOError`` of the first operation that fails.
     public func replaceContentsOfFile(at path: String, with bytes: [UInt8]) throws {
         let file = try openFile(at: path, mode: .truncate)
         defer { try? file.close() }
@@ -20,7 +24,11 @@ extension FileSystem {
         try file.sync()
     }
 
-    /// XORs the byte at `offset` of the file at `path` with `mask` (all bits by default).
+    /// XORs the byte at `offset` of the file at `path` with `mask` (all bits by default), synced.
+    ///
+    /// A zero mask or an offset at or past the end of the file is a precondition failure.
+    ///
+    /// - Throws: the ``IOError`` of the first operation that fails (`.noSuchFile` for a missing file).
     public func flipByte(at offset: UInt64, in path: String, mask: UInt8 = 0xFF) throws {
         precondition(mask != 0, "a zero mask changes nothing")
         let file = try openFile(at: path, mode: .existing)
@@ -31,7 +39,10 @@ extension FileSystem {
         try file.sync()
     }
 
-    /// Cuts `count` bytes off the end of the file at `path`.
+    /// Cuts `count` bytes off the end of the file at `path`, synced. Cutting more than the file holds is a
+    /// precondition failure.
+    ///
+    /// - Throws: the ``IOError`` of the first operation that fails (`.noSuchFile` for a missing file).
     public func truncate(path: String, by count: UInt64) throws {
         let file = try openFile(at: path, mode: .existing)
         defer { try? file.close() }
@@ -42,6 +53,8 @@ extension FileSystem {
     }
 
     /// Sets the size of the file at `path` to `size` bytes.
+    ///
+    /// - Throws: the ``IOError`` of the first operation that fails (`.noSuchFile` for a missing file).
     public func truncate(path: String, to size: UInt64) throws {
         let file = try openFile(at: path, mode: .existing)
         defer { try? file.close() }
@@ -50,6 +63,8 @@ extension FileSystem {
     }
 
     /// The size of the file at `path`.
+    ///
+    /// - Throws: the ``IOError`` of the first operation that fails (`.noSuchFile` for a missing file).
     public func sizeOfFile(at path: String) throws -> UInt64 {
         let file = try openFile(at: path, mode: .existing)
         defer { try? file.close() }

@@ -7,10 +7,19 @@ import Testing
 public struct ReferenceModel: Sendable, Equatable, CustomStringConvertible {
     /// One table: its ID, rows by row ID and the row ID of the next insert.
     public struct Table: Sendable, Equatable {
+        /// The ID the store must have given the table.
         public var id: TableID
+        /// The table's rows: value bytes by raw row ID.
         public var rows: [UInt64: [UInt8]]
+        /// The row ID the next insert gets; it only grows, even when rows are deleted.
         public var nextRowID: UInt64
 
+        /// Creates a table entry, empty and starting at row ID 1 by default.
+        ///
+        /// - Parameters:
+        ///   - id: the table's ID in the store.
+        ///   - rows: the table's rows by raw row ID.
+        ///   - nextRowID: the row ID the next insert gets.
         public init(id: TableID, rows: [UInt64: [UInt8]] = [:], nextRowID: UInt64 = 1) {
             self.id = id
             self.rows = rows
@@ -23,8 +32,11 @@ public struct ReferenceModel: Sendable, Equatable, CustomStringConvertible {
     /// The ID the next created table gets (IDs are never reused).
     public var nextTableID: UInt32 = 1
 
+    /// Creates the model of an empty store: no tables, and the first table will get ID 1.
     public init() {}
 
+    /// Every table in name order with its ID, row count and next row ID, e.g.
+    /// `[person#1: 3 rows, next 4]`.
     public var description: String {
         let parts = tables.keys.sorted().map { name in
             let table = tables[name]!
@@ -45,6 +57,9 @@ public struct ReferenceModel: Sendable, Equatable, CustomStringConvertible {
         return id
     }
 
+    /// Drops a table and its rows. Its ID is not given to any later table.
+    ///
+    /// A missing table is a precondition failure (the test's own mistake).
     public mutating func dropTable(named name: String) {
         precondition(tables.removeValue(forKey: name) != nil, "model: no table \(name)")
     }
@@ -58,11 +73,13 @@ public struct ReferenceModel: Sendable, Equatable, CustomStringConvertible {
         return RowID(row)
     }
 
+    /// Replaces the value of an existing row. A missing table or row is a precondition failure.
     public mutating func update(_ row: RowID, in name: String, to value: [UInt8]) {
         precondition(tables[name]!.rows[row.rawValue] != nil, "model: no row \(row) in \(name)")
         tables[name]!.rows[row.rawValue] = value
     }
 
+    /// Deletes an existing row; its ID is not reused. A missing table or row is a precondition failure.
     public mutating func delete(_ row: RowID, from name: String) {
         precondition(tables[name]!.rows.removeValue(forKey: row.rawValue) != nil, "model: no row \(row) in \(name)")
     }
@@ -74,6 +91,9 @@ public struct ReferenceModel: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads everything a snapshot holds into a model's tables (`nextTableID` is not visible to
     /// snapshots and stays 1). Rows are read with a forward scan.
+    ///
+    /// - Throws: ``ModelMismatch`` when a listed table cannot be found; the snapshot's `StorageError`
+    ///   when a table cannot be read.
     public static func capture(_ snapshot: Snapshot) throws -> ReferenceModel {
         var model = ReferenceModel()
         for name in snapshot.tableNames {
@@ -92,6 +112,12 @@ public struct ReferenceModel: Sendable, Equatable, CustomStringConvertible {
 
     /// Every difference between the model and a snapshot: table names and IDs, row counts, next row
     /// IDs, each row read by lookup and by a forward and a backward scan. At most `limit` are listed.
+    ///
+    /// - Parameters:
+    ///   - snapshot: the store's state to compare.
+    ///   - limit: the most differences to list.
+    /// - Returns: one sentence per difference, empty when the snapshot matches; an error reading the
+    ///   snapshot is listed as a difference.
     public func differences(from snapshot: Snapshot, limit: Int = 10) -> [String] {
         var found: [String] = []
         func note(_ text: String) { if found.count < limit { found.append(text) } }
@@ -153,6 +179,11 @@ public struct ReferenceModel: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Records an issue listing the differences between the model and the snapshot, if any.
+    ///
+    /// - Parameters:
+    ///   - snapshot: the store's state to compare.
+    ///   - context: words that open the issue's message (e.g. the step of the test).
+    ///   - sourceLocation: where the issue is reported; the caller's location by default.
     /// - Returns: whether they match.
     @discardableResult
     public func assertMatches(
@@ -170,7 +201,12 @@ public struct ReferenceModel: Sendable, Equatable, CustomStringConvertible {
 
     /// Checks range scans with random bounds, forward and backward, against the model, including walks
     /// stopped early by the body. Bounds are drawn around and between existing row IDs.
-    /// - Returns: the differences found (empty when they match).
+    ///
+    /// - Parameters:
+    ///   - snapshot: the store's state to compare.
+    ///   - scans: how many random scans to run per table.
+    ///   - random: the generator the bounds, directions and stops are drawn from.
+    /// - Returns: the differences found (empty when they match); the scans stop after the fifth.
     public func rangeScanDifferences(
         _ snapshot: Snapshot,
         scans: Int,
@@ -236,6 +272,8 @@ public struct ReferenceModel: Sendable, Equatable, CustomStringConvertible {
 
 /// A difference between a store and what a test expected, as a thrown error.
 public struct ModelMismatch: Error, CustomStringConvertible {
+    /// What differs, in words.
     public var description: String
+    /// Creates a mismatch error that says what differs.
     public init(_ description: String) { self.description = description }
 }

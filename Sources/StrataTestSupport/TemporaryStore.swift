@@ -20,6 +20,9 @@ public enum TemporaryStore {
     }
 
     /// Runs `body` with the path of a new, empty POSIX temporary directory, removed afterwards.
+    ///
+    /// - Returns: what `body` returns.
+    /// - Throws: Foundation's error when the directory cannot be created, or what `body` throws.
     public static func withPosixDirectory<R>(_ body: (String) throws -> R) throws -> R {
         let path = FileManager.default.temporaryDirectory
             .appendingPathComponent("strata-storage-tests-\(UUID().uuidString)").path
@@ -42,6 +45,9 @@ public enum TemporaryStore {
 extension StoreConfiguration {
     /// A configuration for tests: no automatic checkpoint unless asked, and a logger that drops
     /// everything (recovery logs at info level on every open, and tests reopen thousands of times).
+    ///
+    /// Each parameter is the ``StoreConfiguration`` setting of the same name; the blob settings keep their
+    /// defaults.
     public static func testing(
         pageSize: Int = 4096,
         durability: Durability = .full,
@@ -61,7 +67,11 @@ extension StoreConfiguration {
 }
 
 extension Store {
-    /// Opens the store in `/db` of an in-memory file system with a test configuration.
+    /// Opens (creating by default) the store in `directory` of `fileSystem`, `/db` and
+    /// ``StoreConfiguration/testing(pageSize:durability:checkpointThresholdBytes:createIfMissing:pageCacheCapacity:)``
+    /// unless told otherwise.
+    ///
+    /// - Throws: what ``Store/open(at:configuration:fileSystem:)`` throws.
     public static func openForTesting(
         _ fileSystem: any FileSystem,
         directory: String = TemporaryStore.directory,

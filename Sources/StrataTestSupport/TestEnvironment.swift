@@ -32,6 +32,13 @@ public enum TestEnvironment {
 
     /// Runs `body` once per seed of ``seeds(base:count:)``; when it throws, prints how to replay the
     /// seed before rethrowing.
+    ///
+    /// - Parameters:
+    ///   - base: the seed that derives this test's seeds.
+    ///   - count: how many seeds to run unless the environment says otherwise.
+    ///   - test: the name printed with a failing seed (the calling function by default).
+    ///   - body: the test, given one seed.
+    /// - Throws: the first error `body` throws; later seeds do not run.
     public static func forEachSeed(
         base: UInt64,
         count: Int,

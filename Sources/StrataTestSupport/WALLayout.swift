@@ -4,21 +4,29 @@ import StrataFormat
 public struct WALLayout: Sendable, Equatable {
     /// One record: its offset, its total size (header and payload), type and LSN.
     public struct Record: Sendable, Equatable {
+        /// The byte offset of the record's header in the file.
         public var offset: UInt64
+        /// The record's total size in bytes: its 20-byte header plus its payload.
         public var size: UInt64
+        /// Whether the record holds operations or a commit.
         public var type: WALRecordType
+        /// The record's log sequence number.
         public var lsn: UInt64
         /// The offset just past the record.
         public var end: UInt64 { offset + size }
     }
 
+    /// The decoded file header, whose salt every record checksum mixes in.
     public var header: WALFileHeader
     /// The records of the valid prefix, in order.
     public var records: [Record]
     /// Bytes in the file.
     public var fileSize: UInt64
 
-    /// Parses `bytes` as a log, stopping at the first record that does not verify.
+    /// Parses `bytes` as a log, stopping at the first record that does not verify or does not have the
+    /// next LSN.
+    ///
+    /// - Throws: the `FormatError` of a file header that does not decode.
     public init(_ bytes: [UInt8]) throws {
         header = try bytes.withUnsafeBytes { (buffer) throws(FormatError) in try WALFileHeader.decode(buffer) }
         fileSize = UInt64(bytes.count)
@@ -53,6 +61,11 @@ public struct WALLayout: Sendable, Equatable {
 
     /// Recomputes the checksum of the record at `offset` of a log in `bytes` after its other bytes were
     /// edited (LevelDB's `FixChecksum`), so that only the engine's structural checks can reject it.
+    ///
+    /// - Parameters:
+    ///   - offset: the byte offset of the record's header; its length field must be intact.
+    ///   - bytes: the whole log; the record must end within it (a precondition).
+    ///   - salt: the log's salt (`WALFileHeader.salt`).
     public static func recomputeChecksum(ofRecordAt offset: Int, in bytes: inout [UInt8], salt: UInt32) {
         let length = bytes.withUnsafeBytes {
             Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)))

@@ -38,6 +38,12 @@ extension ManagedObjectContext {
     }
 
     /// Gives inserted objects permanent IDs now, reserving their rows in their stores; they stay inserted.
+    ///
+    /// Objects that already have a permanent ID or belong to another context are skipped. Each object's row
+    /// is reserved by its own store write.
+    ///
+    /// - Throws: ``ObjectGraphError/noStore(entity:)`` when the coordinator has no store;
+    ///   ``ObjectGraphError/storage(_:)`` when a reservation fails (the objects before it keep their new IDs).
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
         for object in objects where object.objectID.isTemporaryID && object.managedObjectContext === self {
             let key = ObjectIdentifier(object)

@@ -6,6 +6,14 @@ extension ManagedObjectContext {
     ///   staleness interval, else the store) for properties it has not changed, and keeps its own changes. As in
     ///   Core Data, the sequence is: copy the changed properties, fault, ``ManagedObject/awakeFromFetch()``,
     ///   restore the copies; so a changed transient keeps its old value even if awakeFromFetch recomputed it.
+    ///
+    /// Objects of another context and inserted objects are left alone.
+    ///
+    /// - Parameters:
+    ///   - object: a registered object of this context.
+    ///   - mergeChanges: whether to keep the object's unsaved changes (see above).
+    /// - Throws: only when merging: ``ObjectGraphError/objectInaccessible(_:)`` when the row no longer exists;
+    ///   ``ObjectGraphError/storage(_:)`` when it cannot be read. The object is then unchanged.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) throws {
         guard object.managedObjectContext === self, !object.isInserted else { return }
         let key = ObjectIdentifier(object)
@@ -33,6 +41,8 @@ extension ManagedObjectContext {
     }
 
     /// Refreshes every registered object, keeping unsaved changes (``refresh(_:mergeChanges:)`` with true).
+    ///
+    /// - Throws: the first error of ``refresh(_:mergeChanges:)``; the objects after it are not refreshed.
     public func refreshAllObjects() throws {
         for object in registeredObjects where !object.isInserted {
             try refresh(object, mergeChanges: true)

@@ -24,6 +24,7 @@ public final class ManagedObjectContext {
         weak var object: ManagedObject?
     }
 
+    /// The coordinator whose stores the context reads and saves to.
     public let coordinator: PersistentStoreCoordinator
     /// A name for the context (logs, debugging).
     public var name: String?
@@ -49,6 +50,9 @@ public final class ManagedObjectContext {
     /// Stores chosen for inserted objects by ``assign(_:to:)`` or ``obtainPermanentIDs(for:)``.
     var assignedStores: [ObjectIdentifier: any PersistentStore] = [:]
 
+    /// Creates an empty context on a coordinator.
+    ///
+    /// - Parameter coordinator: the coordinator whose model and stores the context uses.
     public init(coordinator: PersistentStoreCoordinator) {
         self.coordinator = coordinator
     }
@@ -150,6 +154,10 @@ public final class ManagedObjectContext {
     }
 
     /// Chooses the store an inserted object will be saved in (default: the coordinator's first store).
+    ///
+    /// - Parameters:
+    ///   - object: an object inserted into this context and not yet saved (a precondition).
+    ///   - store: one of the coordinator's stores.
     public func assign(_ object: ManagedObject, to store: any PersistentStore) {
         precondition(object.isInserted && object.managedObjectContext === self, "only inserted objects can be assigned")
         assignedStores[ObjectIdentifier(object)] = store

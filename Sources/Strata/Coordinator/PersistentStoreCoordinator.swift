@@ -22,10 +22,15 @@ public final class PersistentStoreCoordinator: Sendable {
         case inMemory
     }
 
+    /// The model every store and context of the coordinator uses; stores record its version hash.
     public let model: ManagedObjectModel
     let rowCache = RowCache()
     private let stores = Mutex<[any PersistentStore]>([])
 
+    /// Creates a coordinator with no store yet; add one with ``addPersistentStore(_:)->_``
+    /// before saving.
+    ///
+    /// - Parameter model: the model of every object the coordinator's contexts manage.
     public init(model: ManagedObjectModel) {
         self.model = model
     }
@@ -55,6 +60,9 @@ public final class PersistentStoreCoordinator: Sendable {
     }
 
     /// Removes a store and closes it. Objects of its rows become inaccessible.
+    ///
+    /// - Throws: what the store's ``PersistentStore/close()`` throws (``ObjectGraphError/storage(_:)`` for a
+    ///   Strata store whose final checkpoint fails); the store is removed even then.
     public func removePersistentStore(_ store: any PersistentStore) throws {
         stores.withLock { $0.removeAll { $0 === store } }
         rowCache.invalidate(store: store.identifier)
@@ -82,6 +90,9 @@ public final class PersistentStoreCoordinator: Sendable {
     public func metadata(for store: any PersistentStore) -> [String: String] { store.metadata }
 
     /// The object ID a URI names (``ManagedObjectID/uriRepresentation()``); permanent IDs only.
+    ///
+    /// - Throws: ``ObjectGraphError/invalidURI(_:)`` when the URI is not of the `x-strata` form, names a
+    ///   temporary ID, an entity the model does not have, or a store the coordinator does not have.
     public func managedObjectID(forURIRepresentation uri: URL) throws -> ManagedObjectID {
         guard uri.scheme == "x-strata", let host = uri.host, let store = UUID(uuidString: host) else {
             throw ObjectGraphError.invalidURI(uri)

@@ -9,6 +9,8 @@
 /// let employees = try context.fetch(request)
 /// ```
 public final class FetchRequest<Result: ManagedObject> {
+    /// The name of the entity to fetch; ``ManagedObjectContext/fetch(_:)`` throws
+    /// ``ObjectGraphError/unknownEntity(_:)`` when the model has no such entity.
     public let entityName: String
     /// Whether objects of subentities are included (default true).
     public var includesSubentities = true
@@ -21,6 +23,10 @@ public final class FetchRequest<Result: ManagedObject> {
     /// Whether unsaved inserts are included and unsaved deletes excluded (default true).
     public var includesPendingChanges = true
 
+    /// Creates a request for every object of an entity, with the default options.
+    ///
+    /// - Parameter entityName: the entity's name in the model. Its objects (and those of its subentities)
+    ///   must be instances of `Result`, or fetching stops the program.
     public init(entityName: String) {
         self.entityName = entityName
     }
@@ -60,6 +66,8 @@ extension ManagedObjectContext {
     }
 
     /// How many objects ``fetch(_:)`` would return, without making objects for rows.
+    ///
+    /// - Throws: ``ObjectGraphError/unknownEntity(_:)``, ``ObjectGraphError/storage(_:)``.
     public func count<Result: ManagedObject>(for request: FetchRequest<Result>) throws -> Int {
         guard let entity = coordinator.model.entity(named: request.entityName) else {
             throw ObjectGraphError.unknownEntity(request.entityName)

@@ -6,19 +6,32 @@ import Foundation
 /// Values reach users as ordinary Swift values (`Int64`, `String`, `Date`, ...) through
 /// ``ManagedObject/value(forKey:)`` and typed accessors; ``AttributeValue`` is the bridge.
 public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
+    /// A value of an ``AttributeType/integer16``, ``AttributeType/integer32`` or ``AttributeType/integer64``
+    /// attribute; the narrower types limit its range.
     case integer(Int64)
+    /// A value of a ``AttributeType/double`` attribute.
     case double(Double)
+    /// A value of a ``AttributeType/float`` attribute.
     case float(Float)
+    /// A value of a ``AttributeType/decimal`` attribute, at full precision.
     case decimal(Decimal)
+    /// A value of a ``AttributeType/boolean`` attribute.
     case boolean(Bool)
+    /// A value of a ``AttributeType/string`` attribute.
     case string(String)
+    /// A value of a ``AttributeType/date`` attribute.
     case date(Date)
+    /// A value of a ``AttributeType/binaryData`` attribute.
     case data(Data)
+    /// A value of a ``AttributeType/uuid`` attribute.
     case uuid(UUID)
+    /// A value of a ``AttributeType/uri`` attribute.
     case uri(URL)
     /// A value of a transformable or undefined (transient) attribute, kept as the Swift value itself.
     case object(AnyHashableSendable)
 
+    /// The value in a short readable form: strings quoted, data as its byte count (`<12 bytes>`), UUIDs and
+    /// URLs as strings.
     public var description: String {
         switch self {
         case .integer(let value): "\(value)"
@@ -55,8 +68,11 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
 
 /// A hashable, sendable box for values of transformable and undefined attributes.
 public struct AnyHashableSendable: Hashable, Sendable {
+    /// The boxed value. For a value boxed from `Any` by key-value coding this is an internal box; use
+    /// ``value`` to get the value itself.
     public let base: any Hashable & Sendable
 
+    /// Boxes a value that is already `Hashable` and `Sendable`.
     public init(_ base: any Hashable & Sendable) { self.base = base }
 
     /// Boxes a value whose type the compiler cannot see as `Sendable` (key-value coding takes `Any`).
@@ -70,7 +86,9 @@ public struct AnyHashableSendable: Hashable, Sendable {
     public var value: Any { (base as? UncheckedSendableBox)?.value.base ?? base }
 
     private var unboxed: AnyHashable { (base as? UncheckedSendableBox)?.value ?? AnyHashable(base) }
+    /// Two boxes are equal when their values are, as `AnyHashable` compares them.
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.unboxed == rhs.unboxed }
+    /// Hashes the boxed value, consistent with ``==(_:_:)``.
     public func hash(into hasher: inout Hasher) { unboxed.hash(into: &hasher) }
 }
 

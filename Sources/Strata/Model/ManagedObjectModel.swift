@@ -44,7 +44,7 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
     /// ``entities`` by name.
     public let entitiesByName: [String: EntityDescription]
     /// A hash of every entity's ``EntityDescription/versionHash``, as 32 lowercase hexadecimal digits:
-    /// two models with the same hash store rows the same way. It is FNV-1a 128 (``StableHasher``) over
+    /// two models with the same hash store rows the same way. It is FNV-1a 128 (`StableHasher`) over
     /// `"strata.model.v1"`, the entity count and, for each entity in name order, its name and its
     /// 16-byte hash (most significant byte first); strings are fed as a u32 byte count and UTF-8.
     public let versionHash: String

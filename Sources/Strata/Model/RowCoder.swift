@@ -2,7 +2,7 @@ import Foundation
 import StrataFormat
 
 /// Converts the persistent attribute values of one entity to a row record and back: the bridge
-/// between ``AttributeValue`` and ``RowRecord``.
+/// between ``AttributeValue`` and `RowRecord` (StrataFormat).
 ///
 /// Values are given and returned in row order: element i belongs to
 /// ``EntityDescription/persistentAttributes``[i]. Each type maps to one field kind:
@@ -42,8 +42,8 @@ import StrataFormat
 ///
 /// ### One value
 /// - ``value(of:in:)``
-/// - ``field(for:of:)``
-/// - ``value(from:of:)``
+/// - ``field(for:of:transformers:)``
+/// - ``value(from:of:transformers:)``
 public struct RowCoder: Sendable {
     /// The entity whose rows this coder reads and writes.
     public let entity: EntityDescription
@@ -92,7 +92,7 @@ public struct RowCoder: Sendable {
     /// - Parameter bytes: a row record of this entity.
     /// - Returns: the row's version and one value per persistent attribute, in row order.
     /// - Throws: ``RowCodingError/format(_:)`` for a damaged row, ``RowCodingError/entityMismatch(expected:found:)``,
-    ///   ``RowCodingError/fieldCountMismatch(expected:found:)``, and what ``value(from:of:)`` throws.
+    ///   ``RowCodingError/fieldCountMismatch(expected:found:)``, and what ``value(from:of:transformers:)`` throws.
     public func decode(_ bytes: [UInt8]) throws(RowCodingError) -> (rowVersion: UInt64, values: [AttributeValue?]) {
         let decoded: (header: RowRecord.Header, fields: [RowRecord.Field])
         do {
@@ -129,7 +129,8 @@ public struct RowCoder: Sendable {
     ///
     /// - Parameter fields: one field per persistent attribute, in row order.
     /// - Returns: one value per field.
-    /// - Throws: ``RowCodingError/fieldCountMismatch(expected:found:)`` and what ``value(from:of:)`` throws.
+    /// - Throws: ``RowCodingError/fieldCountMismatch(expected:found:)`` and what ``value(from:of:transformers:)``
+    ///   throws.
     public func values(from fields: [RowRecord.Field]) throws(RowCodingError) -> [AttributeValue?] {
         let attributes = entity.persistentAttributes
         guard fields.count == attributes.count else {
@@ -153,7 +154,7 @@ public struct RowCoder: Sendable {
     ///   - bytes: a row record.
     /// - Returns: the value.
     /// - Throws: ``RowCodingError/format(_:)``, ``RowCodingError/entityMismatch(expected:found:)``, and what
-    ///   ``value(from:of:)`` throws.
+    ///   ``value(from:of:transformers:)`` throws.
     public func value(of attribute: AttributeDescription, in bytes: [UInt8]) throws(RowCodingError) -> AttributeValue? {
         guard let storageIndex = attribute.storageIndex, entity.isKind(of: attribute.entity) else {
             preconditionFailure("\(attribute.name) is not a persistent attribute of \(entity.name)")

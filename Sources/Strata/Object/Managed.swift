@@ -19,14 +19,26 @@ public struct Managed<Value: AttributeConvertible> {
     /// The attribute's name in the model.
     public let key: String
 
+    /// Declares the property as the modelled attribute named `key`.
+    ///
+    /// - Parameter key: the attribute's name in the object's entity.
     public init(_ key: String) { self.key = key }
 
+    /// Unavailable: a `@Managed` property is reached only through its enclosing ``ManagedObject``
+    /// (``subscript(_enclosingInstance:wrapped:storage:)``).
     @available(*, unavailable, message: "@Managed properties exist only in ManagedObject subclasses")
     public var wrappedValue: Value {
         get { preconditionFailure("@Managed properties exist only in ManagedObject subclasses") }
         set { preconditionFailure("@Managed properties exist only in ManagedObject subclasses") }
     }
 
+    /// Reads or writes the attribute in the enclosing object: the accessor the compiler calls for a
+    /// `@Managed` property.
+    ///
+    /// Reading fires the fault and converts the value with ``AttributeConvertible/init(attributeValue:)``;
+    /// writing converts it with ``AttributeConvertible/attributeValue`` and records the change in the context.
+    /// A fault that cannot be fulfilled, an unknown key or a value of another type stops the program
+    /// (a precondition failure).
     public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,

@@ -16,6 +16,11 @@ extension ManagedObject {
     }
 
     /// Sets a property, recording the change in the context.
+    ///
+    /// - Parameters:
+    ///   - value: a plain Swift value of the attribute's type (any integer type that fits for the integer
+    ///     types), an ``AttributeValue``, or nil.
+    ///   - key: the attribute's name.
     /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)``, ``ObjectGraphError/wrongValueType(entity:key:expected:got:)``.
     public func setValue(_ value: Any?, forKey key: String) throws {
         let attribute = try attribute(forKey: key)
@@ -23,6 +28,9 @@ extension ManagedObject {
     }
 
     /// The value at a key path. Attribute keys only until relationships exist; each step must be a to-one.
+    ///
+    /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` for a path of more than one step or an unknown
+    ///   key; what ``value(forKey:)`` throws.
     public func value(forKeyPath keyPath: String) throws -> Any? {
         let steps = keyPath.split(separator: ".").map(String.init)
         guard steps.count == 1 else {
@@ -32,6 +40,10 @@ extension ManagedObject {
     }
 
     /// The stored value of a property without access or change notifications (fires the fault).
+    ///
+    /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)``; ``ObjectGraphError/objectInaccessible(_:)`` when the
+    ///   fault cannot be fulfilled (its row is gone);
+    ///   ``ObjectGraphError/storage(_:)`` when the store cannot read the row.
     public func primitiveValue(forKey key: String) throws -> Any? {
         let attribute = try attribute(forKey: key)
         try fulfillFaultIfNeeded()
@@ -39,6 +51,11 @@ extension ManagedObject {
     }
 
     /// Sets the stored value of a property without change notifications: the change is not recorded.
+    ///
+    /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)``;
+    ///   ``ObjectGraphError/wrongValueType(entity:key:expected:got:)``; ``ObjectGraphError/objectInaccessible(_:)``
+    ///   when the fault cannot be fulfilled (its row is gone);
+    ///   ``ObjectGraphError/storage(_:)`` when the store cannot read the row.
     public func setPrimitiveValue(_ value: Any?, forKey key: String) throws {
         let attribute = try attribute(forKey: key)
         try fulfillFaultIfNeeded()
@@ -46,6 +63,9 @@ extension ManagedObject {
     }
 
     /// Called before a property is read: fires the fault (`key` nil: the whole object).
+    ///
+    /// - Throws: ``ObjectGraphError/objectInaccessible(_:)`` when the fault cannot be fulfilled (its row is gone);
+    ///   ``ObjectGraphError/storage(_:)`` when the store cannot read the row.
     public func willAccessValue(forKey key: String?) throws {
         try fulfillFaultIfNeeded()
     }
@@ -54,6 +74,9 @@ extension ManagedObject {
     public func didAccessValue(forKey key: String?) {}
 
     /// Called before a property changes: fires the fault.
+    ///
+    /// - Throws: ``ObjectGraphError/objectInaccessible(_:)`` when the fault cannot be fulfilled (its row is gone);
+    ///   ``ObjectGraphError/storage(_:)`` when the store cannot read the row.
     public func willChangeValue(forKey key: String) throws {
         try fulfillFaultIfNeeded()
     }
@@ -69,7 +92,12 @@ extension ManagedObject {
     }
 
     /// Calls `handler` after every change of `key` (through setValue, typed properties, refresh or merge).
+    ///
+    /// - Parameters:
+    ///   - key: the attribute's name.
+    ///   - handler: called with the object, on the context's thread, after each change.
     /// - Returns: a token; pass it to ``removeObserver(_:)`` to stop.
+    /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` when the entity has no such property.
     @discardableResult
     public func observe(_ key: String, _ handler: @escaping (ManagedObject) -> Void) throws -> PropertyObservation {
         _ = try attribute(forKey: key)
@@ -222,6 +250,7 @@ extension ManagedObject {
 
 /// A registration made by ``ManagedObject/observe(_:_:)``.
 public struct PropertyObservation: Hashable, Sendable {
+    /// The key the observation watches; pass the observation to ``ManagedObject/removeObserver(_:)`` to end it.
     public let key: String
     let id: UUID
 }

@@ -57,6 +57,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public internal(set) var isDeleted = false
 
     /// Makes an object of `entity` and, when given a context, inserts it there (which calls ``awakeFromInsert()``).
+    ///
+    /// - Parameters:
+    ///   - entity: the object's entity; an abstract entity is a precondition failure when `context` is given.
+    ///   - context: the context to insert the object into, or nil for an object outside any context.
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
         precondition(!entity.isAbstract || context == nil, "\(entity.name) is abstract: it has no objects of its own")
         self.entity = entity
@@ -123,9 +127,15 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     // MARK: - Identity
 
+    /// Two objects are equal only when they are the same instance: uniquing gives a context one instance
+    /// per object ID. Compare ``objectID``s to match objects across contexts.
     public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+    /// Hashes the instance's identity, consistent with ``==(_:_:)``.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
+    /// The entity, the object ID and every attribute's value, e.g.
+    /// `<Employee x-strata://.../Employee/p1 name="Ada" salary=100>`;
+    /// a fault shows only `fault`, without firing.
     open var description: String {
         if isFault { return "<\(entity.name) \(objectID) fault>" }
         let fields = entity.attributes.map { "\($0.name)=\(values[$0.index].map { "\($0)" } ?? "nil")" }

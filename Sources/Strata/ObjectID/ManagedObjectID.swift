@@ -44,6 +44,9 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
         return URL(string: "x-strata://\(storeIdentifier!.uuidString)/\(entity.name)/p\(rowID!)")!
     }
 
+    /// Two IDs are equal when they name the same object: the same temporary ID, or the same row of the same
+    /// store's hierarchy table (whichever entity of the hierarchy each names). A temporary ID never equals a
+    /// permanent one, even for the same object after its save.
     public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
         if let left = lhs.temporaryIdentifier { return left == rhs.temporaryIdentifier }
         // A row belongs to its hierarchy's table: the same row is the same object whatever entity names it.
@@ -51,6 +54,7 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
             && lhs.entity.rootEntity === rhs.entity.rootEntity
     }
 
+    /// Hashes what ``==(_:_:)`` compares: the temporary identifier, or the row, store and root entity.
     public func hash(into hasher: inout Hasher) {
         if let temporaryIdentifier {
             hasher.combine(temporaryIdentifier)
@@ -61,5 +65,6 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
         }
     }
 
+    /// The ID's URI as a string, e.g. `x-strata://6F1E.../Employee/p42`.
     public var description: String { uriRepresentation().absoluteString }
 }

@@ -14,11 +14,17 @@ public final class InMemoryStore: PersistentStore {
         var rowReads = 0
     }
 
+    /// A random identifier chosen when the store is created: a new one for every instance.
     public let identifier = UUID()
+    /// Always ``PersistentStoreType/inMemory``.
     public var type: PersistentStoreType { .inMemory }
+    /// The store's type, UUID and the model's version hash (see ``PersistentStoreMetadataKey``).
     public let metadata: [String: String]
     private let state = Mutex(State())
 
+    /// Creates an empty store for `model`.
+    ///
+    /// - Parameter model: the model whose version hash the store's metadata records.
     public init(model: ManagedObjectModel) {
         metadata = [
             PersistentStoreMetadataKey.storeType: PersistentStoreType.inMemory.description,
@@ -29,6 +35,10 @@ public final class InMemoryStore: PersistentStore {
 
     private static func key(_ entity: EntityDescription) -> ObjectIdentifier { ObjectIdentifier(entity.rootEntity) }
 
+    /// The row, or nil when it does not exist or its entity is not `entity` or one of its subentities.
+    /// Counts one read in ``rowReads``.
+    ///
+    /// - Throws: never.
     public func row(_ rowID: UInt64, of entity: EntityDescription) throws -> StoredRow? {
         state.withLock { state in
             state.rowReads += 1
@@ -37,6 +47,10 @@ public final class InMemoryStore: PersistentStore {
         }
     }
 
+    /// Every row of `entity` (and of its subentities when `includesSubentities` is true), in row-ID
+    /// order. Counts every row of the hierarchy's table in ``rowReads``.
+    ///
+    /// - Throws: never.
     public func rows(of entity: EntityDescription, includesSubentities: Bool) throws -> [(rowID: UInt64, row: StoredRow)] {
         state.withLock { state in
             let rows = state.tables[Self.key(entity)]?.rows ?? [:]
@@ -47,6 +61,10 @@ public final class InMemoryStore: PersistentStore {
         }
     }
 
+    /// Reserves the next `count` row IDs of `entity`'s hierarchy; no insert will be given them.
+    ///
+    /// - Returns: `count` consecutive row IDs, in increasing order.
+    /// - Throws: never. A negative `count` is a precondition failure.
     public func allocateRowIDs(for entity: EntityDescription, count: Int) throws -> [UInt64] {
         state.withLock { state in
             var table = state.tables[Self.key(entity)] ?? Table()
@@ -57,6 +75,11 @@ public final class InMemoryStore: PersistentStore {
         }
     }
 
+    /// Checks every update's and every versioned delete's expected version against the stored rows,
+    /// without changing anything.
+    ///
+    /// - Throws: ``ObjectGraphError/optimisticLockingConflict(_:)`` listing every object whose row has
+    ///   another version or, for an update, no longer exists.
     public func checkConflicts(_ changes: StoreChanges) throws {
         try state.withLock { state in try conflicts(changes, in: state) }
     }
@@ -76,6 +99,13 @@ public final class InMemoryStore: PersistentStore {
         guard conflicts.isEmpty else { throw ObjectGraphError.optimisticLockingConflict(conflicts) }
     }
 
+    /// Applies the changes atomically: every expected version is checked before anything is written.
+    ///
+    /// Inserts get version 1 and their reserved row ID or the table's next one; updates get their
+    /// expected version plus one; an unversioned delete of a row that is already gone does nothing.
+    ///
+    /// - Returns: the inserted rows' IDs and versions and the updated rows' new versions.
+    /// - Throws: ``ObjectGraphError/optimisticLockingConflict(_:)``, with nothing changed.
     public func save(_ changes: StoreChanges) throws -> StoreSaveResult {
         try state.withLock { state in
             // Check every expectation before changing anything: a save is all or nothing.
@@ -103,7 +133,11 @@ public final class InMemoryStore: PersistentStore {
         }
     }
 
+    /// Rows read so far by ``row(_:of:)`` and ``rows(of:includesSubentities:)``: a test hook.
     public var rowReads: Int { state.withLock { $0.rowReads } }
 
+    /// Does nothing: the rows live as long as the store object.
+    ///
+    /// - Throws: never.
     public func close() throws {}
 }

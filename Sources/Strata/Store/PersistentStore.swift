@@ -14,12 +14,28 @@ public protocol PersistentStore: AnyObject, Sendable {
     var metadata: [String: String] { get }
 
     /// The row, or nil when it does not exist (or belongs to an entity outside `entity`'s hierarchy).
+    ///
+    /// - Parameters:
+    ///   - rowID: the row's ID in the table of `entity`'s hierarchy.
+    ///   - entity: the entity asked for; the row's own entity must be it or one of its subentities.
+    /// - Throws: ``ObjectGraphError/storage(_:)`` when the row cannot be read or decoded.
     func row(_ rowID: UInt64, of entity: EntityDescription) throws -> StoredRow?
 
     /// Every row of `entity` (and of its subentities when asked), in row-ID order.
+    ///
+    /// - Parameters:
+    ///   - entity: the entity to list.
+    ///   - includesSubentities: whether rows of `entity`'s subentities are included.
+    /// - Throws: ``ObjectGraphError/storage(_:)`` when a row cannot be read or decoded.
     func rows(of entity: EntityDescription, includesSubentities: Bool) throws -> [(rowID: UInt64, row: StoredRow)]
 
     /// Reserves `count` row IDs in `entity`'s table for objects that get permanent IDs before their save.
+    ///
+    /// - Parameters:
+    ///   - entity: the entity whose hierarchy's table reserves the IDs.
+    ///   - count: how many IDs to reserve, at least 1.
+    /// - Returns: `count` row IDs no insert will be given, in increasing order.
+    /// - Throws: ``ObjectGraphError/storage(_:)`` when the reservation cannot be written.
     func allocateRowIDs(for entity: EntityDescription, count: Int) throws -> [UInt64]
 
     /// Checks that every update and delete still finds the row version it expects, without writing.
@@ -34,6 +50,8 @@ public protocol PersistentStore: AnyObject, Sendable {
     var rowReads: Int { get }
 
     /// Releases the store's resources; the coordinator calls it when the store is removed.
+    ///
+    /// - Throws: ``ObjectGraphError/storage(_:)`` when the store cannot be closed cleanly.
     func close() throws
 }
 
@@ -44,6 +62,7 @@ public enum PersistentStoreType: Sendable, Equatable, CustomStringConvertible {
     /// Rows in memory only, gone when the store is removed.
     case inMemory
 
+    /// The type's name as recorded in store metadata: `Strata` or `InMemory`.
     public var description: String {
         switch self {
         case .strata: "Strata"
@@ -54,7 +73,11 @@ public enum PersistentStoreType: Sendable, Equatable, CustomStringConvertible {
 
 /// Metadata keys every store records.
 public enum PersistentStoreMetadataKey {
+    /// The key of the store's type, ``PersistentStoreType/description`` (`Strata` or `InMemory`).
     public static let storeType = "StoreType"
+    /// The key of the store's UUID as a string: the ``PersistentStore/identifier`` in every object ID it issues.
     public static let storeUUID = "StoreUUID"
+    /// The key of the ``ManagedObjectModel/versionHash`` of the model the store was created with. A Strata
+    /// store refuses to open with a model of another hash.
     public static let modelVersionHash = "ModelVersionHash"
 }

@@ -1,17 +1,26 @@
 /// A row as a persistent store returns it: the concrete entity, the version that optimistic locking
 /// compares, and the values of the entity's persistent attributes in storage order.
 public struct StoredRow: Sendable, Equatable {
+    /// The row's concrete entity: the one it was inserted as, which may be a subentity of the entity asked for.
     public var entity: EntityDescription
     /// Incremented by every save that changes the row.
     public var version: UInt64
+    /// The values of ``entity``'s persistent attributes, in storage order; nil is a null value.
     public var values: [AttributeValue?]
 
+    /// Creates a row as a store returns it.
+    ///
+    /// - Parameters:
+    ///   - entity: the row's concrete entity.
+    ///   - version: the row's version: 1 when inserted, one more after each save that changes it.
+    ///   - values: the entity's persistent attribute values, in storage order.
     public init(entity: EntityDescription, version: UInt64, values: [AttributeValue?]) {
         self.entity = entity
         self.version = version
         self.values = values
     }
 
+    /// Two rows are equal when they have the same entity (by identity), version and values.
     public static func == (lhs: StoredRow, rhs: StoredRow) -> Bool {
         lhs.entity === rhs.entity && lhs.version == rhs.version && lhs.values == rhs.values
     }
@@ -21,7 +30,9 @@ public struct StoredRow: Sendable, Equatable {
 public struct StoreChanges: Sendable {
     /// A new object: its entity and persistent values. The store allocates its row ID.
     public struct Insert: Sendable {
+        /// The new object's concrete entity.
         public var entity: EntityDescription
+        /// The values of the entity's persistent attributes, in storage order.
         public var values: [AttributeValue?]
         /// A row ID obtained earlier (``PersistentStore/allocateRowIDs(for:count:)``), or nil.
         public var rowID: UInt64?
@@ -29,31 +40,48 @@ public struct StoreChanges: Sendable {
 
     /// A changed object: the values it now has, and the version it was read at.
     public struct Update: Sendable {
+        /// The object's concrete entity.
         public var entity: EntityDescription
+        /// The row to replace, in the entity hierarchy's table.
         public var rowID: UInt64
+        /// The values of the entity's persistent attributes after the change, in storage order.
         public var values: [AttributeValue?]
+        /// The row version the object was read at: the save conflicts when the stored row has another version
+        /// (or no longer exists), and otherwise writes version `expectedVersion + 1`.
         public var expectedVersion: UInt64
     }
 
     /// A deleted object.
     public struct Delete: Sendable {
+        /// The object's concrete entity.
         public var entity: EntityDescription
+        /// The row to delete, in the entity hierarchy's table.
         public var rowID: UInt64
+        /// The row version the object was read at, or nil to delete without a conflict check (the object was
+        /// deleted as a fault, never read).
         public var expectedVersion: UInt64?
     }
 
+    /// New objects, in insertion order; ``StoreSaveResult/insertedRowIDs`` follows the same order.
     public var inserts: [Insert] = []
+    /// Changed objects; ``StoreSaveResult/updatedVersions`` follows the same order.
     public var updates: [Update] = []
+    /// Deleted objects.
     public var deletes: [Delete] = []
 
+    /// Creates an empty set of changes.
     public init() {}
 
+    /// Whether there is nothing to insert, update or delete.
     public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty }
 }
 
 /// What a store did in a save: the row IDs of the inserts (in order) and every written row's new version.
 public struct StoreSaveResult: Sendable {
+    /// The row ID of each insert, in the order of ``StoreChanges/inserts``.
     public var insertedRowIDs: [UInt64]
+    /// The version of each inserted row (always 1), in the order of ``StoreChanges/inserts``.
     public var insertedVersions: [UInt64]
+    /// The new version of each updated row (its expected version plus one), in the order of ``StoreChanges/updates``.
     public var updatedVersions: [UInt64]
 }

@@ -8,6 +8,9 @@ public struct StrataStoreConfiguration: Sendable {
     /// The storage engine's settings (durability, page size, blob threshold, ...).
     public var storage: StoreConfiguration
 
+    /// Creates a configuration.
+    ///
+    /// - Parameter storage: the storage engine's settings; the engine's defaults when omitted.
     public init(storage: StoreConfiguration = StoreConfiguration()) {
         self.storage = storage
     }
@@ -18,15 +21,19 @@ public struct StrataStoreConfiguration: Sendable {
 /// Each entity hierarchy is one engine table named after its root entity (`entity.<Root>`), as Core Data's
 /// SQLite store puts a hierarchy in its root's table: objects of every entity of the hierarchy share one
 /// row-ID space, so a row ID alone names an object of the hierarchy, and fetching a parent entity reads one
-/// table. Each row is a ``RowRecord`` whose header names the concrete entity and the row's version. Binary
+/// table. Each row is a `RowRecord` whose header names the concrete entity and the row's version. Binary
 /// values of attributes that allow external storage and reach the engine's blob threshold go to blob
 /// segments; the row keeps the blob's ID.
 ///
 /// The table `store.metadata` holds the store's UUID and the model's version hash; opening the store with a
 /// model of another hash fails with ``ObjectGraphError/incompatibleModel(storeHash:modelHash:)``.
 public final class StrataStore: PersistentStore {
+    /// The store's UUID, created with the store and kept in its metadata: the same on every open.
     public let identifier: UUID
+    /// Always ``PersistentStoreType/strata``.
     public var type: PersistentStoreType { .strata }
+    /// The metadata read from (or, for a new store, written to) the `store.metadata` table: the store's
+    /// type, UUID and model version hash (see ``PersistentStoreMetadataKey``).
     public let metadata: [String: String]
     /// The storage engine under the store.
     public let engine: Store
@@ -40,6 +47,18 @@ public final class StrataStore: PersistentStore {
     static func tableName(for root: EntityDescription) -> String { "entity." + root.name }
 
     /// Opens (or creates) the store in `directory` for `model`.
+    ///
+    /// A new store gets its metadata (a new UUID and the model's version hash) and one engine table per
+    /// root entity; an existing one gets tables for root entities it does not have yet.
+    ///
+    /// - Parameters:
+    ///   - directory: the store's directory; created when missing unless the configuration forbids it.
+    ///   - model: the model of every object the store holds.
+    ///   - configuration: how to open the storage engine.
+    /// - Throws: ``ObjectGraphError/incompatibleModel(storeHash:modelHash:)`` when the store was created with a
+    ///   model of another version hash; ``ObjectGraphError/storage(_:)`` when the engine cannot open the
+    ///   store (`StorageError.storeLocked`, `StorageError.storeNotFound`, ...) or its
+    ///   metadata is damaged.
     public init(directory: String, model: ManagedObjectModel, configuration: StrataStoreConfiguration) throws {
         do { engine = try Store.open(at: directory, configuration: configuration.storage) } catch let error as StorageError {
             throw ObjectGraphError.storage(error)
@@ -159,6 +178,11 @@ public final class StrataStore: PersistentStore {
         }
     }
 
+    /// Reads and decodes a row from a fresh snapshot of the engine, with its blobs read back in.
+    ///
+    /// - Returns: the row, or nil when it does not exist or its entity is not `entity` or one of its subentities.
+    /// - Throws: ``ObjectGraphError/storage(_:)`` for an engine failure, or with
+    ///   `StorageError.corruption` when the row or a blob it references cannot be decoded.
     public func row(_ rowID: UInt64, of entity: EntityDescription) throws -> StoredRow? {
         reads.add(1, ordering: .relaxed)
         let snapshot = engine.snapshot()
@@ -170,6 +194,11 @@ public final class StrataStore: PersistentStore {
         return try decode(bytes, rowID: rowID, as: entity, snapshot: snapshot)
     }
 
+    /// Scans the hierarchy's table in one snapshot and decodes the rows of `entity` (and of its
+    /// subentities when `includesSubentities` is true), in row-ID order. Rows of other entities are
+    /// skipped after reading only their header.
+    ///
+    /// - Throws: ``ObjectGraphError/storage(_:)`` for an engine failure or an undecodable row.
     public func rows(of entity: EntityDescription, includesSubentities: Bool) throws -> [(rowID: UInt64, row: StoredRow)] {
         let snapshot = engine.snapshot()
         let wanted = Set((includesSubentities ? entity.allEntitiesInHierarchyBelow : [entity]).map(\.entityID))
@@ -188,6 +217,11 @@ public final class StrataStore: PersistentStore {
         }
     }
 
+    /// Reserves the next `count` row IDs of `entity`'s table in an engine transaction of its own, so the
+    /// reservation is durable like any commit. `count` must be positive (a precondition of the engine).
+    ///
+    /// - Returns: `count` consecutive row IDs, in increasing order.
+    /// - Throws: ``ObjectGraphError/storage(_:)`` when the transaction fails.
     public func allocateRowIDs(for entity: EntityDescription, count: Int) throws -> [UInt64] {
         do {
             let first = try engine.write { txn in try txn.reserveRowIDs(count, in: table(for: entity)) }
@@ -195,6 +229,11 @@ public final class StrataStore: PersistentStore {
         } catch let error as StorageError { throw ObjectGraphError.storage(error) }
     }
 
+    /// Checks every update's and every versioned delete's expected version against a snapshot of the
+    /// engine, without writing. ``save(_:)`` checks again inside its transaction.
+    ///
+    /// - Throws: ``ObjectGraphError/optimisticLockingConflict(_:)`` listing every object whose row has
+    ///   another version or no longer exists; ``ObjectGraphError/storage(_:)`` when a row cannot be read.
     public func checkConflicts(_ changes: StoreChanges) throws {
         let snapshot = engine.snapshot()
         var conflicts: [ManagedObjectID] = []
@@ -220,6 +259,16 @@ public final class StrataStore: PersistentStore {
         guard conflicts.isEmpty else { throw ObjectGraphError.optimisticLockingConflict(conflicts) }
     }
 
+    /// Applies the changes in one engine transaction: all of them or, when it throws, none.
+    ///
+    /// Every expected version is checked first. Inserts get version 1; updates get their expected version
+    /// plus one. Binary values of attributes that allow external storage and reach the engine's blob threshold
+    /// are stored as blobs; the blobs of replaced values and of deleted rows are deleted with them.
+    ///
+    /// - Returns: the inserted rows' IDs and versions and the updated rows' new versions.
+    /// - Throws: ``ObjectGraphError/optimisticLockingConflict(_:)``; ``ObjectGraphError/storage(_:)`` for an
+    ///   engine failure or a stored row that does not decode; ``ObjectGraphError/transformationFailed(key:reason:)``
+    ///   when a value cannot be encoded as a row.
     public func save(_ changes: StoreChanges) throws -> StoreSaveResult {
         do {
             return try engine.write { txn in
@@ -307,8 +356,12 @@ public final class StrataStore: PersistentStore {
         return RowRecord.encode(entityID: entity.entityID, rowVersion: version, fields: fields)
     }
 
+    /// Rows read from the engine so far by ``row(_:of:)`` and ``rows(of:includesSubentities:)``: a test hook.
     public var rowReads: Int { reads.load(ordering: .relaxed) }
 
+    /// Closes the storage engine, which checkpoints first unless an earlier write failure forbids it.
+    ///
+    /// - Throws: ``ObjectGraphError/storage(_:)`` when the final checkpoint or closing fails.
     public func close() throws {
         do { try engine.close() } catch let error as StorageError { throw ObjectGraphError.storage(error) }
     }

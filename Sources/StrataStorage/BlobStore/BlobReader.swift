@@ -63,6 +63,11 @@ public final class BlobReader {
     }
 
     /// Reads the rest of the blob into one array.
+    ///
+    /// - Returns: the bytes not yet returned by ``next()``: the whole blob for a new reader.
+    /// - Throws: ``StorageError/corruption(file:offset:reason:)`` naming the blob when a chunk, the record
+    ///   sizes or the content checksum do not match the catalog; ``StorageError/io(_:)`` when the segment
+    ///   cannot be read.
     public func readAll() throws -> [UInt8] {
         var result: [UInt8] = []
         result.reserveCapacity(Int(min(length, UInt64(1 << 30))))

@@ -33,7 +33,12 @@ public final class BlobWriter {
         buffer.reserveCapacity(BlobSegmentFormat.chunkSize)
     }
 
-    /// Appends bytes to the blob.
+    /// Appends bytes to the blob. Every full chunk (1 MiB) is compressed and appended to the segment at once.
+    ///
+    /// Writing after ``finish()`` is a precondition failure.
+    ///
+    /// - Throws: ``StorageError/io(_:)`` when the segment cannot be written; the failed record is cut back
+    ///   from the segment.
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         precondition(!finished, "write after finish")
         var rest = bytes
@@ -45,7 +50,9 @@ public final class BlobWriter {
         }
     }
 
-    /// Appends bytes to the blob.
+    /// Appends bytes to the blob; see ``write(_:)-(UnsafeRawBufferPointer)``.
+    ///
+    /// - Throws: ``StorageError/io(_:)`` when the segment cannot be written.
     public func write(_ bytes: [UInt8]) throws {
         try bytes.withUnsafeBytes { try write($0) }
     }
@@ -66,6 +73,8 @@ public final class BlobWriter {
 
     /// Writes the last chunk and records the blob in the transaction.
     /// - Returns: the blob's ID, to keep in a row.
+    /// - Throws: ``StorageError/io(_:)`` when the last chunk cannot be written. Calling `finish()` again
+    ///   after it succeeded is a precondition failure.
     public func finish() throws -> BlobID {
         precondition(!finished, "finish called twice")
         try flushChunk()

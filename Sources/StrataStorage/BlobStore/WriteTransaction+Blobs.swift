@@ -2,6 +2,9 @@ import StrataFormat
 
 extension WriteTransaction {
     /// Starts streaming a new blob. Finish it (``BlobWriter/finish()``) before starting another.
+    ///
+    /// - Returns: a writer; the blob's ID is reserved now and returned by ``BlobWriter/finish()``.
+    /// - Throws: ``StorageError/io(_:)`` when a new blob segment cannot be created (or the newest one opened).
     public func makeBlobWriter() throws -> BlobWriter {
         checkActive()
         let catalog = try catalogTable()
@@ -15,6 +18,7 @@ extension WriteTransaction {
 
     /// Stores `bytes` as a blob (compressed when that makes it smaller).
     /// - Returns: the blob's ID, to keep in a row.
+    /// - Throws: ``StorageError/io(_:)`` when the segment cannot be written; the blob is then not recorded.
     public func storeBlob(_ bytes: [UInt8]) throws -> BlobID {
         let writer = try makeBlobWriter()
         try writer.write(bytes)
@@ -23,6 +27,8 @@ extension WriteTransaction {
 
     /// Deletes a blob: its bytes become dead space in their segment, reclaimed by compaction.
     /// - Returns: whether the blob existed.
+    /// - Throws: ``StorageError/corruption(file:offset:reason:)`` or ``StorageError/io(_:)`` when a catalog
+    ///   page cannot be read.
     @discardableResult
     public func deleteBlob(_ blob: BlobID) throws -> Bool {
         checkActive()
@@ -31,13 +37,19 @@ extension WriteTransaction {
     }
 
     /// The bytes of a blob as this transaction sees it, or nil when there is no such blob.
+    ///
+    /// - Throws: ``StorageError/corruption(file:offset:reason:)`` naming the blob when it or its catalog
+    ///   entry is damaged; ``StorageError/io(_:)`` when it cannot be read.
     public func readBlob(_ blob: BlobID) throws -> [UInt8]? {
         checkActive()
         guard let entry = try BlobCatalog.lookup(blob, in: state, tree: tree) else { return nil }
         return try BlobReader(blob: blob, entry: entry, blobs: blobs).readAll()
     }
 
-    /// The length of a blob, or nil when there is no such blob.
+    /// The length of a blob in bytes as this transaction sees it, or nil when there is no such blob.
+    ///
+    /// - Throws: ``StorageError/corruption(file:offset:reason:)`` when its catalog entry is damaged;
+    ///   ``StorageError/io(_:)`` when it cannot be read.
     public func blobLength(_ blob: BlobID) throws -> UInt64? {
         checkActive()
         return try BlobCatalog.lookup(blob, in: state, tree: tree)?.rawLength
