@@ -45,12 +45,19 @@ extension ManagedObjectContext {
     /// - Throws: ``ObjectGraphError/noStore(entity:)`` when the coordinator has no store;
     ///   ``ObjectGraphError/storage(_:)`` when a reservation fails (the objects before it keep their new IDs).
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        // One reservation (one store transaction) per store and entity hierarchy, however many objects.
+        var groups: [[ObjectIdentifier]: (store: any PersistentStore, objects: [ManagedObject])] = [:]
         for object in objects where object.objectID.isTemporaryID && object.managedObjectContext === self {
-            let key = ObjectIdentifier(object)
-            let store = try assignedStores[key] ?? coordinator.defaultStore(for: object.entity)
-            let rowID = try store.allocateRowIDs(for: object.entity, count: 1)[0]
-            rekey(object, to: ManagedObjectID(entity: object.entity, storeIdentifier: store.identifier, rowID: rowID))
-            assignedStores[key] = store
+            let store = try assignedStores[ObjectIdentifier(object)] ?? coordinator.defaultStore(for: object.entity)
+            let group = [ObjectIdentifier(store), ObjectIdentifier(object.entity.rootEntity)]
+            groups[group, default: (store, [])].objects.append(object)
+        }
+        for (store, members) in groups.values {
+            let rowIDs = try store.allocateRowIDs(for: members[0].entity, count: members.count)
+            for (object, rowID) in zip(members, rowIDs) {
+                rekey(object, to: ManagedObjectID(entity: object.entity, storeIdentifier: store.identifier, rowID: rowID))
+                assignedStores[ObjectIdentifier(object)] = store
+            }
         }
     }
 

@@ -22,22 +22,24 @@ extension AttributeDescription {
     ///   ``ValidationError/valueTooLarge(object:key:value:limit:)`` (range rules and integer widths),
     ///   ``ValidationError/tooShort(object:key:length:limit:)``, ``ValidationError/tooLong(object:key:length:limit:)``,
     ///   ``ValidationError/patternMismatch(object:key:pattern:)``, or ``ValidationError/multiple(_:)`` of them.
-    public func validate(_ value: AttributeValue?, objectDescription: String) throws(ValidationError) {
+    public func validate(
+        _ value: AttributeValue?, objectDescription: @autoclosure () -> String
+    ) throws(ValidationError) {
         guard let value else {
             if isOptional { return }
-            throw .missingMandatoryValue(object: objectDescription, key: name)
+            throw .missingMandatoryValue(object: objectDescription(), key: name)
         }
-        guard type.accepts(value) else { throw .wrongType(object: objectDescription, key: name, expected: type) }
+        guard type.accepts(value) else { throw .wrongType(object: objectDescription(), key: name, expected: type) }
         var failures: [ValidationError] = []
         if let range = type.integerRange, case .integer(let integer) = value {
             if integer < range.lowerBound {
                 failures.append(
                     .valueTooSmall(
-                        object: objectDescription, key: name, value: value, limit: .integer(range.lowerBound)))
+                        object: objectDescription(), key: name, value: value, limit: .integer(range.lowerBound)))
             } else if integer > range.upperBound {
                 failures.append(
                     .valueTooLarge(
-                        object: objectDescription, key: name, value: value, limit: .integer(range.upperBound)))
+                        object: objectDescription(), key: name, value: value, limit: .integer(range.upperBound)))
             }
         }
         for (rule, pattern) in zip(validationRules, patterns) {
@@ -45,10 +47,10 @@ extension AttributeDescription {
             case .range(let min, let max):
                 // An incomparable value (NaN) lies within no range.
                 if let min, (Self.compare(value, min) ?? -1) < 0 {
-                    failures.append(.valueTooSmall(object: objectDescription, key: name, value: value, limit: min))
+                    failures.append(.valueTooSmall(object: objectDescription(), key: name, value: value, limit: min))
                 }
                 if let max, (Self.compare(value, max) ?? 1) > 0 {
-                    failures.append(.valueTooLarge(object: objectDescription, key: name, value: value, limit: max))
+                    failures.append(.valueTooLarge(object: objectDescription(), key: name, value: value, limit: max))
                 }
             case .length(let min, let max):
                 let length: Int
@@ -58,14 +60,14 @@ extension AttributeDescription {
                 default: continue  // not reached: the model only allows length rules on strings and data
                 }
                 if let min, length < min {
-                    failures.append(.tooShort(object: objectDescription, key: name, length: length, limit: min))
+                    failures.append(.tooShort(object: objectDescription(), key: name, length: length, limit: min))
                 }
                 if let max, length > max {
-                    failures.append(.tooLong(object: objectDescription, key: name, length: length, limit: max))
+                    failures.append(.tooLong(object: objectDescription(), key: name, length: length, limit: max))
                 }
             case .regularExpression(let source):
                 if case .string(let string) = value, let pattern, !pattern.matches(string) {
-                    failures.append(.patternMismatch(object: objectDescription, key: name, pattern: source))
+                    failures.append(.patternMismatch(object: objectDescription(), key: name, pattern: source))
                 }
             }
         }

@@ -44,7 +44,7 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
         case .data(let value): "<\(value.count) bytes>"
         case .uuid(let value): value.uuidString
         case .uri(let value): value.absoluteString
-        case .object(let value): "\(value.base)"
+        case .object(let value): "\(value.value)"
         }
     }
 

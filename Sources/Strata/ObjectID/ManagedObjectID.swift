@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The identity of a managed object: the store it lives in, its entity and its row.
 ///
@@ -17,7 +18,12 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     /// The row ID within the entity hierarchy's table; nil while the ID is temporary.
     public let rowID: UInt64?
     /// What distinguishes a temporary ID.
-    private let temporaryIdentifier: UUID?
+    private let temporaryIdentifier: UInt64?
+
+    /// Temporary IDs are numbered within the process; the process's random identifier keeps their URIs unique
+    /// across processes. (A counter, not a UUID per object: on Linux every UUID() reads /dev/urandom.)
+    private static let temporaryCounter = Atomic<UInt64>(0)
+    private static let processIdentifier = UUID()
 
     init(entity: EntityDescription, storeIdentifier: UUID, rowID: UInt64) {
         self.entity = entity
@@ -30,7 +36,7 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
         self.entity = entity
         self.storeIdentifier = nil
         self.rowID = nil
-        self.temporaryIdentifier = UUID()
+        self.temporaryIdentifier = Self.temporaryCounter.add(1, ordering: .relaxed).newValue
     }
 
     /// Whether the ID is temporary (the object has not been saved yet).
@@ -39,7 +45,7 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     /// A URL that names this object; see the type's documentation for the forms.
     public func uriRepresentation() -> URL {
         if let temporaryIdentifier {
-            return URL(string: "x-strata:///\(entity.name)/t\(temporaryIdentifier.uuidString)")!
+            return URL(string: "x-strata:///\(entity.name)/t\(Self.processIdentifier.uuidString)-\(temporaryIdentifier)")!
         }
         return URL(string: "x-strata://\(storeIdentifier!.uuidString)/\(entity.name)/p\(rowID!)")!
     }

@@ -86,6 +86,9 @@ public final class StrataStore: PersistentStore {
             let created = try engine.write { txn -> ([String: String], [ObjectIdentifier: TableID]) in
                 var metadata = stored
                 if metadata.isEmpty {
+                    guard txn.table(named: Self.metadataTable) == nil else {
+                        throw StorageError.corruption(file: Self.metadataTable, offset: 1, reason: "the store's metadata row is missing")
+                    }
                     metadata = [
                         PersistentStoreMetadataKey.storeType: PersistentStoreType.strata.description,
                         PersistentStoreMetadataKey.storeUUID: UUID().uuidString,
@@ -105,7 +108,12 @@ public final class StrataStore: PersistentStore {
             var tables: [ObjectIdentifier: TableID] = [:]
             for entity in model.entities { tables[ObjectIdentifier(entity)] = created.1[ObjectIdentifier(entity.rootEntity)] }
             self.tables = tables
-            identifier = UUID(uuidString: metadata[PersistentStoreMetadataKey.storeUUID] ?? "") ?? UUID()
+            guard let identifier = UUID(uuidString: metadata[PersistentStoreMetadataKey.storeUUID] ?? "") else {
+                try? engine.close()
+                throw ObjectGraphError.storage(
+                    .corruption(file: Self.metadataTable, offset: 1, reason: "the store's UUID is missing or malformed"))
+            }
+            self.identifier = identifier
         } catch let error as StorageError {
             try? engine.close()
             throw ObjectGraphError.storage(error)
@@ -223,6 +231,7 @@ public final class StrataStore: PersistentStore {
     /// - Returns: `count` consecutive row IDs, in increasing order.
     /// - Throws: ``ObjectGraphError/storage(_:)`` when the transaction fails.
     public func allocateRowIDs(for entity: EntityDescription, count: Int) throws -> [UInt64] {
+        guard count > 0 else { return [] }
         do {
             let first = try engine.write { txn in try txn.reserveRowIDs(count, in: table(for: entity)) }
             return (0..<UInt64(count)).map { first.rawValue + $0 }

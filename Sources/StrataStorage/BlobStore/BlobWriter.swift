@@ -41,6 +41,7 @@ public final class BlobWriter {
     ///   from the segment.
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         precondition(!finished, "write after finish")
+        transaction.checkActive()
         var rest = bytes
         while !rest.isEmpty {
             let take = min(rest.count, BlobSegmentFormat.chunkSize - buffer.count)
