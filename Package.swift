@@ -81,6 +81,8 @@ let package = Package(
         ),
         .testTarget(name: "StrataWorkloadTests", dependencies: ["StrataWorkload"]),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTestSupport"]),
+        // Runs the built `strata` binary as a subprocess (fsck, compact, info, dump and their exit codes).
+        .testTarget(name: "StrataCLITests", dependencies: ["strata", "StrataStorage", "StrataTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -22,8 +22,8 @@ extension Store {
         defer { lock.unlock() }
         // The page file first: without it the directory no longer holds a store, whatever else remains.
         let names = [
-            StoreFileNames.pageFile, StoreFileNames.pageFileTemporary, StoreFileNames.wal, StoreFileNames.walTemporary,
-            StoreFileNames.lock,
+            StoreFileNames.pageFile, StoreFileNames.pageFileTemporary, StoreFileNames.pageFileCompacted,
+            StoreFileNames.wal, StoreFileNames.walTemporary, StoreFileNames.lock,
         ]
         do {
             let segments = try fileSystem.contentsOfDirectory(at: directory).filter {

@@ -2,40 +2,40 @@ import StrataFormat
 
 extension Store {
     /// Checks the whole store: the log, every page reachable from every table's root (read from disk, not
-    /// from the cache), every tree invariant and the row counts. Writers wait while it runs.
+    /// from the cache), every tree invariant and the row counts, every blob, and the segments' accounting.
+    /// Writers wait while it runs.
+    ///
+    /// To check a store without opening it for writing (no recovery, nothing written), use
+    /// ``ReadOnlyStore/verify(checkBlobContents:progress:)``.
     ///
     /// - Returns: a report listing each problem with its file and offset; ``VerificationReport/isClean`` when none.
     /// - Throws: ``StorageError/storeClosed``; problems in the data are reported, not thrown.
     public func verify() throws -> VerificationReport {
         writerGate.wait()
         defer { writerGate.signal() }
-        let (state, closed, rootRecordPage, nextPage) = shared.withLock {
-            ($0.latest, $0.closed, $0.rootRecordPage, $0.nextPage)
+        let (state, closed, rootRecordPage, nextPage, checkpointLSN, generation) = shared.withLock {
+            ($0.latest, $0.closed, $0.rootRecordPage, $0.nextPage, $0.checkpointLSN, $0.generation)
         }
         if closed { throw StorageError.storeClosed }
         var verifier = StoreVerifier(pages: pages)
         let rootRecordPages = rootRecordPage == PageFormat.noPage ? 0 : nextPage - rootRecordPage
         verifier.verifyTables(state, rootRecordPages: rootRecordPages)
         var report = verifier.report
-        verifyBlobs(of: state, into: &report)
+        var blobVerifier = BlobVerifier(tree: tree, blobs: blobs)
+        blobVerifier.verify(state, into: &report)
+        ReadOnlyStore.describe(header, into: &report)
+        report.checkpointGeneration = generation
+        report.checkpointLSN = checkpointLSN
+        report.pageFileBytes = (try? pages.file.size()) ?? 0
 
-        // The log: all of it must read back, in sequence, up to the end of the file.
+        // The log: all of it must read back, in sequence, up to the end of the file, ending at the state's LSN.
         let walPath = StoreFileNames.path(directory, StoreFileNames.wal)
-        do {
-            let file = try fileSystem.openFile(at: walPath, mode: .existing)
-            defer { try? file.close() }
-            let summary = try WALReader(file: file).read { _, _, _ in }
-            report.walRecords = summary.recordCount
-            report.walBytes = summary.fileSize
-            if let reason = summary.stopReason {
-                report.problems.append(.init(file: walPath, offset: summary.validEnd, message: "log unreadable past this point: \(reason)"))
-            }
-            if summary.lastLSN != state.lsn {
-                report.problems.append(
-                    .init(file: walPath, offset: nil, message: "log ends at LSN \(summary.lastLSN), the store at \(state.lsn)"))
-            }
-        } catch {
-            report.problems.append(.init(file: walPath, offset: nil, message: "\(error)"))
+        var noReplay: LogReplay?
+        LogVerifier(path: walPath, fileSystem: fileSystem, storeID: header.storeID, coveredLSN: checkpointLSN)
+            .verify(into: &report, replay: &noReplay)
+        if let log = report.log, log.lastLSN != state.lsn {
+            report.problems.append(
+                .init(file: walPath, offset: nil, message: "log ends at LSN \(log.lastLSN), the store at \(state.lsn)"))
         }
         return report
     }

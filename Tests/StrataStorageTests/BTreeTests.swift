@@ -191,9 +191,10 @@ import Testing
     @Test func threeLevelTreeOfLargePagesSplitsAndMerges() throws {
         var random = RepeatableRandomNumberGenerator(seed: 0x3_1EE1)
         let harness = try TreeHarness(pageSize: 4096)
-        let count: UInt64 = 32_000
+        let count: UInt64 = 60_000
         for key in 1...count {
-            // 21-byte cells: about 97 to a half-full leaf, 254 leaves under a root: three levels past ~25,000.
+            // 21-byte cells: appends fill leaves (about 193 cells each), 254 leaves under a root: three levels
+            // past ~49,000.
             try harness.put(key, (0..<8).map { UInt8(truncatingIfNeeded: key >> (8 * $0)) })
             if key % 500 == 0 { harness.commit() }
             if key % 10_000 == 0 { try harness.checkpoint() }

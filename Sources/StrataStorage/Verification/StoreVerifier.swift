@@ -8,11 +8,20 @@ import StrataFormat
 ///    reachable twice (which also rules out cycles); every overflow chain whole and of the right length;
 ///    in-memory nodes sized within a page. Row counts and row-ID allocators agree with the rows found.
 /// 3. Page accounting: pages referenced against pages in the file.
+/// 4. A summary per table: pages of each kind, height, leaf bytes (fill), nodes only in memory.
+///
+/// The blobs (``BlobVerifier``) and the log (``LogVerifier``) have verifiers of their own. Whether rows
+/// decode against a schema, and relationships between rows, are the object graph's to check: the engine
+/// stores bytes.
 struct StoreVerifier {
     let pages: PageStore
     let limits: BTreeLimits
     private(set) var report = VerificationReport()
     private var visited = Set<UInt64>()
+    /// Told of every row found, if set.
+    var progress: ProgressThrottle?
+    /// The summary of the table being verified.
+    private var summary: VerificationReport.TableSummary?
 
     init(pages: PageStore) {
         self.pages = pages
@@ -29,9 +38,16 @@ struct StoreVerifier {
         for table in state.tables.values.sorted(by: { $0.id < $1.id }) {
             var rows: UInt64 = 0
             var maximumKey: UInt64 = 0
+            var rootPage: UInt64?
+            if case .page(let page) = table.root { rootPage = page }
+            summary = VerificationReport.TableSummary(
+                name: table.name, tableID: table.id.rawValue, isEngineTable: table.isEngineTable, rowCount: table.rowCount,
+                nextRowID: table.nextRowID, height: 0, rootPage: rootPage)
             if let root = table.root {
                 verify(root, level: nil, lower: 0, upper: nil, table: table.name, rows: &rows, maximumKey: &maximumKey)
             }
+            if let summary { report.tables.append(summary) }
+            summary = nil
             if rows != table.rowCount {
                 problem("table '\(table.name)' says it has \(table.rowCount) rows; its tree has \(rows)")
             }
@@ -41,6 +57,7 @@ struct StoreVerifier {
             report.rowCount += rows
         }
         report.pageFilePages = pages.pageCount
+        report.rootRecordPages = rootRecordPages
         let referenced = UInt64(visited.count) + rootRecordPages + 1
         report.unreferencedPages = report.pageFilePages >= referenced ? report.pageFilePages - referenced : 0
     }
@@ -76,6 +93,14 @@ struct StoreVerifier {
             problem("table '\(table)': node at level \(node.level) where \(expected) was due", page: pageNumber)
             return
         }
+        if expected == nil { summary?.height = node.level + 1 }
+        switch (pageNumber, node.isLeaf) {
+        case (nil, _): summary?.unwrittenNodes += 1
+        case (.some, true):
+            summary?.leafPages += 1
+            summary?.leafBytes += UInt64(node.bodySize)
+        case (.some, false): summary?.internalPages += 1
+        }
         if node.count == 0 || (!node.isLeaf && node.count < 2) {
             problem("table '\(table)': \(node.isLeaf ? "empty leaf" : "internal node with \(node.count) children")", page: pageNumber)
         }
@@ -90,6 +115,7 @@ struct StoreVerifier {
                 maximumKey = max(maximumKey, key)
             }
             rows += UInt64(node.count)
+            progress?.advance(by: UInt64(node.count))
             return
         }
         for index in node.children.indices {
@@ -144,6 +170,7 @@ struct StoreVerifier {
                 return
             }
             report.overflowPages += 1
+            summary?.overflowPages += 1
         }
         if total != length {
             problem("table '\(table)' row \(row): overflow chain holds \(total) bytes, the leaf says \(length)", page: first)

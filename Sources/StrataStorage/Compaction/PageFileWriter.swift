@@ -1,0 +1,139 @@
+import StrataFormat
+import StrataIO
+
+/// Writes a new page file from its first page on: page 0 (the store header, copied), then tree,
+/// overflow and root-record pages numbered 1, 2, 3, ... in the order they are allocated.
+///
+/// Compaction writes its whole output through one of these. Unlike ``CheckpointWriter`` it appends to
+/// a file that nothing references yet and knows nothing of the page cache: every page it allocates is
+/// final. Pages are gathered in a buffer and written in large sequential writes; nothing is synced here.
+struct PageFileWriter {
+    let file: any FileHandle
+    let pageSize: Int
+    let salt: UInt64
+    let generation: UInt64
+    private var buffer: [UInt8]
+    private var bufferedPages = 0
+    private var bufferFirstPage: UInt64
+    private let bufferCapacity: Int
+    /// The page number the next allocated page gets.
+    private(set) var nextPage: UInt64
+    private(set) var overflowPages = 0
+    private(set) var treePages = 0
+    private(set) var rootRecordPages = 0
+
+    /// - Parameters:
+    ///   - firstPage: the store header page, written as it is at page 0.
+    ///   - bufferPages: pages gathered before each write (tests use small values to get more writes).
+    init(file: any FileHandle, firstPage: [UInt8], salt: UInt64, generation: UInt64, bufferPages: Int) throws {
+        precondition(bufferPages >= 1)
+        self.file = file
+        self.pageSize = firstPage.count
+        self.salt = salt
+        self.generation = generation
+        self.bufferCapacity = bufferPages
+        self.buffer = [UInt8](repeating: 0, count: firstPage.count * bufferPages)
+        self.bufferFirstPage = 1
+        self.nextPage = 1
+        do { try file.write(firstPage, at: 0) } catch { throw StorageError.io(error) }
+    }
+
+    /// Bytes the file will hold once flushed.
+    var fileBytes: UInt64 { nextPage * UInt64(pageSize) }
+
+    /// Gives `encode` a zeroed page to fill and seal; returns its page number.
+    mutating func allocate(_ encode: (UnsafeMutableRawBufferPointer, _ number: UInt64, _ generation: UInt64) -> Void) throws -> UInt64 {
+        if bufferedPages == bufferCapacity { try flush() }
+        let number = nextPage
+        let start = bufferedPages * pageSize
+        let generation = generation
+        let pageSize = pageSize
+        buffer.withUnsafeMutableBytes { all in
+            let page = UnsafeMutableRawBufferPointer(rebasing: all[start..<(start + pageSize)])
+            page.initializeMemory(as: UInt8.self, repeating: 0)
+            encode(page, number, generation)
+        }
+        bufferedPages += 1
+        nextPage += 1
+        return number
+    }
+
+    /// Writes a leaf (every `.bytes` value short enough to be inline); returns its page.
+    mutating func writeLeaf(keys: [UInt64], values: [LeafValue]) throws -> UInt64 {
+        let salt = salt
+        treePages += 1
+        return try allocate { page, number, generation in
+            LeafPage.encode(keys: keys, values: values, into: page, pageNumber: number, generation: generation, salt: salt)
+        }
+    }
+
+    /// Writes an internal node whose children are all written; returns its page.
+    mutating func writeInternal(level: Int, keys: [UInt64], children: [UInt64]) throws -> UInt64 {
+        let salt = salt
+        treePages += 1
+        return try allocate { page, number, generation in
+            InternalPage.encode(
+                level: level, keys: keys, children: children, into: page, pageNumber: number, generation: generation,
+                salt: salt)
+        }
+    }
+
+    /// Writes a long value as an overflow chain, last chunk first; returns the chain's first (highest) page.
+    mutating func writeOverflow(_ bytes: [UInt8]) throws -> UInt64 {
+        let capacity = PageFormat.overflowCapacity(pageSize: pageSize)
+        let chunks = (bytes.count + capacity - 1) / capacity
+        var next = PageFormat.noPage
+        let salt = salt
+        for chunk in (0..<chunks).reversed() {
+            let start = chunk * capacity
+            let end = min(bytes.count, start + capacity)
+            let following = next
+            overflowPages += 1
+            next = try allocate { page, number, generation in
+                bytes.withUnsafeBytes { all in
+                    OverflowPage.encode(
+                        data: UnsafeRawBufferPointer(rebasing: all[start..<end]), next: following, into: page,
+                        pageNumber: number, generation: generation, salt: salt)
+                }
+            }
+        }
+        return next
+    }
+
+    /// Appends a root record's pages; returns its first page.
+    mutating func writeRootRecord(_ record: RootRecord) throws -> UInt64 {
+        let payload = record.encodedPayload()
+        let count = RootRecord.pageCount(payloadLength: payload.count, pageSize: pageSize)
+        guard count <= PageFormat.maximumRootRecordPages else {
+            throw StorageError.invalidArgument("the catalog needs \(count) pages, more than a root record may have")
+        }
+        let salt = salt
+        var first = PageFormat.noPage
+        for index in 0..<count {
+            rootRecordPages += 1
+            let number = try allocate { page, number, generation in
+                RootRecord.encodePart(
+                    payload, index: index, count: count, into: page, pageNumber: number, generation: generation, salt: salt)
+            }
+            if index == 0 { first = number }
+        }
+        return first
+    }
+
+    /// Writes the buffered pages to the file (not synced).
+    mutating func flush() throws {
+        guard bufferedPages > 0 else { return }
+        let offset = UInt64(pageSize) &* bufferFirstPage
+        let count = bufferedPages * pageSize
+        let file = file
+        let failure = buffer.withUnsafeBytes { all -> IOError? in
+            do throws(IOError) {
+                try file.write(UnsafeRawBufferPointer(rebasing: all[0..<count]), at: offset)
+                return nil
+            } catch { return error }
+        }
+        if let failure { throw StorageError.io(failure) }
+        bufferFirstPage = nextPage
+        bufferedPages = 0
+    }
+}

@@ -1,0 +1,240 @@
+import StrataFormat
+import StrataIO
+
+extension Store {
+    /// Rewrites the store in `directory` into new files holding only live data, and swaps them in
+    /// atomically: dead pages of old checkpoints, deleted and orphaned blob bytes and torn tails are
+    /// dropped, and each table's tree is rebuilt with full nodes.
+    ///
+    /// Compaction is offline: it opens the store (taking its lock, so a store open elsewhere is refused
+    /// with ``StorageError/storeLocked(path:)``; recovering it if needed), compacts it and closes it.
+    ///
+    /// The algorithm (FORMAT.md, "Compaction"):
+    /// 1. Checkpoint, so that the page file holds every commit, and empty the log.
+    /// 2. Write `strata.pages.compact`: page 0 (the store header, as it is), then each table's rows in
+    ///    row-ID order as a new tree built bottom-up (``TreeBuilder``: children before parents, overflow
+    ///    chains before their leaves), then one root record covering the same LSN, with no previous one.
+    ///    The blob catalog's rows are rewritten as its blobs are copied, record by record and verified,
+    ///    into new segments numbered above every segment in the directory (``SegmentCopier``). Blob IDs
+    ///    do not change: rows keep referencing them.
+    /// 3. Sync the new segments, sync the new page file, sync the directory.
+    /// 4. Rename `strata.pages.compact` over `strata.pages` and sync the directory: **the commit point**.
+    ///    A crash before it leaves the old store (the new files are unreferenced garbage, which the next
+    ///    compaction overwrites or deletes); after it, the new one.
+    /// 5. Delete every old segment and sync the directory. A crash (or an error) here leaves old segments
+    ///    that nothing references: verification counts them as orphaned bytes; the next compaction deletes
+    ///    them.
+    ///
+    /// Any failure before step 4 deletes the new files and leaves the store as it was. Compaction needs
+    /// free space for a second copy of the live data.
+    ///
+    /// - Parameters:
+    ///   - directory: the store's directory.
+    ///   - configuration: the configuration to open the store with (its blob segment size limit also
+    ///     sizes the new segments); `createIfMissing` is ignored: a missing store is an error.
+    ///   - fileSystem: the file-system seam.
+    ///   - progress: called now and then with rows and blob chunks copied.
+    /// - Returns: the sizes before and after, and what was copied.
+    /// - Throws: ``StorageError/storeNotFound(path:)``, ``StorageError/storeLocked(path:)``,
+    ///   ``StorageError/corruption(file:offset:reason:)`` when a page or blob cannot be read (nothing is
+    ///   changed then: use `strata fsck --salvage`), ``StorageError/io(_:)``.
+    public static func compact(
+        at directory: String, configuration: StoreConfiguration = StoreConfiguration(),
+        fileSystem: any FileSystem = PosixFileSystem(), progress: ProgressHandler? = nil
+    ) throws -> CompactionReport {
+        try compact(at: directory, configuration: configuration, fileSystem: fileSystem, progress: progress, bufferPages: 256)
+    }
+
+    /// ``compact(at:configuration:fileSystem:progress:)`` writing the page file `bufferPages` pages at a
+    /// time (crash tests use small values, for more crash points).
+    static func compact(
+        at directory: String, configuration: StoreConfiguration, fileSystem: any FileSystem, progress: ProgressHandler?,
+        bufferPages: Int
+    ) throws -> CompactionReport {
+        var configuration = configuration
+        configuration.createIfMissing = false
+        let clock = ContinuousClock()
+        let started = clock.now
+        let store = try Store.open(at: directory, configuration: configuration, fileSystem: fileSystem)
+        defer { store.closeWithoutCheckpoint() }
+        var report = try store.compactHoldingLock(progress: progress, bufferPages: bufferPages)
+        let elapsed = clock.now - started
+        report.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        store.logger.info(
+            "store compacted",
+            metadata: [
+                "directory": "\(directory)", "bytesBefore": "\(report.bytesBefore)", "bytesAfter": "\(report.bytesAfter)",
+                "rows": "\(report.rowCount)", "blobs": "\(report.blobsCopied)",
+            ])
+        return report
+    }
+
+    /// Closes a store whose files compaction replaced: nothing may be written through it any more (its page
+    /// file handle names the old file), so unlike ``close()`` it does not checkpoint.
+    func closeWithoutCheckpoint() {
+        writerGate.wait()
+        defer { writerGate.signal() }
+        if shared.withLock({ $0.closed }) { return }
+        shared.withLock { $0.closed = true }
+        wal.close()
+        lock.unlock()
+    }
+
+    private func fileSize(_ path: String) throws -> UInt64 {
+        do {
+            let file = try fileSystem.openFile(at: path, mode: .existing)
+            defer { try? file.close() }
+            return try file.size()
+        } catch { throw StorageError.io(error) }
+    }
+
+    /// Steps 1 to 5 of ``compact(at:configuration:fileSystem:progress:)`` on this store, which is then closed.
+    private func compactHoldingLock(progress: ProgressHandler?, bufferPages: Int) throws -> CompactionReport {
+        writerGate.wait()
+        defer { writerGate.signal() }
+        var report = CompactionReport()
+        let pagePath = StoreFileNames.path(directory, StoreFileNames.pageFile)
+        let walPath = StoreFileNames.path(directory, StoreFileNames.wal)
+        let compactPath = StoreFileNames.path(directory, StoreFileNames.pageFileCompacted)
+
+        // 1. Everything into the page file; an empty log.
+        report.checkpointedFirst =
+            recoveryReport.replayedTransactions > 0 || shared.withLock { $0.latest.lsn > $0.checkpointLSN }
+        try checkpointHoldingGate()
+        let (state, generation) = shared.withLock { ($0.latest, $0.generation) }
+        if wal.size > UInt64(WALFormat.fileHeaderSize) { try resetLog(startLSN: state.lsn + 1) }
+
+        let names: [String]
+        do { names = try fileSystem.contentsOfDirectory(at: directory) } catch { throw StorageError.io(error) }
+        let oldSegments = names.compactMap(BlobSegmentFormat.segmentID(fileName:)).sorted()
+        report.segmentsBefore = oldSegments
+        report.pageFileBytesBefore = try fileSize(pagePath)
+        report.walBytes = try fileSize(walPath)
+        for id in oldSegments { report.segmentBytesBefore += try fileSize(blobs.path(of: id)) }
+        let leftover = names.contains(StoreFileNames.pageFileCompacted) ? try fileSize(compactPath) : 0
+        report.bytesBefore = report.pageFileBytesBefore + report.walBytes + report.segmentBytesBefore + leftover
+
+        // 2. The new page file and segments.
+        var segments = SegmentCopier(
+            source: blobs, firstID: (oldSegments.last ?? 0) + 1, sizeLimit: configuration.blobSegmentSizeLimit)
+        defer { segments.closeAll() }
+        var newFile: (any FileHandle)?
+        var renamed = false
+        do {
+            let file: any FileHandle
+            do { file = try fileSystem.openFile(at: compactPath, mode: .truncate) } catch { throw StorageError.io(error) }
+            newFile = file
+            let firstPage: [UInt8]
+            do { firstPage = try pages.file.read(count: pageSize, at: 0) } catch { throw StorageError.io(error) }
+            guard firstPage.count == pageSize else {
+                throw StorageError.corrupt(pagePath, at: 0, "the header page is cut short")
+            }
+            var writer = try PageFileWriter(
+                file: file, firstPage: firstPage, salt: header.checksumSalt, generation: generation + 1,
+                bufferPages: bufferPages)
+            let records = try writeTables(of: state, into: &writer, segments: &segments, progress: progress)
+            _ = try writer.writeRootRecord(
+                RootRecord(walLSN: state.lsn, nextTableID: state.nextTableID, previousRootPage: PageFormat.noPage, tables: records))
+            try writer.flush()
+            report.tableCount = records.count
+            report.rowCount = records.reduce(0) { $0 + $1.rowCount }
+            report.treePagesWritten = writer.treePages
+            report.overflowPagesWritten = writer.overflowPages
+            report.rootRecordPagesWritten = writer.rootRecordPages
+            report.pageFileBytesAfter = writer.fileBytes
+            report.generation = generation + 1
+
+            // 3. Durable before they can be referenced.
+            try segments.syncAll()
+            do {
+                try file.sync()
+                try fileSystem.syncDirectory(at: directory)
+            } catch { throw StorageError.io(error) }
+
+            // 4. The swap.
+            do { try fileSystem.rename(from: compactPath, to: pagePath) } catch { throw StorageError.io(error) }
+            renamed = true
+        } catch {
+            // Nothing references the new files yet: remove them (a leftover is harmless garbage if this fails).
+            try? newFile?.close()
+            if !renamed {
+                try? fileSystem.removeFile(at: compactPath)
+                for id in segments.createdIDs { try? fileSystem.removeFile(at: blobs.path(of: id)) }
+                try? fileSystem.syncDirectory(at: directory)
+            }
+            logger.error("compaction failed; the store is unchanged", metadata: ["error": "\(error)"])
+            throw error
+        }
+        try? newFile?.close()
+        do { try fileSystem.syncDirectory(at: directory) } catch {
+            // The rename is visible but may not be durable: a crash could bring either page file back,
+            // and both are complete, so no old segment may be deleted yet.
+            logger.error("compaction swapped the page file but could not sync the directory", metadata: ["error": "\(error)"])
+            throw StorageError.io(error)
+        }
+
+        // 5. The old segments are garbage now.
+        report.segmentsAfter = segments.createdIDs
+        report.blobsCopied = segments.blobsCopied
+        report.blobBytesCopied = segments.bytesCopied
+        report.segmentBytesAfter = segments.segmentBytes
+        var remaining: UInt64 = 0
+        do {
+            for (index, id) in oldSegments.enumerated() {
+                do { try fileSystem.removeFile(at: blobs.path(of: id)) } catch {
+                    for rest in oldSegments[index...] { remaining += (try? fileSize(blobs.path(of: rest))) ?? 0 }
+                    throw error
+                }
+            }
+            try fileSystem.syncDirectory(at: directory)
+        } catch {
+            report.cleanupFailure = "\(error)"
+            logger.warning(
+                "compaction succeeded but old blob segments could not be removed; the next compaction removes them",
+                metadata: ["error": "\(error)"])
+        }
+        report.bytesAfter = report.pageFileBytesAfter + report.walBytes + report.segmentBytesAfter + remaining
+        report.bytesReclaimed = report.bytesBefore > report.bytesAfter ? report.bytesBefore - report.bytesAfter : 0
+        return report
+    }
+
+    /// Writes every table's tree (in table-ID order) and returns the root record's table entries.
+    private func writeTables(
+        of state: StoreState, into writer: inout PageFileWriter, segments: inout SegmentCopier, progress: ProgressHandler?
+    ) throws -> [RootRecord.Table] {
+        var total: UInt64 = 0
+        for table in state.tables.values { total += table.rowCount }
+        if let catalog = state.tableIDs[BlobCatalog.tableName] {
+            try tree.forEach(state.table(catalog).root, from: 0, through: .max, reverse: false) { key, value in
+                total += UInt64(try BlobCatalog.entry(value, pages: pages, blob: BlobID(key)).chunkCount)
+                return true
+            }
+        }
+        var throttle = ProgressThrottle(progress, phase: "compacting", total: total)
+        var records: [RootRecord.Table] = []
+        for table in state.tables.values.sorted(by: { $0.id < $1.id }) {
+            var builder = TreeBuilder(pageSize: pageSize)
+            let isCatalog = table.name == BlobCatalog.tableName
+            try tree.forEach(table.root, from: 0, through: .max, reverse: false) { key, value in
+                var bytes = try pages.bytes(of: value)
+                if isCatalog {
+                    let entry = try BlobCatalog.entry(value, pages: pages, blob: BlobID(key))
+                    bytes = try segments.copy(BlobID(key), entry) { throttle.advance() }.encoded()
+                }
+                try builder.add(key, bytes, writer: &writer)
+                throttle.advance()
+                return true
+            }
+            let (root, height) = try builder.finish(&writer)
+            guard builder.rowCount == table.rowCount else {
+                throw StorageError.corrupt(
+                    pages.fileName, at: 0, "table '\(table.name)' says it has \(table.rowCount) rows; its tree has \(builder.rowCount)")
+            }
+            records.append(
+                RootRecord.Table(
+                    tableID: table.id.rawValue, name: table.name, nextRowID: table.nextRowID, rowCount: table.rowCount,
+                    rootPage: root, height: height))
+        }
+        return records
+    }
+}
