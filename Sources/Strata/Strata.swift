@@ -1,3 +1,3 @@
-// The object graph (managed objects, contexts, coordinator) is built on top of the engine in later work.
-// Until then the module gives its users the engine, so `import Strata` is the one import they need.
+// `import Strata` is the one import an application needs: the object graph, and the engine types its API
+// mentions (StoreConfiguration, StorageError, ...), which StrataStorage defines.
 @_exported import StrataStorage
