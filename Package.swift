@@ -68,7 +68,9 @@ let package = Package(
         ),
         .target(
             name: "StrataTestSupport",
-            dependencies: ["StrataFormat", "StrataIO", "StrataStorage", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "StrataFormat", "StrataIO", "StrataStorage", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(name: "StrataFormatTests", dependencies: ["StrataFormat", "StrataTestSupport"]),
         .testTarget(name: "StrataIOTests", dependencies: ["StrataIO", "StrataTestSupport"]),

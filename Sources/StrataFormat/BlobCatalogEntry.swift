@@ -33,7 +33,10 @@ public struct BlobCatalogEntry: Sendable, Equatable {
     ///   - storedBytes: the bytes the blob's chunk records take in the segment, record headers included.
     ///   - chunkCount: the number of chunk records.
     ///   - contentChecksum: the masked CRC-32C of the blob's raw bytes.
-    public init(segmentID: UInt32, offset: UInt64, rawLength: UInt64, storedBytes: UInt64, chunkCount: UInt32, contentChecksum: UInt32) {
+    public init(
+        segmentID: UInt32, offset: UInt64, rawLength: UInt64, storedBytes: UInt64, chunkCount: UInt32,
+        contentChecksum: UInt32
+    ) {
         self.segmentID = segmentID
         self.offset = offset
         self.rawLength = rawLength
@@ -73,7 +76,8 @@ public struct BlobCatalogEntry: Sendable, Equatable {
         let version = try reader.readUInt8()
         guard version == Self.version else { throw .unsupportedVersion(UInt32(version)) }
         let entry = BlobCatalogEntry(
-            segmentID: try reader.readUInt32LE(), offset: try reader.readUInt64LE(), rawLength: try reader.readUInt64LE(),
+            segmentID: try reader.readUInt32LE(), offset: try reader.readUInt64LE(),
+            rawLength: try reader.readUInt64LE(),
             storedBytes: try reader.readUInt64LE(), chunkCount: try reader.readUInt32LE(),
             contentChecksum: try reader.readUInt32LE())
         let chunk = UInt64(BlobSegmentFormat.chunkSize)

@@ -72,10 +72,14 @@ public struct BlobChunkRecord: Sendable, Equatable {
         let chunkIndex = try reader.readUInt32LE()
         let rawLength = Int(try reader.readUInt32LE())
         let storedLength = Int(try reader.readUInt32LE())
-        guard rawLength <= BlobSegmentFormat.chunkSize else { throw .invalidField("blob chunk of \(rawLength) raw bytes") }
+        guard rawLength <= BlobSegmentFormat.chunkSize else {
+            throw .invalidField("blob chunk of \(rawLength) raw bytes")
+        }
         switch codec {
         case .raw:
-            guard storedLength == rawLength else { throw .invalidField("raw blob chunk stores \(storedLength) of \(rawLength) bytes") }
+            guard storedLength == rawLength else {
+                throw .invalidField("raw blob chunk stores \(storedLength) of \(rawLength) bytes")
+            }
         case .lz4:
             guard storedLength >= 1, storedLength < rawLength else {
                 throw .invalidField("compressed blob chunk of \(storedLength) bytes for \(rawLength)")
@@ -99,7 +103,9 @@ public struct BlobChunkRecord: Sendable, Equatable {
         var reader = ByteReader(record)
         let stored = try reader.readUInt32LE()
         let computed = Self.checksum(UnsafeRawBufferPointer(rebasing: record[4..<encodedSize]), salt: salt)
-        guard CRC32C.unmask(stored) == computed else { throw .checksumMismatch(stored: stored, computed: CRC32C.mask(computed)) }
+        guard CRC32C.unmask(stored) == computed else {
+            throw .checksumMismatch(stored: stored, computed: CRC32C.mask(computed))
+        }
         let payload = UnsafeRawBufferPointer(rebasing: record[BlobSegmentFormat.recordHeaderSize..<encodedSize])
         switch codec {
         case .raw:

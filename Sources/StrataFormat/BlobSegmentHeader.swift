@@ -48,7 +48,9 @@ public struct BlobSegmentHeader: Sendable, Equatable {
         var reader = ByteReader(bytes, readerIndex: 8)
         let stored = try reader.getUInt32LE(at: size - 4)
         let computed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<(size - 4)]))
-        guard CRC32C.unmask(stored) == computed else { throw .checksumMismatch(stored: stored, computed: CRC32C.mask(computed)) }
+        guard CRC32C.unmask(stored) == computed else {
+            throw .checksumMismatch(stored: stored, computed: CRC32C.mask(computed))
+        }
         let version = try reader.readUInt32LE()
         guard version == BlobSegmentFormat.version else { throw .unsupportedVersion(version) }
         guard try reader.readUInt32LE() == UInt32(size) else { throw .invalidField("blob segment header length") }

@@ -56,7 +56,9 @@ public enum InternalPage {
     ) throws(FormatError) -> (level: Int, keys: [UInt64], children: [UInt64]) {
         guard header.type == .internal else { throw .invalid("not an internal page") }
         let level = Int(header.extra)
-        guard level >= 1, level < PageFormat.maximumTreeHeight else { throw .invalid("internal level \(level) out of range") }
+        guard level >= 1, level < PageFormat.maximumTreeHeight else {
+            throw .invalid("internal level \(level) out of range")
+        }
         let count = header.itemCount
         guard count >= 2, header.bodyLength == bodySize(childCount: count) else {
             throw .invalid("internal page with \(count) children has a body of \(header.bodyLength) bytes")

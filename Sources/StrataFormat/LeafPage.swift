@@ -85,7 +85,9 @@ public enum LeafPage {
             let length = Int(try reader.readUInt32LE())
             switch kind {
             case inlineKind:
-                guard length <= maximumInline else { throw .invalid("inline value of \(length) bytes exceeds \(maximumInline)") }
+                guard length <= maximumInline else {
+                    throw .invalid("inline value of \(length) bytes exceeds \(maximumInline)")
+                }
                 values.append(.bytes(try reader.readBytes(length)))
             case overflowKind:
                 let first = try reader.readUInt64LE()

@@ -15,7 +15,8 @@ public struct PageHeader: Sendable, Equatable {
     public var extra: UInt32
 
     /// Creates a header from its fields; ``seal(_:salt:)`` writes it.
-    public init(type: PageType, itemCount: Int, pageNumber: UInt64, generation: UInt64, bodyLength: Int, extra: UInt32) {
+    public init(type: PageType, itemCount: Int, pageNumber: UInt64, generation: UInt64, bodyLength: Int, extra: UInt32)
+    {
         self.type = type
         self.itemCount = itemCount
         self.pageNumber = pageNumber

@@ -133,7 +133,9 @@ public struct RootRecord: Sendable, Equatable {
                     throw .invalid("table \(id) root page \(root) height \(height) rows \(rowCount) invalid")
                 }
             }
-            tables.append(Table(tableID: id, name: name, nextRowID: nextRowID, rowCount: rowCount, rootPage: root, height: height))
+            tables.append(
+                Table(tableID: id, name: name, nextRowID: nextRowID, rowCount: rowCount, rootPage: root, height: height)
+            )
         }
         guard reader.remaining == 0 else { throw .invalid("\(reader.remaining) stray bytes after the root record") }
         return RootRecord(walLSN: walLSN, nextTableID: nextTableID, previousRootPage: previous, tables: tables)
@@ -141,7 +143,10 @@ public struct RootRecord: Sendable, Equatable {
 
     /// How many pages a payload of `payloadLength` bytes takes: at least 1, even for an empty payload.
     public static func pageCount(payloadLength: Int, pageSize: Int) -> Int {
-        max(1, (payloadLength + PageFormat.bodyCapacity(pageSize: pageSize) - 1) / PageFormat.bodyCapacity(pageSize: pageSize))
+        max(
+            1,
+            (payloadLength + PageFormat.bodyCapacity(pageSize: pageSize) - 1)
+                / PageFormat.bodyCapacity(pageSize: pageSize))
     }
 
     /// Encodes part `index` of `count` of a payload into `page` and seals it.
@@ -165,8 +170,10 @@ public struct RootRecord: Sendable, Equatable {
         precondition(start <= end && count <= PageFormat.maximumRootRecordPages)
         payload.withUnsafeBytes { source in
             if end > start {
-                UnsafeMutableRawBufferPointer(rebasing: page[PageFormat.headerSize..<(PageFormat.headerSize + end - start)])
-                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: source[start..<end]))
+                UnsafeMutableRawBufferPointer(
+                    rebasing: page[PageFormat.headerSize..<(PageFormat.headerSize + end - start)]
+                )
+                .copyMemory(from: UnsafeRawBufferPointer(rebasing: source[start..<end]))
             }
         }
         PageHeader(

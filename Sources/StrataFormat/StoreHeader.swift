@@ -97,10 +97,14 @@ public struct StoreHeader: Sendable, Equatable {
         guard headerLength == UInt32(encodedSize) else { throw .invalid("header length \(headerLength), expected 64") }
         let stored = try reader.getUInt32LE(at: encodedSize - 4)
         let computed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<(encodedSize - 4)]))
-        guard CRC32C.unmask(stored) == computed else { throw .checksumMismatch(stored: stored, computed: CRC32C.mask(computed)) }
+        guard CRC32C.unmask(stored) == computed else {
+            throw .checksumMismatch(stored: stored, computed: CRC32C.mask(computed))
+        }
         guard version == currentVersion else { throw .unsupportedVersion(version) }
         let pageSize = Int(try reader.readUInt32LE())
-        guard isValidPageSize(pageSize) else { throw .invalid("page size \(pageSize) is not a power of two in 512...65536") }
+        guard isValidPageSize(pageSize) else {
+            throw .invalid("page size \(pageSize) is not a power of two in 512...65536")
+        }
         let checksumType = try reader.readUInt8()
         guard checksumType == checksumCRC32C else { throw .invalid("unknown checksum type \(checksumType)") }
         try reader.skip(3)

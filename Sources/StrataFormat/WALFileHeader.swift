@@ -53,11 +53,15 @@ public struct WALFileHeader: Sendable, Equatable {
         var reader = ByteReader(bytes, readerIndex: 8)
         let stored = try reader.getUInt32LE(at: size - 4)
         let computed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<(size - 4)]))
-        guard CRC32C.unmask(stored) == computed else { throw .checksumMismatch(stored: stored, computed: CRC32C.mask(computed)) }
+        guard CRC32C.unmask(stored) == computed else {
+            throw .checksumMismatch(stored: stored, computed: CRC32C.mask(computed))
+        }
         let version = try reader.readUInt32LE()
         guard version == WALFormat.version else { throw .unsupportedVersion(version) }
         let headerLength = try reader.readUInt32LE()
-        guard headerLength == UInt32(size) else { throw .invalid("WAL header length \(headerLength), expected \(size)") }
+        guard headerLength == UInt32(size) else {
+            throw .invalid("WAL header length \(headerLength), expected \(size)")
+        }
         let storeID = try reader.readBytes(16)
         let startLSN = try reader.readUInt64LE()
         guard startLSN >= 1 else { throw .invalid("WAL start LSN 0") }

@@ -66,7 +66,9 @@ public enum WALOperation: Sendable, Equatable {
     ///   - rowID: the row written.
     ///   - value: the row's new bytes, at most ``WALFormat/maximumValueSize`` (a precondition).
     ///   - writer: where the operation is appended.
-    public static func encodePut(tableID: UInt32, rowID: UInt64, value: UnsafeRawBufferPointer, into writer: inout ByteWriter) {
+    public static func encodePut(
+        tableID: UInt32, rowID: UInt64, value: UnsafeRawBufferPointer, into writer: inout ByteWriter
+    ) {
         precondition(value.count <= WALFormat.maximumValueSize)
         writer.writeUInt8(Tag.put.rawValue)
         writer.writeUInt32LE(tableID)
@@ -171,7 +173,9 @@ public struct WALCommit: Sendable, Equatable {
     /// - Returns: the transaction's counts, which replay compares with the records it read.
     /// - Throws: ``FormatError/invalidField(_:)`` when the payload is not exactly ``encodedSize`` bytes.
     public static func decode(_ payload: UnsafeRawBufferPointer) throws(FormatError) -> WALCommit {
-        guard payload.count == encodedSize else { throw .invalid("commit payload of \(payload.count) bytes, expected 12") }
+        guard payload.count == encodedSize else {
+            throw .invalid("commit payload of \(payload.count) bytes, expected 12")
+        }
         var reader = ByteReader(payload)
         return WALCommit(operationRecordCount: try reader.readUInt32LE(), operationCount: try reader.readUInt64LE())
     }

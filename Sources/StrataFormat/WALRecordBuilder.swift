@@ -36,7 +36,8 @@ public struct WALRecordBuilder: Sendable {
         }
         encode(&writer)
         operationCount += 1
-        if let start = openRecordStart, writer.count - start - WALFormat.recordHeaderSize >= WALFormat.targetPayloadSize {
+        if let start = openRecordStart, writer.count - start - WALFormat.recordHeaderSize >= WALFormat.targetPayloadSize
+        {
             sealOpenRecord(type: .operations)
         }
     }

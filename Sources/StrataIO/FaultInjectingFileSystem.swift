@@ -55,7 +55,8 @@ public final class FaultInjectingFileSystem: FileSystem {
         ///   - pathContaining: when not nil, only operations on paths containing this text count.
         ///   - shortWriteFraction: for a failing write, the fraction (0...1) of its bytes written before it fails.
         public init(
-            on operations: Set<Operation>, after skip: Int = 0, code: IOError.Code = .ioFailure, persistent: Bool = false,
+            on operations: Set<Operation>, after skip: Int = 0, code: IOError.Code = .ioFailure,
+            persistent: Bool = false,
             pathContaining: String? = nil, shortWriteFraction: Double? = nil
         ) {
             self.operations = operations

@@ -59,7 +59,8 @@ public struct Snapshot: Sendable {
         in table: TableID, from lower: RowID? = nil, through upper: RowID? = nil, reverse: Bool = false,
         _ body: (RowID, UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        try RowWalk.forEach(tree: tree, root: state.table(table).root, lower: lower, upper: upper, reverse: reverse, body)
+        try RowWalk.forEach(
+            tree: tree, root: state.table(table).root, lower: lower, upper: upper, reverse: reverse, body)
     }
 
     /// The number of rows in a table (kept with the table: no scan).

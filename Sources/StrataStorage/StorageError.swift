@@ -39,7 +39,8 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unsupportedFormat(let path, let reason): "unsupported store format at \(path): \(reason)"
         case .storeLocked(let path): "the store at \(path) is open elsewhere (locked)"
         case .storeClosed: "the store is closed"
-        case .storeFailed(let reason): "the store stopped accepting writes after a failure: \(reason); reopen it to recover"
+        case .storeFailed(let reason):
+            "the store stopped accepting writes after a failure: \(reason); reopen it to recover"
         case .tableExists(let name): "table '\(name)' exists"
         case .noSuchTable(let name): "no table \(name)"
         case .rowNotFound(let table, let row): "no row \(row.rawValue) in table \(table.rawValue)"

@@ -50,7 +50,8 @@ extension Store {
         try writer.flush()
         do { try pages.file.sync() } catch { throw StorageError.io(error) }
         let rootRecordPage = try writer.writeRootRecord(
-            RootRecord(walLSN: state.lsn, nextTableID: state.nextTableID, previousRootPage: previousRoot, tables: records))
+            RootRecord(
+                walLSN: state.lsn, nextTableID: state.nextTableID, previousRootPage: previousRoot, tables: records))
         try writer.flush()
         do { try pages.file.sync() } catch { throw StorageError.io(error) }
         pages.setPageCount(writer.nextPage)

@@ -27,7 +27,8 @@ extension Store {
         fileSystem: any FileSystem = PosixFileSystem()
     ) throws -> Store {
         guard StoreHeader.isValidPageSize(configuration.pageSize) else {
-            throw StorageError.invalidArgument("page size \(configuration.pageSize) is not a power of two in 512...65536")
+            throw StorageError.invalidArgument(
+                "page size \(configuration.pageSize) is not a power of two in 512...65536")
         }
         let logger = configuration.logger
         if !fileSystem.exists(at: directory) {
@@ -50,7 +51,8 @@ extension Store {
             throw StorageError.io(error)
         }
         do {
-            return try openLocked(directory: directory, configuration: configuration, fileSystem: fileSystem, lock: lock)
+            return try openLocked(
+                directory: directory, configuration: configuration, fileSystem: fileSystem, lock: lock)
         } catch {
             lock.unlock()
             logger.error("store could not be opened", metadata: ["directory": "\(directory)", "error": "\(error)"])
@@ -69,7 +71,8 @@ extension Store {
             guard configuration.createIfMissing else { throw StorageError.storeNotFound(path: directory) }
             try StoreCreator(directory: directory, fileSystem: fileSystem).create(pageSize: configuration.pageSize)
             created = true
-            logger.info("store created", metadata: ["directory": "\(directory)", "pageSize": "\(configuration.pageSize)"])
+            logger.info(
+                "store created", metadata: ["directory": "\(directory)", "pageSize": "\(configuration.pageSize)"])
         }
 
         // 2. The header.
@@ -128,7 +131,9 @@ extension Store {
         // 4. The log.
         let walFile: any FileHandle
         do { walFile = try fileSystem.openFile(at: walPath, mode: .existing) } catch {
-            if error.code == .noSuchFile { throw StorageError.corrupt(walPath, at: 0, "the write-ahead log is missing") }
+            if error.code == .noSuchFile {
+                throw StorageError.corrupt(walPath, at: 0, "the write-ahead log is missing")
+            }
             throw StorageError.io(error)
         }
         let reader = WALReader(file: walFile)
@@ -139,7 +144,8 @@ extension Store {
         guard walHeader.startLSN <= coveredLSN + 1 else {
             throw StorageError.corrupt(
                 walPath, at: 32,
-                "the log starts at LSN \(walHeader.startLSN) but the newest valid checkpoint covers only up to \(coveredLSN)")
+                "the log starts at LSN \(walHeader.startLSN) but the newest valid checkpoint covers only up to \(coveredLSN)"
+            )
         }
         var replay = LogReplay(
             state: state, tree: BTree(pages: pages), coveredLSN: coveredLSN, file: walPath,
@@ -152,7 +158,10 @@ extension Store {
         if let reason = summary.stopReason {
             logger.warning(
                 "log ends in an invalid record; discarding the tail",
-                metadata: ["offset": "\(summary.validEnd)", "bytes": "\(summary.fileSize - summary.validEnd)", "reason": "\(reason)"])
+                metadata: [
+                    "offset": "\(summary.validEnd)", "bytes": "\(summary.fileSize - summary.validEnd)",
+                    "reason": "\(reason)",
+                ])
         }
         if replay.uncommittedRecords > 0 {
             logger.warning(

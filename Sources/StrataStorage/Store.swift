@@ -222,7 +222,8 @@ public final class Store: Sendable {
         let shared = shared.withLock { $0 }
         let cache = pages.cache.counters
         return StoreStatistics(
-            walBytes: wal.size, pageFileBytes: pages.pageCount * UInt64(pageSize), checkpointCount: shared.checkpointCount,
+            walBytes: wal.size, pageFileBytes: pages.pageCount * UInt64(pageSize),
+            checkpointCount: shared.checkpointCount,
             commitCount: shared.commitCount, walSyncCount: wal.syncs, lastLSN: shared.latest.lsn,
             checkpointLSN: shared.checkpointLSN, generation: shared.generation, pageCacheHits: cache.hits,
             pageCacheMisses: cache.misses)

@@ -68,7 +68,8 @@ struct StoreState: Sendable {
         let (root, deleted) = try tree.delete(table.root, key: row, owner: owner)
         guard deleted else { return false }
         guard table.rowCount > 0 else {
-            throw StorageError.corruption(file: table.name, offset: row, reason: "the table's row count is below its rows")
+            throw StorageError.corruption(
+                file: table.name, offset: row, reason: "the table's row count is below its rows")
         }
         table.root = root
         table.rowCount -= 1
@@ -88,7 +89,8 @@ struct StoreState: Sendable {
         switch operation {
         case .createTable(let id, let name): try createTable(id: TableID(id), name: name)
         case .dropTable(let id): try dropTable(id: TableID(id))
-        case .put(let id, let row, let value): try put(table: TableID(id), row: row, value: .bytes(value), tree: tree, owner: owner)
+        case .put(let id, let row, let value):
+            try put(table: TableID(id), row: row, value: .bytes(value), tree: tree, owner: owner)
         case .delete(let id, let row): try delete(table: TableID(id), row: row, tree: tree, owner: owner)
         case .reserveRows(let id, let next): try reserveRows(table: TableID(id), upTo: next)
         }

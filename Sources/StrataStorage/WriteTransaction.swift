@@ -49,7 +49,8 @@ public final class WriteTransaction {
             throw StorageError.invalidArgument("table names take 1...\(WALFormat.maximumTableNameLength) UTF-8 bytes")
         }
         guard !name.hasPrefix(BlobCatalog.reservedPrefix) else {
-            throw StorageError.invalidArgument("table names starting with '\(BlobCatalog.reservedPrefix)' belong to the engine")
+            throw StorageError.invalidArgument(
+                "table names starting with '\(BlobCatalog.reservedPrefix)' belong to the engine")
         }
         return try createTableUnchecked(named: name)
     }
@@ -104,7 +105,9 @@ public final class WriteTransaction {
         checkActive()
         try checkSize(value)
         let row = try userTable(table).nextRowID
-        guard row < UInt64.max else { throw StorageError.invalidArgument("the row IDs of table \(table.rawValue) are exhausted") }
+        guard row < UInt64.max else {
+            throw StorageError.invalidArgument("the row IDs of table \(table.rawValue) are exhausted")
+        }
         try state.put(table: table, row: row, value: .bytes(value), tree: tree, owner: tag)
         logPut(table, row, value)
         return RowID(row)

@@ -49,7 +49,8 @@ struct CompactCommand: ParsableCommand {
             "bytes before: \(Output.count(report.bytesBefore)), after: \(Output.count(report.bytesAfter)), "
                 + "reclaimed: \(Output.count(report.bytesReclaimed))"
                 + (report.bytesBefore > 0
-                    ? String(format: " (%.1f%%)", Double(report.bytesReclaimed) * 100 / Double(report.bytesBefore)) : ""))
+                    ? String(format: " (%.1f%%)", Double(report.bytesReclaimed) * 100 / Double(report.bytesBefore))
+                    : ""))
         print(
             "page file: \(Output.count(report.pageFileBytesBefore)) -> \(Output.count(report.pageFileBytesAfter)) bytes "
                 + "(\(report.pagesWritten) pages: \(report.treePagesWritten) tree, \(report.overflowPagesWritten) overflow, "
@@ -57,7 +58,8 @@ struct CompactCommand: ParsableCommand {
         print(
             "blob segments: \(Output.count(report.segmentBytesBefore)) -> \(Output.count(report.segmentBytesAfter)) bytes "
                 + "(\(report.blobsCopied) blobs, \(Output.count(report.blobBytesCopied)) bytes copied; segments "
-                + "\(report.segmentsBefore.map(String.init).joined(separator: ",")) -> \(report.segmentsAfter.map(String.init).joined(separator: ",")))")
+                + "\(report.segmentsBefore.map(String.init).joined(separator: ",")) -> \(report.segmentsAfter.map(String.init).joined(separator: ",")))"
+        )
         print(
             "tables: \(report.tableCount), rows: \(Output.count(report.rowCount)); generation \(report.generation); "
                 + String(format: "%.3f s", report.seconds))

@@ -100,7 +100,9 @@ struct DumpCommand: ParsableCommand {
         if options.json {
             try Output.printJSON(
                 spans.map { span in
-                    SpanLine(offset: span.offset, hex: span.bytes.map { String(format: "%02x", $0) }.joined(), note: span.note)
+                    SpanLine(
+                        offset: span.offset, hex: span.bytes.map { String(format: "%02x", $0) }.joined(),
+                        note: span.note)
                 })
         } else {
             spans.forEach { print($0) }
@@ -137,7 +139,9 @@ struct DumpCommand: ParsableCommand {
         guard table == nil, !noBlobs else { return }
         try snapshot.forEachBlob { blob, length in
             let data = try snapshot.readBlob(blob) ?? []
-            print(try Output.jsonLine(BlobLine(blob: blob.rawValue, length: Int(length), data: Data(data).base64EncodedString())))
+            print(
+                try Output.jsonLine(
+                    BlobLine(blob: blob.rawValue, length: Int(length), data: Data(data).base64EncodedString())))
             return true
         }
     }

@@ -49,7 +49,9 @@ struct FsckCommand: ParsableCommand {
     @Flag(name: .long, help: "Repair what can be repaired without losing committed data.")
     var repair = false
 
-    @Option(name: .long, help: ArgumentHelp("Copy every readable row and blob into a new store at this path.", valueName: "out"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Copy every readable row and blob into a new store at this path.", valueName: "out"))
     var salvage: String?
 
     func validate() throws {
@@ -139,7 +141,9 @@ struct FsckCommand: ParsableCommand {
         let findings = report.problems + report.notes
         let unrepairable = report.problems.filter { $0.remedy == nil }
         var repaired = false
-        if findings.contains(where: { $0.remedy == .recovery }), !unrepairable.contains(where: { $0.file.hasSuffix("strata.wal") }) {
+        if findings.contains(where: { $0.remedy == .recovery }),
+            !unrepairable.contains(where: { $0.file.hasSuffix("strata.wal") })
+        {
             let store = try Store.open(at: options.store, configuration: options.configuration)
             let recovery = store.recoveryReport
             try store.close()
@@ -149,11 +153,13 @@ struct FsckCommand: ParsableCommand {
             repaired = true
         }
         if findings.contains(where: { $0.remedy == .compaction }), unrepairable.isEmpty {
-            let compaction = try Store.compact(at: options.store, configuration: options.configuration, progress: bar.handler)
+            let compaction = try Store.compact(
+                at: options.store, configuration: options.configuration, progress: bar.handler)
             bar.finish()
             result.compaction = compaction
             result.repairs.append(
-                "compaction: \(Output.count(compaction.bytesReclaimed)) bytes reclaimed (orphaned blob bytes and dead pages dropped)")
+                "compaction: \(Output.count(compaction.bytesReclaimed)) bytes reclaimed (orphaned blob bytes and dead pages dropped)"
+            )
             repaired = true
         }
         guard repaired else { return report.isClean ? .clean : .problemsLeft }
@@ -184,7 +190,8 @@ struct FsckCommand: ParsableCommand {
                 print(
                     "  \(table.name): \(Output.count(table.rowsCopied)) of \(Output.count(table.rowsExpected)) rows"
                         + (table.pagesSkipped > 0 ? ", \(table.pagesSkipped) pages skipped" : "")
-                        + (table.generation != salvage.checkpointGeneration ? ", from checkpoint \(table.generation)" : ""))
+                        + (table.generation != salvage.checkpointGeneration
+                            ? ", from checkpoint \(table.generation)" : ""))
             }
             for problem in salvage.problems.prefix(20) { print("  skipped: \(problem)") }
         }
@@ -212,7 +219,8 @@ struct FsckCommand: ParsableCommand {
                 } ?? ""))
         print(
             "tables: \(report.tableCount), rows \(Output.count(report.rowCount)); pages: \(Output.count(report.reachablePages)) "
-                + "reachable of \(Output.count(report.pageFilePages)) (\(Output.count(report.unreferencedPages)) unreferenced)")
+                + "reachable of \(Output.count(report.pageFilePages)) (\(Output.count(report.unreferencedPages)) unreferenced)"
+        )
         print(
             "blobs: \(report.blobCount) (\(Output.count(report.blobBytes)) bytes) in \(report.segments.count) segments, "
                 + "\(Output.count(report.orphanedBlobBytes)) orphaned bytes")

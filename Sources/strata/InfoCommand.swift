@@ -127,7 +127,8 @@ struct InfoCommand: ParsableCommand {
                 unreferencedPages: report.unreferencedPages, tailPages: report.tailPages, liveBytes: live,
                 deadBytes: report.pageFileBytes > live ? report.pageFileBytes - live : 0),
             tables: tables, wal: report.log, blobCount: report.blobCount, blobBytes: report.blobBytes,
-            orphanedBlobBytes: report.orphanedBlobBytes, segments: segments, lockHeldElsewhere: report.lockHeldElsewhere,
+            orphanedBlobBytes: report.orphanedBlobBytes, segments: segments,
+            lockHeldElsewhere: report.lockHeldElsewhere,
             problems: report.problems.count, notes: report.notes.map(\.description))
     }
 
@@ -137,7 +138,8 @@ struct InfoCommand: ParsableCommand {
             print(
                 "format version \(header.formatVersion), page size \(header.pageSize), checksum type \(header.checksumType) "
                     + "(CRC-32C), features compat 0x\(String(header.compatibleFeatures, radix: 16)) read-only-compat "
-                    + "0x\(String(header.readOnlyCompatibleFeatures, radix: 16)) incompat 0x\(String(header.incompatibleFeatures, radix: 16))")
+                    + "0x\(String(header.readOnlyCompatibleFeatures, radix: 16)) incompat 0x\(String(header.incompatibleFeatures, radix: 16))"
+            )
             print("store ID \(header.storeID)")
         }
         print("checkpoint: generation \(info.checkpointGeneration), LSN \(info.checkpointLSN)")

@@ -15,12 +15,16 @@ import Testing
         var standardOutput: String
         var standardError: String
 
-        var description: String { "exit \(status)\nstdout: \(standardOutput.prefix(3000))\nstderr: \(standardError.prefix(2000))" }
+        var description: String {
+            "exit \(status)\nstdout: \(standardOutput.prefix(3000))\nstderr: \(standardError.prefix(2000))"
+        }
 
         /// The standard output as JSON.
         func json() throws -> [String: Any] {
             let object = try JSONSerialization.jsonObject(with: Data(standardOutput.utf8))
-            guard let dictionary = object as? [String: Any] else { throw ToolNotFound(description: "not a JSON object") }
+            guard let dictionary = object as? [String: Any] else {
+                throw ToolNotFound(description: "not a JSON object")
+            }
             return dictionary
         }
     }
@@ -153,7 +157,11 @@ import Testing
             let info = try Self.strata("info", store, "--json")
             #expect(info.status == 0, "\(info)")
             let tables = try #require(try info.json()["tables"] as? [[String: Any]])
-            #expect(tables.contains { $0["name"] as? String == "employee" && $0["rows"] as? Int == 2_000 && ($0["height"] as? Int ?? 0) >= 2 })
+            #expect(
+                tables.contains {
+                    $0["name"] as? String == "employee" && $0["rows"] as? Int == 2_000
+                        && ($0["height"] as? Int ?? 0) >= 2
+                })
             #expect(try Self.strata("info", store).standardOutput.contains("employee (#1): 2,000 rows"))
             #expect(try Self.snapshotFiles(store) == before, "info wrote to the store")
         }
@@ -180,9 +188,12 @@ import Testing
             #expect(run.status == 4, "\(run)")
             let problems = try Self.problems(run)
             #expect(
-                problems.contains { $0["file"] as? String == Self.pages(store) && $0["offset"] as? UInt64 == page * 4096 },
+                problems.contains {
+                    $0["file"] as? String == Self.pages(store) && $0["offset"] as? UInt64 == page * 4096
+                },
                 "\(run)")
-            #expect(try Self.strata("fsck", store).standardOutput.contains("problem: \(Self.pages(store)) @\(page * 4096)"))
+            #expect(
+                try Self.strata("fsck", store).standardOutput.contains("problem: \(Self.pages(store)) @\(page * 4096)"))
             // --repair cannot fix a damaged page without losing committed data: problems stay, nothing changes.
             let before = try Self.snapshotFiles(store)
             #expect(try Self.strata("fsck", store, "--repair").status == 4)
@@ -220,7 +231,10 @@ import Testing
             try Self.makeStore(store, rows: 100)
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: Self.wal(store)))
             try handle.seekToEnd()
-            try handle.write(contentsOf: Data([0xDE, 0xAD, 0xBE, 0xEF, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]))
+            try handle.write(
+                contentsOf: Data([
+                    0xDE, 0xAD, 0xBE, 0xEF, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
+                ]))
             try handle.close()
             let check = try Self.strata("fsck", store)
             #expect(check.status == 4 && check.standardOutput.contains("torn tail"), "\(check)")
@@ -243,14 +257,16 @@ import Testing
             #expect(run.status == 4, "\(run)")
             #expect(
                 try Self.problems(run).contains {
-                    $0["file"] as? String == Self.segment(store) && ($0["message"] as? String)?.contains("blob#2") == true
+                    $0["file"] as? String == Self.segment(store)
+                        && ($0["message"] as? String)?.contains("blob#2") == true
                 }, "\(run)")
             try FileManager.default.removeItem(atPath: Self.segment(copy))
             let missing = try Self.strata("fsck", copy, "--json")
             #expect(missing.status == 4)
             #expect(
                 try Self.problems(missing).contains {
-                    $0["file"] as? String == Self.segment(copy) && ($0["message"] as? String)?.contains("missing") == true
+                    $0["file"] as? String == Self.segment(copy)
+                        && ($0["message"] as? String)?.contains("missing") == true
                 }, "\(missing)")
         }
     }
@@ -266,7 +282,9 @@ import Testing
             try handle.close()
             let run = try Self.strata("fsck", store)
             #expect(run.status == 4, "\(run)")
-            #expect(run.standardOutput.contains("no valid root record") || run.standardOutput.contains(Self.wal(store)), "\(run)")
+            #expect(
+                run.standardOutput.contains("no valid root record") || run.standardOutput.contains(Self.wal(store)),
+                "\(run)")
         }
     }
 
@@ -305,7 +323,9 @@ import Testing
             let after = try Self.strata("dump", out, "--table", "employee").standardOutput.split(separator: "\n")
             #expect(after.count < before.count && after.count > before.count - 200)
             #expect(Set(after).isSubset(of: Set(before)), "every salvaged row is a row of the original, unchanged")
-            let blobs = try Self.strata("dump", out).standardOutput.split(separator: "\n").filter { $0.hasPrefix("{\"blob\"") }
+            let blobs = try Self.strata("dump", out).standardOutput.split(separator: "\n").filter {
+                $0.hasPrefix("{\"blob\"")
+            }
             #expect(blobs.count == 2)
         }
     }
@@ -335,7 +355,9 @@ import Testing
             #expect(dumpAfter.standardOutput == dumpBefore.standardOutput, "the data differs after compaction")
             #expect(try Self.strata("fsck", store).status == 0)
             let text = try Self.strata("compact", store)
-            #expect(text.status == 0 && text.standardOutput.contains("bytes before:") && text.standardOutput.contains("reclaimed:"))
+            #expect(
+                text.status == 0 && text.standardOutput.contains("bytes before:")
+                    && text.standardOutput.contains("reclaimed:"))
         }
     }
 
@@ -376,7 +398,9 @@ import Testing
             let lines = rows.standardOutput.split(separator: "\n")
             #expect(lines.count == 10)
             let first = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any]
-            #expect(first?["row"] as? Int == 1 && first?["table"] as? String == "department" && first?["length"] as? Int == 30)
+            #expect(
+                first?["row"] as? Int == 1 && first?["table"] as? String == "department"
+                    && first?["length"] as? Int == 30)
             let noBlobs = try Self.strata("dump", store, "--no-blobs").standardOutput
             #expect(!noBlobs.contains("\"blob\""))
             #expect(try Self.strata("dump", store, "--table", "nope").status == 8)

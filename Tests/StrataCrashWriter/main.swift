@@ -11,6 +11,9 @@
 // `STRATA_CRASH_WRITER_CHECKPOINT_BYTES` overrides the checkpoint threshold (64 KiB, a checkpoint every
 // 20-odd transactions): set it lower to aim more kills at checkpoints and log resets.
 
+import Logging
+import StrataStorage
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -18,8 +21,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Logging
-import StrataStorage
 
 /// Writes all of `text` to a file descriptor, unbuffered (a line under PIPE_BUF reaches a pipe whole).
 func writeAll(_ text: String, to descriptor: Int32) {

@@ -34,7 +34,9 @@ import Testing
 
         // Each record's checksum is the masked CRC-32C of the salt and the record from offset 4.
         let covered = CRC32C.checksum(Array(file[52..<95]), continuing: CRC32C.checksum(of: salt))
-        let stored = file.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 48, as: UInt32.self)) }
+        let stored = file.withUnsafeBytes {
+            UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 48, as: UInt32.self))
+        }
         #expect(stored == CRC32C.mask(covered))
     }
 

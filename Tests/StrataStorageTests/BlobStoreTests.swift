@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// The blob store (FORMAT.md §5, Sources/StrataStorage/BlobStore/): round trips through `storeBlob`,
@@ -134,7 +134,9 @@ import Testing
     }
 
     @discardableResult
-    static func expectClean(_ store: Store, _ context: String = "", sourceLocation: SourceLocation = #_sourceLocation)
+    static func expectClean(
+        _ store: Store, _ context: String = "", sourceLocation: SourceLocation = #_sourceLocation
+    )
         throws -> VerificationReport
     {
         let report = try store.verify()
@@ -1191,9 +1193,9 @@ import Testing
         var ratio: Double { Double(segmentBytes) / Double(rawBytes) }
         var description: String {
             #if DEBUG
-                let build = "debug"
+            let build = "debug"
             #else
-                let build = "release"
+            let build = "release"
             #endif
             let megabytes = Double(rawBytes) / 1e6
             return "W6 \(kind) (\(build), POSIX, durability full, 100 blobs per transaction): \(blobs) blobs, "

@@ -2,11 +2,12 @@ import Foundation
 import Logging
 import StrataFormat
 import StrataIO
-@testable import StrataStorage
 import StrataTestSupport
 import StrataWorkload
 import Synchronization
 import Testing
+
+@testable import StrataStorage
 
 /// Compaction (Sources/StrataStorage/Compaction/, FORMAT.md §8): it keeps every row, row ID allocator and
 /// blob, reclaims dead pages and dead blob bytes, leaves a store that takes further writes, refuses a store
@@ -43,7 +44,8 @@ import Testing
         _ fileSystem: any FileSystem, configuration: StoreConfiguration = configuration(), bufferPages: Int = 256
     ) throws -> CompactionReport {
         try Store.compact(
-            at: directory, configuration: configuration, fileSystem: fileSystem, progress: nil, bufferPages: bufferPages)
+            at: directory, configuration: configuration, fileSystem: fileSystem, progress: nil, bufferPages: bufferPages
+        )
     }
 
     /// Opens, captures, verifies and closes the store of `fileSystem`.
@@ -123,13 +125,16 @@ import Testing
         #expect(report.rowCount == verification.rowCount)
         #expect(report.cleanupFailure == nil)
         // The old segments are gone; the new ones come after them.
-        let segments = try fileSystem.contentsOfDirectory(at: Self.directory).compactMap(BlobSegmentFormat.segmentID(fileName:))
+        let segments = try fileSystem.contentsOfDirectory(at: Self.directory).compactMap(
+            BlobSegmentFormat.segmentID(fileName:))
         #expect(segments == report.segmentsAfter)
         #expect(report.segmentsAfter.allSatisfy { $0 > (report.segmentsBefore.max() ?? 0) })
         #expect(!fileSystem.exists(at: StoreFileNames.path(Self.directory, StoreFileNames.pageFileCompacted)))
         // Compacting again changes nothing but the segment numbers.
         let again = try Self.compact(fileSystem)
-        #expect(again.pageFileBytesAfter == report.pageFileBytesAfter && again.segmentBytesAfter == report.segmentBytesAfter)
+        #expect(
+            again.pageFileBytesAfter == report.pageFileBytesAfter && again.segmentBytesAfter == report.segmentBytesAfter
+        )
         #expect(try Self.inspect(fileSystem).0 == before)
     }
 
@@ -154,8 +159,11 @@ import Testing
         let (after, verification) = try Self.inspect(fileSystem, configuration: configuration)
         #expect(after == before)
         #expect(verification.isClean)
-        let reclaimed = Double(report.pageFileBytesBefore - report.pageFileBytesAfter) / Double(report.pageFileBytesBefore)
-        print("compaction after deleting half of 20,000 rows: page file \(report.pageFileBytesBefore) -> \(report.pageFileBytesAfter) bytes (\(Int(reclaimed * 100))% reclaimed)")
+        let reclaimed =
+            Double(report.pageFileBytesBefore - report.pageFileBytesAfter) / Double(report.pageFileBytesBefore)
+        print(
+            "compaction after deleting half of 20,000 rows: page file \(report.pageFileBytesBefore) -> \(report.pageFileBytesAfter) bytes (\(Int(reclaimed * 100))% reclaimed)"
+        )
         #expect(reclaimed >= 0.4)
     }
 
@@ -181,7 +189,9 @@ import Testing
         let separators = try reader.annotatedPage(5).filter { $0.note.hasPrefix("separator") }.map(\.note)
         #expect(separators == ["separator 13", "separator 25", "separator 37"])
         let record = try reader.annotatedPage(6).map(\.note)
-        #expect(record.contains("root page 5") && record.contains("height 2") && record.contains("previous root record: none"))
+        #expect(
+            record.contains("root page 5") && record.contains("height 2")
+                && record.contains("previous root record: none"))
         #expect(record.contains("next table ID 2") && record.contains("name 't'"))
     }
 
@@ -295,14 +305,17 @@ import Testing
     @Test func leftoversOfAnInterruptedCompactionAreIgnoredThenRemoved() throws {
         let fileSystem = try Self.storeWithHistory(seed: 6)
         let (before, _) = try Self.inspect(fileSystem)
-        let highest = try fileSystem.contentsOfDirectory(at: Self.directory)
+        let highest =
+            try fileSystem.contentsOfDirectory(at: Self.directory)
             .compactMap(BlobSegmentFormat.segmentID(fileName:)).max() ?? 0
         try fileSystem.setContents(
-            Array(repeating: 0xAB, count: 5000), of: StoreFileNames.path(Self.directory, StoreFileNames.pageFileCompacted))
+            Array(repeating: 0xAB, count: 5000),
+            of: StoreFileNames.path(Self.directory, StoreFileNames.pageFileCompacted))
         let store = try Store.open(at: Self.directory, configuration: Self.configuration(), fileSystem: fileSystem)
         let garbage = BlobSegmentHeader(storeID: store.storeID, segmentID: highest + 1).encoded() + [1, 2, 3]
         try store.close()
-        try fileSystem.setContents(garbage, of: StoreFileNames.path(Self.directory, BlobSegmentFormat.fileName(segment: highest + 1)))
+        try fileSystem.setContents(
+            garbage, of: StoreFileNames.path(Self.directory, BlobSegmentFormat.fileName(segment: highest + 1)))
         let (withLeftovers, report) = try Self.inspect(fileSystem)
         #expect(withLeftovers == before && report.isClean, "\(report)")
         _ = try Self.compact(fileSystem)
@@ -423,7 +436,8 @@ import Testing
                     counts.crashPoints += 1
                     if isNew { counts.newStore += 1 } else { counts.oldStore += 1 }
                     if let failure {
-                        counts.failures.append("seed \(seed) operation \(index) (\(operation)) policy \(number): \(failure)")
+                        counts.failures.append(
+                            "seed \(seed) operation \(index) (\(operation)) policy \(number): \(failure)")
                     }
                 }
             }
@@ -450,7 +464,8 @@ import Testing
         RowRecord.encode(
             entityID: 2, rowVersion: version,
             fields: [
-                .string(employee.name), .int64(employee.salary), .date(secondsSinceReferenceDate: employee.hired - 978_307_200),
+                .string(employee.name), .int64(employee.salary),
+                .date(secondsSinceReferenceDate: employee.hired - 978_307_200),
                 .null, .reference(UInt64(employee.department)),
             ])
     }
@@ -498,7 +513,10 @@ import Testing
                 let departments = try txn.createTable(named: "entity.Department")
                 let employees = try txn.createTable(named: "entity.Employee")
                 for department in workload.departments {
-                    try txn.insert(RowRecord.encode(entityID: 1, rowVersion: 1, fields: [.string(department.name), .double(department.budget)]), into: departments)
+                    try txn.insert(
+                        RowRecord.encode(
+                            entityID: 1, rowVersion: 1, fields: [.string(department.name), .double(department.budget)]),
+                        into: departments)
                 }
                 for employee in workload.employees { try txn.insert(Self.employeeRow(employee), into: employees) }
             }
@@ -525,7 +543,9 @@ import Testing
                     let salary = Int64(random.uniform(30_000, 200_000))
                     var (header, fields) = try RowRecord.decodeAll(try txn.row(RowID(id), in: employees)!)
                     fields[1] = .int64(salary)
-                    try txn.update(RowID(id), in: employees, to: RowRecord.encode(entityID: 2, rowVersion: header.rowVersion + 1, fields: fields))
+                    try txn.update(
+                        RowID(id), in: employees,
+                        to: RowRecord.encode(entityID: 2, rowVersion: header.rowVersion + 1, fields: fields))
                     updates[id] = salary
                 }
             }
@@ -534,11 +554,15 @@ import Testing
                 let employees = txn.table(named: "entity.Employee")!
                 var doomed: [RowID] = []
                 try txn.forEachRow(in: employees) { row, bytes in
-                    if case .reference(let department) = try RowRecord.field(at: 4, in: bytes), department <= 10 { doomed.append(row) }
+                    if case .reference(let department) = try RowRecord.field(at: 4, in: bytes), department <= 10 {
+                        doomed.append(row)
+                    }
                     return true
                 }
                 for row in doomed { try txn.delete(row, from: employees) }
-                for department in 1...10 { try txn.delete(RowID(UInt64(department)), from: txn.table(named: "entity.Department")!) }
+                for department in 1...10 {
+                    try txn.delete(RowID(UInt64(department)), from: txn.table(named: "entity.Department")!)
+                }
                 deleted = doomed.count
             }
             try store.close()
@@ -552,18 +576,23 @@ import Testing
             let megabytes = { (bytes: UInt64, seconds: Double) in Double(bytes) / 1_048_576 / seconds }
             print(
                 String(
-                    format: "W11.engine strata: %.1f MB/s (%.3f s for %@ bytes, %@ rows)", megabytes(storeBytes, w11), w11,
+                    format: "W11.engine strata: %.1f MB/s (%.3f s for %@ bytes, %@ rows)", megabytes(storeBytes, w11),
+                    w11,
                     "\(storeBytes)", "\(report.rowCount)"))
             print(
                 String(
-                    format: "W12.engine strata: %.1f MB/s (%.3f s for %@ bytes), %@ bytes reclaimed (%@ -> %@); W8 deleted %d employees",
-                    megabytes(compaction.bytesBefore, compaction.seconds), compaction.seconds, "\(compaction.bytesBefore)",
+                    format:
+                        "W12.engine strata: %.1f MB/s (%.3f s for %@ bytes), %@ bytes reclaimed (%@ -> %@); W8 deleted %d employees",
+                    megabytes(compaction.bytesBefore, compaction.seconds), compaction.seconds,
+                    "\(compaction.bytesBefore)",
                     "\(compaction.bytesReclaimed)", "\(compaction.bytesBefore)", "\(compaction.bytesAfter)", deleted))
 
             // SQLite on the same data.
             guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3") else { return }
             var departmentsCSV = ""
-            for (index, department) in workload.departments.enumerated() { departmentsCSV += "\(index + 1),\(department.name),\(department.budget)\n" }
+            for (index, department) in workload.departments.enumerated() {
+                departmentsCSV += "\(index + 1),\(department.name),\(department.budget)\n"
+            }
             try departmentsCSV.write(toFile: root + "/departments.csv", atomically: false, encoding: .utf8)
             let employeesFile = FileManager.default.createFile(atPath: root + "/employees.csv", contents: nil)
             #expect(employeesFile)
@@ -594,7 +623,8 @@ import Testing
                 .import \(root)/employees.csv employee
                 PRAGMA wal_checkpoint(TRUNCATE);
                 """)
-            let databaseBytes = ((try FileManager.default.attributesOfItem(atPath: database)[.size]) as? NSNumber)?.uint64Value ?? 0
+            let databaseBytes =
+                ((try FileManager.default.attributesOfItem(atPath: database)[.size]) as? NSNumber)?.uint64Value ?? 0
             let check = try Self.sqlite(database, ".timer on\nPRAGMA integrity_check;\n")
             #expect(check.output.contains("ok"))
             try Self.sqlite(
@@ -611,19 +641,23 @@ import Testing
                 DELETE FROM department WHERE id <= 10;
                 PRAGMA wal_checkpoint(TRUNCATE);
                 """)
-            let beforeVacuum = ((try FileManager.default.attributesOfItem(atPath: database)[.size]) as? NSNumber)?.uint64Value ?? 0
+            let beforeVacuum =
+                ((try FileManager.default.attributesOfItem(atPath: database)[.size]) as? NSNumber)?.uint64Value ?? 0
             let vacuum = try Self.sqlite(database, "PRAGMA synchronous=FULL;\n.timer on\nVACUUM;\n")
             try Self.sqlite(database, "PRAGMA wal_checkpoint(TRUNCATE);\n")
-            let afterVacuum = ((try FileManager.default.attributesOfItem(atPath: database)[.size]) as? NSNumber)?.uint64Value ?? 0
+            let afterVacuum =
+                ((try FileManager.default.attributesOfItem(atPath: database)[.size]) as? NSNumber)?.uint64Value ?? 0
             print(
                 String(
-                    format: "W11.engine sqlite: %.1f MB/s (%.3f s for %@ bytes)", megabytes(databaseBytes, check.seconds),
+                    format: "W11.engine sqlite: %.1f MB/s (%.3f s for %@ bytes)",
+                    megabytes(databaseBytes, check.seconds),
                     check.seconds, "\(databaseBytes)"))
             print(
                 String(
                     format: "W12.engine sqlite: %.1f MB/s (%.3f s for %@ bytes), %@ bytes reclaimed (%@ -> %@)",
                     megabytes(beforeVacuum, vacuum.seconds), vacuum.seconds, "\(beforeVacuum)",
-                    "\(beforeVacuum > afterVacuum ? beforeVacuum - afterVacuum : 0)", "\(beforeVacuum)", "\(afterVacuum)"))
+                    "\(beforeVacuum > afterVacuum ? beforeVacuum - afterVacuum : 0)", "\(beforeVacuum)",
+                    "\(afterVacuum)"))
         }
     }
 }

@@ -1,9 +1,10 @@
 import Foundation
 import StrataFormat
 import StrataIO
-@testable import StrataStorage
 import StrataTestSupport
 import Testing
+
+@testable import StrataStorage
 
 /// Read-only verification, salvage and annotated dumps (Sources/StrataStorage/Verification/): what
 /// `strata fsck`, `strata info` and `strata dump` stand on. Verification never changes a byte; each kind of
@@ -36,7 +37,8 @@ import Testing
     /// A store with one table of 300 rows (some long: overflow chains), three blobs, and checkpoints.
     static func simpleStore(pageSize: Int = 512) throws -> (InMemoryFileSystem, CompactionTests.Contents) {
         let fileSystem = TemporaryStore.makeFileSystem()
-        let store = try Store.open(at: directory, configuration: CompactionTests.configuration(pageSize: pageSize), fileSystem: fileSystem)
+        let store = try Store.open(
+            at: directory, configuration: CompactionTests.configuration(pageSize: pageSize), fileSystem: fileSystem)
         var random = RepeatableRandomNumberGenerator(seed: 77)
         try store.write { txn in
             let table = try txn.createTable(named: "items")
@@ -46,7 +48,9 @@ import Testing
         try store.checkpoint()
         try store.write { txn in
             let table = txn.table(named: "items")!
-            for row in stride(from: 1, through: 300, by: 7) { try txn.update(RowID(UInt64(row)), in: table, to: random.bytes(20)) }
+            for row in stride(from: 1, through: 300, by: 7) {
+                try txn.update(RowID(UInt64(row)), in: table, to: random.bytes(20))
+            }
         }
         let contents = try CompactionTests.Contents.capture(store)
         try store.close()
@@ -61,7 +65,9 @@ import Testing
         let store = try ReadOnlyStore.open(at: Self.directory, fileSystem: fileSystem)
         var progress: [OperationProgress] = []
         let report = store.verify { progress.append($0) }
-        #expect(try CompactionTests.Contents(model: ReferenceModel.capture(store.snapshot()), blobs: contents.blobs) == contents)
+        #expect(
+            try CompactionTests.Contents(model: ReferenceModel.capture(store.snapshot()), blobs: contents.blobs)
+                == contents)
         store.close()
         #expect(report.isClean, "\(report)")
         #expect(try Self.files(fileSystem) == before, "verification wrote to the store")
@@ -74,7 +80,9 @@ import Testing
         #expect(report.header?.pageSize == 512 && report.header?.formatVersion == 1)
         #expect(report.reachablePages + report.unreferencedPages == report.pageFilePages)
         #expect(report.log?.transactionsToReplay == 0 && report.log?.records == 0)
-        #expect(progress.last.map { $0.completed == $0.total && $0.total > 300 } ?? false, "\(progress.last.map { "\($0)" } ?? "none")")
+        #expect(
+            progress.last.map { $0.completed == $0.total && $0.total > 300 } ?? false,
+            "\(progress.last.map { "\($0)" } ?? "none")")
     }
 
     /// A store left by a crash (commits only in the log): the read-only view shows what recovery would
@@ -92,7 +100,8 @@ import Testing
         #expect(log.transactionsToReplay > 0 && log.operationsToReplay > 0 && log.records > log.coveredRecords)
         #expect(report.tables.contains { $0.unwrittenNodes > 0 }, "replayed changes live in memory")
         #expect(try Self.files(crashed) == before)
-        let recovered = try Store.open(at: Self.directory, configuration: CompactionTests.configuration(), fileSystem: crashed)
+        let recovered = try Store.open(
+            at: Self.directory, configuration: CompactionTests.configuration(), fileSystem: crashed)
         #expect(recovered.recoveryReport.replayedTransactions == log.transactionsToReplay)
         #expect(try ReferenceModel.capture(recovered.snapshot()) == seen)
         try recovered.close()
@@ -107,14 +116,17 @@ import Testing
         try fileSystem.flipByte(at: leaf * 512 + 40, in: Self.pagePath)
         let report = try Self.verify(fileSystem)
         #expect(!report.isClean)
-        #expect(report.problems.contains { $0.file == Self.pagePath && $0.offset == leaf * 512 && $0.remedy == nil }, "\(report)")
+        #expect(
+            report.problems.contains { $0.file == Self.pagePath && $0.offset == leaf * 512 && $0.remedy == nil },
+            "\(report)")
     }
 
     @Test func aFlippedByteInABlobNamesTheBlob() throws {
         let (fileSystem, _) = try Self.simpleStore()
         try fileSystem.flipByte(at: 48 + 40, in: Self.segmentPath(1))
         let report = try Self.verify(fileSystem)
-        #expect(report.problems.contains { $0.file == Self.segmentPath(1) && $0.message.contains("blob#1") }, "\(report)")
+        #expect(
+            report.problems.contains { $0.file == Self.segmentPath(1) && $0.message.contains("blob#1") }, "\(report)")
         // Accounting only (info): the damage is inside a record, which only a full read sees.
         #expect(try Self.verify(fileSystem, checkBlobContents: false).isClean)
     }
@@ -123,12 +135,14 @@ import Testing
         let (fileSystem, _) = try Self.simpleStore()
         try fileSystem.removeFile(at: Self.segmentPath(1))
         let report = try Self.verify(fileSystem)
-        #expect(report.problems.contains { $0.file == Self.segmentPath(1) && $0.message.contains("missing") }, "\(report)")
+        #expect(
+            report.problems.contains { $0.file == Self.segmentPath(1) && $0.message.contains("missing") }, "\(report)")
     }
 
     @Test func aTornLogTailIsRepairableByRecovery() throws {
         let (fileSystem, _) = try Self.simpleStore()
-        let store = try Store.open(at: Self.directory, configuration: CompactionTests.configuration(), fileSystem: fileSystem)
+        let store = try Store.open(
+            at: Self.directory, configuration: CompactionTests.configuration(), fileSystem: fileSystem)
         _ = try store.write { txn in try txn.insert([1, 2, 3], into: txn.table(named: "items")!) }
         store.closeWithoutCheckpoint()  // the commit stays in the log only
         var log = try #require(fileSystem.contents(of: Self.walPath))
@@ -140,15 +154,19 @@ import Testing
         #expect(torn.offset == end && torn.remedy == .recovery && torn.message.contains("torn tail"), "\(report)")
         #expect(report.log?.transactionsToReplay == 1 && report.log?.discardedBytes == 5)
         // Recovery repairs it: the commit is kept, the tail cut.
-        let recovered = try Store.open(at: Self.directory, configuration: CompactionTests.configuration(), fileSystem: fileSystem)
+        let recovered = try Store.open(
+            at: Self.directory, configuration: CompactionTests.configuration(), fileSystem: fileSystem)
         try recovered.close()
         #expect(try Self.verify(fileSystem).isClean)
     }
 
     @Test func damageInTheMiddleOfTheLogIsNotCalledATornTail() throws {
         let (fileSystem, _) = try Self.simpleStore()
-        let store = try Store.open(at: Self.directory, configuration: CompactionTests.configuration(), fileSystem: fileSystem)
-        for value in 0..<3 as Range<UInt8> { _ = try store.write { txn in try txn.insert([value], into: txn.table(named: "items")!) } }
+        let store = try Store.open(
+            at: Self.directory, configuration: CompactionTests.configuration(), fileSystem: fileSystem)
+        for value in 0..<3 as Range<UInt8> {
+            _ = try store.write { txn in try txn.insert([value], into: txn.table(named: "items")!) }
+        }
         store.closeWithoutCheckpoint()
         try fileSystem.flipByte(at: UInt64(WALFormat.fileHeaderSize + WALFormat.recordHeaderSize + 2), in: Self.walPath)
         let report = try Self.verify(fileSystem)
@@ -168,7 +186,8 @@ import Testing
     /// Pages of a first checkpoint that never wrote its root record: the log still holds every commit.
     @Test func pagesOfAnInterruptedFirstCheckpointAreANote() throws {
         let fileSystem = TemporaryStore.makeFileSystem()
-        let store = try Store.open(at: Self.directory, configuration: CompactionTests.configuration(), fileSystem: fileSystem)
+        let store = try Store.open(
+            at: Self.directory, configuration: CompactionTests.configuration(), fileSystem: fileSystem)
         try store.write { txn in _ = try txn.insert([1], into: try txn.createTable(named: "t")) }
         store.closeWithoutCheckpoint()
         let pages = try #require(fileSystem.contents(of: Self.pagePath))
@@ -192,15 +211,18 @@ import Testing
 
     @Test func leftoversAreNotesNotProblems() throws {
         let (fileSystem, _) = try Self.simpleStore()
-        try fileSystem.setContents([1, 2, 3], of: StoreFileNames.path(Self.directory, StoreFileNames.pageFileCompacted))
+        try fileSystem.setContents(
+            [1, 2, 3], of: StoreFileNames.path(Self.directory, StoreFileNames.pageFileCompacted))
         let report = try Self.verify(fileSystem)
         #expect(report.isClean)
-        #expect(report.notes.contains { $0.remedy == .compaction && $0.file.hasSuffix(StoreFileNames.pageFileCompacted) })
+        #expect(
+            report.notes.contains { $0.remedy == .compaction && $0.file.hasSuffix(StoreFileNames.pageFileCompacted) })
     }
 
     @Test func aStoreOpenElsewhereIsReadAndSaysSo() throws {
         let (fileSystem, _) = try Self.simpleStore()
-        let writer = try Store.open(at: Self.directory, configuration: CompactionTests.configuration(), fileSystem: fileSystem)
+        let writer = try Store.open(
+            at: Self.directory, configuration: CompactionTests.configuration(), fileSystem: fileSystem)
         let report = try Self.verify(fileSystem)
         #expect(report.isClean && report.lockHeldElsewhere)
         try writer.close()
@@ -213,8 +235,11 @@ import Testing
             from: directory, to: destination, configuration: .testing(), fileSystem: fileSystem)
     }
 
-    static func contents(at directory: String, _ fileSystem: any FileSystem) throws -> (CompactionTests.Contents, VerificationReport) {
-        let store = try Store.open(at: directory, configuration: .testing(createIfMissing: false), fileSystem: fileSystem)
+    static func contents(
+        at directory: String, _ fileSystem: any FileSystem
+    ) throws -> (CompactionTests.Contents, VerificationReport) {
+        let store = try Store.open(
+            at: directory, configuration: .testing(createIfMissing: false), fileSystem: fileSystem)
         defer { try? store.close() }
         return (try CompactionTests.Contents.capture(store), try store.verify())
     }
@@ -249,7 +274,8 @@ import Testing
         let original = try #require(expected.model.tables["items"])
         let lost = Set(original.rows.keys).subtracting(items.rows.keys)
         #expect(!lost.isEmpty && lost.count == victim.itemCount)
-        #expect(items.rows.allSatisfy { original.rows[$0.key] == $0.value }, "every salvaged row is intact, under its ID")
+        #expect(
+            items.rows.allSatisfy { original.rows[$0.key] == $0.value }, "every salvaged row is intact, under its ID")
         #expect(items.nextRowID == original.nextRowID && items.id == original.id)
         #expect(copied.blobs == expected.blobs)
     }
@@ -321,7 +347,9 @@ import Testing
         let leaf = try #require(listing.first { $0.kind == "leaf" })
         let lines = try store.annotatedPage(leaf.page).map(\.description)
         let base = leaf.page * 512
-        #expect(lines[0].hasPrefix("\(base)-\(base + 3): x ") && lines[0].hasSuffix("# checksum (masked CRC-32C of the salt and bytes 4..<512)"))
+        #expect(
+            lines[0].hasPrefix("\(base)-\(base + 3): x ")
+                && lines[0].hasSuffix("# checksum (masked CRC-32C of the salt and bytes 4..<512)"))
         #expect(lines[1] == "\(base + 4): x 01 # type 1 (leaf)")
         #expect(lines.contains { $0.contains("# row ") } && lines.last!.contains("zero padding"))
         let internalPage = try #require(listing.first { $0.kind == "internal" })

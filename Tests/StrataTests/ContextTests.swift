@@ -189,7 +189,10 @@ import Testing
         #expect(level == 9)
         context.delete(manager)
         try context.save()
-        #expect(try stack.context().fetch(FetchRequest<GraphPerson>(entityName: "GraphPerson")).map(\.objectID) == [ids.person])
+        #expect(
+            try stack.context().fetch(FetchRequest<GraphPerson>(entityName: "GraphPerson")).map(\.objectID) == [
+                ids.person
+            ])
     }
 }
 
@@ -215,7 +218,8 @@ import Testing
                 // Each thread inserts its own rows, in several saves.
                 for batch in 0..<5 {
                     for index in 0..<5 {
-                        let employee = ManagedObject(entity: coordinator.model.entity(named: "GraphEmployee")!, insertInto: context)
+                        let employee = ManagedObject(
+                            entity: coordinator.model.entity(named: "GraphEmployee")!, insertInto: context)
                         try employee.setValue("T\(thread)-\(batch)-\(index)", forKey: "firstName")
                     }
                     try context.save()

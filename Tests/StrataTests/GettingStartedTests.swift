@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (The code between the MARK lines is the article's, verbatim: the formatter must not reorder it.)
 // The article Sources/Strata/Strata.docc/GettingStarted.md and this test change together: every code block of
 // the article is copied here verbatim and in order (the first block at the top of this file, the others in
 // `articleRunsAsWritten`, each under a "block N" mark), and after each block the test asserts what the

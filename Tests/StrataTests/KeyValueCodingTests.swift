@@ -74,8 +74,12 @@ import Testing
         #expect(isWrongType(objectGraphError { try object.setValue(3.5, forKey: "name") }, "name", .string))
         // Out of the attribute's integer width.
         #expect(isWrongType(objectGraphError { try object.setValue(70_000, forKey: "small") }, "small", .integer16))
-        #expect(isWrongType(objectGraphError { try object.setValue(Int64(1) << 40, forKey: "count") }, "count", .integer32))
-        #expect(isWrongType(objectGraphError { try object.setValue(AttributeValue.string("x"), forKey: "count") }, "count", .integer32))
+        #expect(
+            isWrongType(objectGraphError { try object.setValue(Int64(1) << 40, forKey: "count") }, "count", .integer32))
+        #expect(
+            isWrongType(
+                objectGraphError { try object.setValue(AttributeValue.string("x"), forKey: "count") }, "count",
+                .integer32))
         #expect(!object.hasChanges)
         #expect(!context.hasChanges)
         #expect(try object.value(forKey: "count") as? Int64 == 5)

@@ -135,7 +135,8 @@ import Testing
         ada.salary = 7
         ada.events = []
         try context.refresh(ada, mergeChanges: true)
-        #expect(ada.events == ["willTurnIntoFault(isFault: false)", "didTurnIntoFault(isFault: true)", "awakeFromFetch"])
+        #expect(
+            ada.events == ["willTurnIntoFault(isFault: false)", "didTurnIntoFault(isFault: true)", "awakeFromFetch"])
     }
 
     @Test(arguments: StoreKind.allCases)

@@ -512,7 +512,8 @@ enum CompanyModel {
         let boxed = AnyHashableSendable(unchecked: AnyHashable(address))
         #expect(boxed.value as? Address == address)
         let transformer = CodableValueTransformer<Address>()
-        #expect(try transformer.reverseTransformedValue(transformer.transformedValue(boxed.value)) as? Address == address)
+        #expect(
+            try transformer.reverseTransformedValue(transformer.transformedValue(boxed.value)) as? Address == address)
     }
 
     @Test func codableTransformerHandlesCollectionsAndScalars() throws {

@@ -83,7 +83,9 @@ import Testing
         let first = try TestStack(.inMemory)
         let second = try TestStack(.inMemory)
         let id = try seedAda(first)
-        let error = objectGraphError { _ = try second.coordinator.managedObjectID(forURIRepresentation: id.uriRepresentation()) }
+        let error = objectGraphError {
+            _ = try second.coordinator.managedObjectID(forURIRepresentation: id.uriRepresentation())
+        }
         #expect(error?.isInvalidURI == true)
     }
 

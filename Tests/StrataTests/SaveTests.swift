@@ -124,7 +124,8 @@ import Testing
         let ada = try employee(id, in: context)
         ada.salary = -5
         #expect(
-            throws: ValidationError.valueTooSmall(object: id.description, key: "salary", value: .integer(-5), limit: .integer(0))
+            throws: ValidationError.valueTooSmall(
+                object: id.description, key: "salary", value: .integer(-5), limit: .integer(0))
         ) { try context.save() }
         #expect(ada.isUpdated)
         #expect(context.updatedObjects == [ada])
@@ -287,8 +288,12 @@ import Testing
             b.salary = 2  // conflicts in the second
             let error = objectGraphError { try context.save() }
             #expect(error?.isOptimisticLockingConflict == true)
-            let salaries = try first.rows(of: TestModel.model.entity(named: "GraphEmployee")!, includesSubentities: true)
-                .map { $0.row.values[TestModel.model.entity(named: "GraphEmployee")!.attributesByName["salary"]!.storageIndex!] }
+            let salaries = try first.rows(
+                of: TestModel.model.entity(named: "GraphEmployee")!, includesSubentities: true
+            )
+            .map {
+                $0.row.values[TestModel.model.entity(named: "GraphEmployee")!.attributesByName["salary"]!.storageIndex!]
+            }
             #expect(salaries == [.integer(0)], "the first store was written by a save that failed")
             #expect(a.isUpdated, "an object of a failed save lost its unsaved change")
             if salaries != [.integer(0)] || !a.isUpdated { break }
@@ -482,7 +487,8 @@ import Testing
         // The photo was set: changing it to nil is a change.
         grace.photo = nil
         #expect(grace.hasPersistentChangedValues)
-        #expect(grace.changedValues().keys.contains("photo"), "a property changed to nil is missing from changedValues()")
+        #expect(
+            grace.changedValues().keys.contains("photo"), "a property changed to nil is missing from changedValues()")
         try context.save()
         // Its committed value is now nil: it is still one of the committed values.
         #expect(grace.committedValues(forKeys: ["photo"]).keys.contains("photo"), "a nil committed value is missing")

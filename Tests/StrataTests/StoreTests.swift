@@ -24,7 +24,9 @@ import Testing
         #expect(stack.store.metadata[PersistentStoreMetadataKey.storeUUID] == storeIdentifier?.uuidString)
         #expect(stack.store.metadata[PersistentStoreMetadataKey.modelVersionHash] == TestModel.model.versionHash)
         let context = stack.context()
-        let resolved = try ids.map { try stack.coordinator.managedObjectID(forURIRepresentation: $0.uriRepresentation()) }
+        let resolved = try ids.map {
+            try stack.coordinator.managedObjectID(forURIRepresentation: $0.uriRepresentation())
+        }
         #expect(resolved == ids)
         for (id, (name, salary)) in zip(resolved, [("Ada", Int64(100)), ("Grace", Int64(200))]) {
             let object = try employee(id, in: context)
@@ -110,13 +112,20 @@ import Testing
         #expect(inSecond.objectID.storeIdentifier == second.identifier)
         let entity = stack.entity("GraphEmployee")
         let firstName = entity.attributesByName["firstName"]!.storageIndex!
-        #expect(try stack.store.rows(of: entity, includesSubentities: true).map { $0.row.values[firstName] } == [.string("First")])
-        #expect(try second.rows(of: entity, includesSubentities: true).map { $0.row.values[firstName] } == [.string("Second")])
+        #expect(
+            try stack.store.rows(of: entity, includesSubentities: true).map { $0.row.values[firstName] } == [
+                .string("First")
+            ])
+        #expect(
+            try second.rows(of: entity, includesSubentities: true).map { $0.row.values[firstName] } == [
+                .string("Second")
+            ])
 
         // Fetches span both stores; IDs of both resolve.
         let other = stack.context()
         #expect(Set(try fetchEmployees(other).map(\.firstName)) == ["First", "Second"])
-        let resolved = try stack.coordinator.managedObjectID(forURIRepresentation: inSecond.objectID.uriRepresentation())
+        let resolved = try stack.coordinator.managedObjectID(
+            forURIRepresentation: inSecond.objectID.uriRepresentation())
         #expect(try employee(resolved, in: other).firstName == "Second")
 
         // Updates go back to the object's own store.
@@ -124,7 +133,8 @@ import Testing
         try other.save()
         let salary = entity.attributesByName["salary"]!.storageIndex!
         #expect(try second.rows(of: entity, includesSubentities: true).map { $0.row.values[salary] } == [.integer(9)])
-        #expect(try stack.store.rows(of: entity, includesSubentities: true).map { $0.row.values[salary] } == [.integer(0)])
+        #expect(
+            try stack.store.rows(of: entity, includesSubentities: true).map { $0.row.values[salary] } == [.integer(0)])
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -160,7 +170,10 @@ import Testing
         let fresh = stack.context()
         let error = objectGraphError { _ = try fresh.existingObject(with: id) }
         #expect(error != nil, "a fault of a removed store was filled (from the row cache)")
-        #expect(objectGraphError { _ = try stack.coordinator.managedObjectID(forURIRepresentation: id.uriRepresentation()) }?.isInvalidURI == true)
+        #expect(
+            objectGraphError {
+                _ = try stack.coordinator.managedObjectID(forURIRepresentation: id.uriRepresentation())
+            }?.isInvalidURI == true)
         withExtendedLifetime(object) {}
     }
 
@@ -259,8 +272,10 @@ import Testing
     }
 
     private static let extremes = AllValues(
-        i16: .min, i32: .max, i64: .min, double: -0.1 + 1e-300, float: .pi, decimal: Decimal(string: "-12345678901234567890.123456789012345678")!,
-        bool: false, string: "Ünïcødé ✓ 日本語 \u{0}nul", date: Date(timeIntervalSinceReferenceDate: 123_456_789.123_456_7),
+        i16: .min, i32: .max, i64: .min, double: -0.1 + 1e-300, float: .pi,
+        decimal: Decimal(string: "-12345678901234567890.123456789012345678")!,
+        bool: false, string: "Ünïcødé ✓ 日本語 \u{0}nul",
+        date: Date(timeIntervalSinceReferenceDate: 123_456_789.123_456_7),
         data: Data(), uuid: UUID(), url: URL(string: "https://example.com/a%20b?q=1#frag")!,
         address: GraphAddress(street: "Baker Street 221B", city: "London", zip: 0))
     private static let others = AllValues(

@@ -232,7 +232,9 @@ final class TestStack {
 /// Saves employees through a context of their own that is gone afterwards: the row cache holds nothing
 /// for them when this returns. Returns their permanent IDs in the order given.
 @inline(never)
-func seedEmployees(_ stack: TestStack, _ people: [(first: String, last: String, salary: Int64)]) throws -> [ManagedObjectID] {
+func seedEmployees(
+    _ stack: TestStack, _ people: [(first: String, last: String, salary: Int64)]
+) throws -> [ManagedObjectID] {
     let context = stack.context()
     let employees = people.map { person in
         let employee = GraphEmployee(context: context)

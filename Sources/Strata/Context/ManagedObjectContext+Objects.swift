@@ -31,7 +31,8 @@ extension ManagedObjectContext {
             if populate, object.isFault { object.load(row) }
             return object
         }
-        let object = makeFault(for: ManagedObjectID(entity: row.entity, storeIdentifier: id.storeIdentifier!, rowID: id.rowID!))
+        let object = makeFault(
+            for: ManagedObjectID(entity: row.entity, storeIdentifier: id.storeIdentifier!, rowID: id.rowID!))
         coordinator.rowCache.store(row, for: RowCache.Key(object.objectID))
         if populate { object.load(row) }
         return object
@@ -55,7 +56,8 @@ extension ManagedObjectContext {
         for (store, members) in groups.values {
             let rowIDs = try store.allocateRowIDs(for: members[0].entity, count: members.count)
             for (object, rowID) in zip(members, rowIDs) {
-                rekey(object, to: ManagedObjectID(entity: object.entity, storeIdentifier: store.identifier, rowID: rowID))
+                rekey(
+                    object, to: ManagedObjectID(entity: object.entity, storeIdentifier: store.identifier, rowID: rowID))
                 assignedStores[ObjectIdentifier(object)] = store
             }
         }

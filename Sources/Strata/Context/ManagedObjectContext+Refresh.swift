@@ -26,7 +26,9 @@ extension ManagedObjectContext {
         let saved = object.changedIndexes.map { ($0, object.values[$0]) }
         let before = object.values
         // Read first: a failed read leaves the object as it was.
-        guard let row = try storedRow(for: object.objectID) else { throw ObjectGraphError.objectInaccessible(object.objectID) }
+        guard let row = try storedRow(for: object.objectID) else {
+            throw ObjectGraphError.objectInaccessible(object.objectID)
+        }
         object.turnIntoFault()
         object.load(row)
         for (index, value) in saved {
@@ -35,7 +37,8 @@ extension ManagedObjectContext {
         }
         for (index, _) in saved { object.didChangeValue(forKey: object.entity.attributes[index].name) }
         let restored = Set(saved.map(\.0))
-        for attribute in object.entity.attributes where !restored.contains(attribute.index) && object.values[attribute.index] != before[attribute.index] {
+        for attribute in object.entity.attributes
+        where !restored.contains(attribute.index) && object.values[attribute.index] != before[attribute.index] {
             for observer in (object.observers[attribute.name] ?? [:]).values { observer(object) }
         }
     }

@@ -20,7 +20,8 @@ extension ManagedObjectContext {
         for object in Array(inserted.values) + Array(updated.values) {
             for attribute in object.entity.persistentAttributes {
                 do {
-                    try attribute.validate(object.values[attribute.index], objectDescription: object.objectID.description)
+                    try attribute.validate(
+                        object.values[attribute.index], objectDescription: object.objectID.description)
                 } catch { failures.append(error) }
             }
         }
@@ -44,7 +45,8 @@ extension ManagedObjectContext {
             let store = try assignedStores[ObjectIdentifier(object)] ?? coordinator.defaultStore(for: object.entity)
             let key = batch(store)
             batches[key]!.changes.inserts.append(
-                StoreChanges.Insert(entity: object.entity, values: object.persistentValues, rowID: object.objectID.rowID))
+                StoreChanges.Insert(
+                    entity: object.entity, values: object.persistentValues, rowID: object.objectID.rowID))
             batches[key]!.inserted.append(object)
         }
         for object in updated.values {
@@ -59,7 +61,8 @@ extension ManagedObjectContext {
             let key = batch(try coordinator.store(for: object.objectID))
             batches[key]!.changes.deletes.append(
                 StoreChanges.Delete(
-                    entity: object.entity, rowID: object.objectID.rowID!, expectedVersion: object.isFault ? nil : object.version))
+                    entity: object.entity, rowID: object.objectID.rowID!,
+                    expectedVersion: object.isFault ? nil : object.version))
             batches[key]!.deleted.append(object)
         }
 
@@ -68,8 +71,9 @@ extension ManagedObjectContext {
         for batch in batches.values { try batch.store.checkConflicts(batch.changes) }
         for batch in batches.values {
             let result = try batch.store.save(batch.changes)
-            apply(result, of: batch.changes, store: batch.store, inserted: batch.inserted, updated: batch.updated,
-                  deleted: batch.deleted)
+            apply(
+                result, of: batch.changes, store: batch.store, inserted: batch.inserted, updated: batch.updated,
+                deleted: batch.deleted)
         }
         for object in changing { object.didSave() }
         if !retainsRegisteredObjects { retainedObjects = [:] }
@@ -80,7 +84,8 @@ extension ManagedObjectContext {
         updated: [ManagedObject], deleted: [ManagedObject]
     ) {
         for (index, object) in inserted.enumerated() {
-            let id = ManagedObjectID(entity: object.entity, storeIdentifier: store.identifier, rowID: result.insertedRowIDs[index])
+            let id = ManagedObjectID(
+                entity: object.entity, storeIdentifier: store.identifier, rowID: result.insertedRowIDs[index])
             if object.objectID != id { rekey(object, to: id) }
             settle(object, values: changes.inserts[index].values, version: result.insertedVersions[index])
             object.isInserted = false
@@ -104,7 +109,8 @@ extension ManagedObjectContext {
         object.committed = values
         object.version = version
         object.changedIndexes = []
-        coordinator.rowCache.store(StoredRow(entity: object.entity, version: version, values: values), for: RowCache.Key(object.objectID))
+        coordinator.rowCache.store(
+            StoredRow(entity: object.entity, version: version, values: values), for: RowCache.Key(object.objectID))
     }
 
     /// Discards every unsaved change: inserted objects leave the context, deleted ones come back, updated ones

@@ -35,8 +35,11 @@ public final class ManagedObjectContext {
     /// Whether the context holds every registered object strongly (default false: weakly).
     public var retainsRegisteredObjects = false {
         didSet {
-            retainedObjects = retainsRegisteredObjects ? Dictionary(
-                uniqueKeysWithValues: registry.values.compactMap { $0.object }.map { (ObjectIdentifier($0), $0) }) : [:]
+            retainedObjects =
+                retainsRegisteredObjects
+                ? Dictionary(
+                    uniqueKeysWithValues: registry.values.compactMap { $0.object }.map { (ObjectIdentifier($0), $0) })
+                : [:]
         }
     }
 

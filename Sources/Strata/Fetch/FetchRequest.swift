@@ -53,13 +53,16 @@ extension ManagedObjectContext {
             }
         }
         if request.includesPendingChanges {
-            results += inserted.values.filter { matches($0.entity) }.sorted { $0.insertionSequence < $1.insertionSequence }
+            results += inserted.values.filter { matches($0.entity) }.sorted {
+                $0.insertionSequence < $1.insertionSequence
+            }
         }
         var window = results.dropFirst(min(request.fetchOffset, results.count))
         if request.fetchLimit > 0 { window = window.prefix(request.fetchLimit) }
         return window.map {
             guard let typed = $0 as? Result else {
-                preconditionFailure("\($0.entity.name) objects are \(type(of: $0)), not \(Result.self): register the class")
+                preconditionFailure(
+                    "\($0.entity.name) objects are \(type(of: $0)), not \(Result.self): register the class")
             }
             return typed
         }
@@ -81,9 +84,10 @@ extension ManagedObjectContext {
             }
         }
         if request.includesPendingChanges {
-            count += inserted.values.filter {
-                request.includesSubentities ? $0.entity.isKind(of: entity) : $0.entity === entity
-            }.count
+            count +=
+                inserted.values.filter {
+                    request.includesSubentities ? $0.entity.isKind(of: entity) : $0.entity === entity
+                }.count
         }
         count = max(0, count - request.fetchOffset)
         return request.fetchLimit > 0 ? min(count, request.fetchLimit) : count

@@ -79,7 +79,11 @@ public struct AnyHashableSendable: Hashable, Sendable {
     /// The caller promises the value is immutable or otherwise safe to share, as a transformable
     /// attribute's value must be.
     init(unchecked base: AnyHashable) {
-        if let sendable = base.base as? UncheckedSendableBox { self.base = sendable } else { self.base = UncheckedSendableBox(value: base) }
+        if let sendable = base.base as? UncheckedSendableBox {
+            self.base = sendable
+        } else {
+            self.base = UncheckedSendableBox(value: base)
+        }
     }
 
     /// The boxed value itself (unwrapping an unchecked box).

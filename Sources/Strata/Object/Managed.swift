@@ -49,7 +49,8 @@ public struct Managed<Value: AttributeConvertible> {
             do {
                 let value = try object.attributeValue(forKey: key)
                 guard let typed = Value(attributeValue: value) else {
-                    preconditionFailure("\(object.entity.name).\(key) holds \(value.map { "\($0)" } ?? "nil"), not a \(Value.self)")
+                    preconditionFailure(
+                        "\(object.entity.name).\(key) holds \(value.map { "\($0)" } ?? "nil"), not a \(Value.self)")
                 }
                 return typed
             } catch {

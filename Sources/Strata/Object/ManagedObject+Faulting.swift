@@ -4,7 +4,9 @@ extension ManagedObject {
     func fulfillFaultIfNeeded() throws {
         guard isFault else { return }
         guard let context = managedObjectContext else { throw ObjectGraphError.objectInaccessible(objectID) }
-        guard let row = try context.storedRow(for: objectID) else { throw ObjectGraphError.objectInaccessible(objectID) }
+        guard let row = try context.storedRow(for: objectID) else {
+            throw ObjectGraphError.objectInaccessible(objectID)
+        }
         load(row)
     }
 

@@ -154,14 +154,17 @@ extension ManagedObject {
     // MARK: - Conversion
 
     /// Turns a plain Swift value into the attribute's kind of value.
-    static func convert(_ value: Any?, for attribute: AttributeDescription, entity: EntityDescription) throws -> AttributeValue? {
+    static func convert(
+        _ value: Any?, for attribute: AttributeDescription, entity: EntityDescription
+    ) throws -> AttributeValue? {
         guard let value else { return nil }
         if let value = value as? AttributeValue {
             try check(value, for: attribute, entity: entity)
             return value
         }
         func wrong() -> ObjectGraphError {
-            .wrongValueType(entity: entity.name, key: attribute.name, expected: attribute.type, got: "\(type(of: value))")
+            .wrongValueType(
+                entity: entity.name, key: attribute.name, expected: attribute.type, got: "\(type(of: value))")
         }
         func integer(_ bits: Int) throws -> AttributeValue {
             let wide: Int64?
@@ -176,7 +179,9 @@ extension ManagedObject {
             case let number as UInt32: wide = Int64(number)
             default: wide = nil
             }
-            guard let wide, bits == 64 || (wide >= -(1 << (bits - 1)) && wide < (1 << (bits - 1))) else { throw wrong() }
+            guard let wide, bits == 64 || (wide >= -(1 << (bits - 1)) && wide < (1 << (bits - 1))) else {
+                throw wrong()
+            }
             return .integer(wide)
         }
         switch attribute.type {

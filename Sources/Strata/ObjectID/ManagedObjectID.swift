@@ -45,7 +45,8 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     /// A URL that names this object; see the type's documentation for the forms.
     public func uriRepresentation() -> URL {
         if let temporaryIdentifier {
-            return URL(string: "x-strata:///\(entity.name)/t\(Self.processIdentifier.uuidString)-\(temporaryIdentifier)")!
+            return URL(
+                string: "x-strata:///\(entity.name)/t\(Self.processIdentifier.uuidString)-\(temporaryIdentifier)")!
         }
         return URL(string: "x-strata://\(storeIdentifier!.uuidString)/\(entity.name)/p\(rowID!)")!
     }

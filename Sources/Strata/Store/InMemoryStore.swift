@@ -42,7 +42,9 @@ public final class InMemoryStore: PersistentStore {
     public func row(_ rowID: UInt64, of entity: EntityDescription) throws -> StoredRow? {
         state.withLock { state in
             state.rowReads += 1
-            guard let row = state.tables[Self.key(entity)]?.rows[rowID], row.entity.isKind(of: entity) else { return nil }
+            guard let row = state.tables[Self.key(entity)]?.rows[rowID], row.entity.isKind(of: entity) else {
+                return nil
+            }
             return row
         }
     }
@@ -51,7 +53,9 @@ public final class InMemoryStore: PersistentStore {
     /// order. Counts every row of the hierarchy's table in ``rowReads``.
     ///
     /// - Throws: never.
-    public func rows(of entity: EntityDescription, includesSubentities: Bool) throws -> [(rowID: UInt64, row: StoredRow)] {
+    public func rows(
+        of entity: EntityDescription, includesSubentities: Bool
+    ) throws -> [(rowID: UInt64, row: StoredRow)] {
         state.withLock { state in
             let rows = state.tables[Self.key(entity)]?.rows ?? [:]
             state.rowReads += rows.count
@@ -93,7 +97,8 @@ public final class InMemoryStore: PersistentStore {
         for delete in changes.deletes {
             let current = state.tables[Self.key(delete.entity)]?.rows[delete.rowID]?.version
             if let expected = delete.expectedVersion, current != expected {
-                conflicts.append(ManagedObjectID(entity: delete.entity, storeIdentifier: identifier, rowID: delete.rowID))
+                conflicts.append(
+                    ManagedObjectID(entity: delete.entity, storeIdentifier: identifier, rowID: delete.rowID))
             }
         }
         guard conflicts.isEmpty else { throw ObjectGraphError.optimisticLockingConflict(conflicts) }

@@ -60,7 +60,9 @@ public final class StrataStore: PersistentStore {
     ///   store (`StorageError.storeLocked`, `StorageError.storeNotFound`, ...) or its
     ///   metadata is damaged.
     public init(directory: String, model: ManagedObjectModel, configuration: StrataStoreConfiguration) throws {
-        do { engine = try Store.open(at: directory, configuration: configuration.storage) } catch let error as StorageError {
+        do { engine = try Store.open(at: directory, configuration: configuration.storage) } catch let error
+            as StorageError
+        {
             throw ObjectGraphError.storage(error)
         }
         self.model = model
@@ -75,7 +77,8 @@ public final class StrataStore: PersistentStore {
         do {
             let snapshot = engine.snapshot()
             var stored: [String: String] = [:]
-            if let table = snapshot.table(named: Self.metadataTable), let bytes = try snapshot.row(RowID(1), in: table) {
+            if let table = snapshot.table(named: Self.metadataTable), let bytes = try snapshot.row(RowID(1), in: table)
+            {
                 stored = try Self.decodeMetadata(bytes)
             }
             if let hash = stored[PersistentStoreMetadataKey.modelVersionHash], hash != model.versionHash {
@@ -87,7 +90,8 @@ public final class StrataStore: PersistentStore {
                 var metadata = stored
                 if metadata.isEmpty {
                     guard txn.table(named: Self.metadataTable) == nil else {
-                        throw StorageError.corruption(file: Self.metadataTable, offset: 1, reason: "the store's metadata row is missing")
+                        throw StorageError.corruption(
+                            file: Self.metadataTable, offset: 1, reason: "the store's metadata row is missing")
                     }
                     metadata = [
                         PersistentStoreMetadataKey.storeType: PersistentStoreType.strata.description,
@@ -100,18 +104,22 @@ public final class StrataStore: PersistentStore {
                 var tables: [ObjectIdentifier: TableID] = [:]
                 for root in roots {
                     tables[ObjectIdentifier(root)] =
-                        try txn.table(named: Self.tableName(for: root)) ?? txn.createTable(named: Self.tableName(for: root))
+                        try txn.table(named: Self.tableName(for: root))
+                        ?? txn.createTable(named: Self.tableName(for: root))
                 }
                 return (metadata, tables)
             }
             metadata = created.0
             var tables: [ObjectIdentifier: TableID] = [:]
-            for entity in model.entities { tables[ObjectIdentifier(entity)] = created.1[ObjectIdentifier(entity.rootEntity)] }
+            for entity in model.entities {
+                tables[ObjectIdentifier(entity)] = created.1[ObjectIdentifier(entity.rootEntity)]
+            }
             self.tables = tables
             guard let identifier = UUID(uuidString: metadata[PersistentStoreMetadataKey.storeUUID] ?? "") else {
                 try? engine.close()
                 throw ObjectGraphError.storage(
-                    .corruption(file: Self.metadataTable, offset: 1, reason: "the store's UUID is missing or malformed"))
+                    .corruption(file: Self.metadataTable, offset: 1, reason: "the store's UUID is missing or malformed")
+                )
             }
             self.identifier = identifier
         } catch let error as StorageError {
@@ -159,11 +167,14 @@ public final class StrataStore: PersistentStore {
     private func table(for entity: EntityDescription) -> TableID { tables[ObjectIdentifier(entity)]! }
 
     /// Decodes a row, resolving blob references; nil when its entity is not `entity` or below it.
-    private func decode(_ bytes: [UInt8], rowID: UInt64, as entity: EntityDescription, snapshot: Snapshot) throws -> StoredRow? {
+    private func decode(
+        _ bytes: [UInt8], rowID: UInt64, as entity: EntityDescription, snapshot: Snapshot
+    ) throws -> StoredRow? {
         do {
             let (header, fields) = try RowRecord.decodeAll(bytes)
             guard let concrete = entitiesByID[header.entityID], concrete.rootEntity === entity.rootEntity else {
-                throw FormatError.invalidField("row \(rowID) names entity \(header.entityID), not of \(entity.rootEntity.name)")
+                throw FormatError.invalidField(
+                    "row \(rowID) names entity \(header.entityID), not of \(entity.rootEntity.name)")
             }
             guard concrete.isKind(of: entity) else { return nil }
             var resolved = fields
@@ -178,9 +189,11 @@ public final class StrataStore: PersistentStore {
             let values = try coders[ObjectIdentifier(concrete)]!.values(from: resolved)
             return StoredRow(entity: concrete, version: header.rowVersion, values: values)
         } catch let error as FormatError {
-            throw ObjectGraphError.storage(.corruption(file: Self.tableName(for: entity.rootEntity), offset: rowID, reason: "\(error)"))
+            throw ObjectGraphError.storage(
+                .corruption(file: Self.tableName(for: entity.rootEntity), offset: rowID, reason: "\(error)"))
         } catch let error as RowCodingError {
-            throw ObjectGraphError.storage(.corruption(file: Self.tableName(for: entity.rootEntity), offset: rowID, reason: "\(error)"))
+            throw ObjectGraphError.storage(
+                .corruption(file: Self.tableName(for: entity.rootEntity), offset: rowID, reason: "\(error)"))
         } catch let error as StorageError {
             throw ObjectGraphError.storage(error)
         }
@@ -207,7 +220,9 @@ public final class StrataStore: PersistentStore {
     /// skipped after reading only their header.
     ///
     /// - Throws: ``ObjectGraphError/storage(_:)`` for an engine failure or an undecodable row.
-    public func rows(of entity: EntityDescription, includesSubentities: Bool) throws -> [(rowID: UInt64, row: StoredRow)] {
+    public func rows(
+        of entity: EntityDescription, includesSubentities: Bool
+    ) throws -> [(rowID: UInt64, row: StoredRow)] {
         let snapshot = engine.snapshot()
         let wanted = Set((includesSubentities ? entity.allEntitiesInHierarchyBelow : [entity]).map(\.entityID))
         var matches: [(UInt64, [UInt8])] = []
@@ -250,14 +265,16 @@ public final class StrataStore: PersistentStore {
             for update in changes.updates {
                 let current = try snapshot.row(RowID(update.rowID), in: table(for: update.entity))
                 if try current.map({ try RowRecord.Header.decode($0).rowVersion }) != update.expectedVersion {
-                    conflicts.append(ManagedObjectID(entity: update.entity, storeIdentifier: identifier, rowID: update.rowID))
+                    conflicts.append(
+                        ManagedObjectID(entity: update.entity, storeIdentifier: identifier, rowID: update.rowID))
                 }
             }
             for delete in changes.deletes {
                 guard let expected = delete.expectedVersion else { continue }
                 let current = try snapshot.row(RowID(delete.rowID), in: table(for: delete.entity))
                 if try current.map({ try RowRecord.Header.decode($0).rowVersion }) != expected {
-                    conflicts.append(ManagedObjectID(entity: delete.entity, storeIdentifier: identifier, rowID: delete.rowID))
+                    conflicts.append(
+                        ManagedObjectID(entity: delete.entity, storeIdentifier: identifier, rowID: delete.rowID))
                 }
             }
         } catch let error as StorageError {
@@ -289,7 +306,8 @@ public final class StrataStore: PersistentStore {
                     let current = try txn.row(RowID(update.rowID), in: table(for: update.entity))
                     let decoded = try current.map { try RowRecord.decodeAll($0) }
                     if decoded?.header.rowVersion != update.expectedVersion {
-                        conflicts.append(ManagedObjectID(entity: update.entity, storeIdentifier: identifier, rowID: update.rowID))
+                        conflicts.append(
+                            ManagedObjectID(entity: update.entity, storeIdentifier: identifier, rowID: update.rowID))
                     }
                     oldRows[index] = decoded?.fields
                 }
@@ -298,7 +316,8 @@ public final class StrataStore: PersistentStore {
                     let current = try txn.row(RowID(delete.rowID), in: table(for: delete.entity))
                     let decoded = try current.map { try RowRecord.decodeAll($0) }
                     if let expected = delete.expectedVersion, decoded?.header.rowVersion != expected {
-                        conflicts.append(ManagedObjectID(entity: delete.entity, storeIdentifier: identifier, rowID: delete.rowID))
+                        conflicts.append(
+                            ManagedObjectID(entity: delete.entity, storeIdentifier: identifier, rowID: delete.rowID))
                     }
                     if let fields = decoded?.fields { deletedRows.append(fields) }
                 }
@@ -318,7 +337,8 @@ public final class StrataStore: PersistentStore {
                 }
                 for (index, update) in changes.updates.enumerated() {
                     let version = update.expectedVersion + 1
-                    let bytes = try encode(update.values, of: update.entity, version: version, previous: oldRows[index], txn: txn)
+                    let bytes = try encode(
+                        update.values, of: update.entity, version: version, previous: oldRows[index], txn: txn)
                     try txn.update(RowID(update.rowID), in: table(for: update.entity), to: bytes)
                     result.updatedVersions.append(version)
                 }

@@ -48,7 +48,8 @@ extension BTree {
         let level = parent.level - 1
         let leftView = try resolve(parent.children[leftIndex], level: level)
         let rightView = try resolve(parent.children[rightIndex], level: level)
-        let merged = leftView.isLeaf
+        let merged =
+            leftView.isLeaf
             ? leftView.bodySize + rightView.bodySize
             : leftView.bodySize + rightView.bodySize + PageFormat.internalFirstChildSize
         let left = try mutable(parent.children[leftIndex], owner: owner, level: level)

@@ -74,7 +74,9 @@ struct BTree: Sendable {
             if end < node.count, node.keys[end] == upper { end += 1 }
             guard start < end else { return true }
             if reverse {
-                for index in (start..<end).reversed() where try !body(node.keys[index], node.values[index]) { return false }
+                for index in (start..<end).reversed() where try !body(node.keys[index], node.values[index]) {
+                    return false
+                }
             } else {
                 for index in start..<end where try !body(node.keys[index], node.values[index]) { return false }
             }
@@ -148,7 +150,8 @@ struct BTree: Sendable {
         let last = node.count - 1
         let size = limits.cellSize(node.values[last])
         let right = BTreeNode(
-            level: 0, keys: [node.keys[last]], values: [node.values[last]], children: [], owner: node.owner, bodySize: size)
+            level: 0, keys: [node.keys[last]], values: [node.values[last]], children: [], owner: node.owner,
+            bodySize: size)
         node.keys.removeLast()
         node.values.removeLast()
         node.bodySize -= size

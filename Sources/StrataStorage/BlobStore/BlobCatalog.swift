@@ -10,8 +10,9 @@ enum BlobCatalog {
 
     static func entry(_ value: LeafValue, pages: PageStore, blob: BlobID) throws -> BlobCatalogEntry {
         let bytes = try pages.bytes(of: value)
-        do { return try bytes.withUnsafeBytes { (buffer) throws(FormatError) in try BlobCatalogEntry.decode(buffer) } }
-        catch { throw StorageError.corrupt(pages.fileName, at: 0, "catalog entry of \(blob): \(error)") }
+        do {
+            return try bytes.withUnsafeBytes { (buffer) throws(FormatError) in try BlobCatalogEntry.decode(buffer) }
+        } catch { throw StorageError.corrupt(pages.fileName, at: 0, "catalog entry of \(blob): \(error)") }
     }
 
     /// The entry of `blob` in `state`, or nil when the blob does not exist there.

@@ -29,7 +29,8 @@ final class BlobStore: Sendable {
     let segmentSizeLimit: UInt64
     private let state: Mutex<State>
 
-    init(directory: String, fileSystem: any FileSystem, storeID: [UInt8], salt: UInt64, segmentSizeLimit: UInt64) throws {
+    init(directory: String, fileSystem: any FileSystem, storeID: [UInt8], salt: UInt64, segmentSizeLimit: UInt64) throws
+    {
         self.directory = directory
         self.fileSystem = fileSystem
         self.storeID = storeID
@@ -54,8 +55,10 @@ final class BlobStore: Sendable {
 
     /// The IDs of every segment file in the directory.
     func segmentIDs() throws -> [UInt32] {
-        do { return try fileSystem.contentsOfDirectory(at: directory).compactMap(BlobSegmentFormat.segmentID(fileName:)).sorted() }
-        catch { throw StorageError.io(error) }
+        do {
+            return try fileSystem.contentsOfDirectory(at: directory).compactMap(BlobSegmentFormat.segmentID(fileName:))
+                .sorted()
+        } catch { throw StorageError.io(error) }
     }
 
     // MARK: - Writing (writer gate held)
@@ -94,7 +97,9 @@ final class BlobStore: Sendable {
     /// may leave a file without one, which is then left alone).
     func hasValidHeader(_ file: any FileHandle, _ id: UInt32) -> Bool {
         guard let bytes = try? file.read(count: BlobSegmentFormat.headerSize, at: 0),
-            let header = try? bytes.withUnsafeBytes({ (buffer) throws(FormatError) in try BlobSegmentHeader.decode(buffer) })
+            let header = try? bytes.withUnsafeBytes({ (buffer) throws(FormatError) in
+                try BlobSegmentHeader.decode(buffer)
+            })
         else { return false }
         return header.storeID == storeID && header.segmentID == id
     }
@@ -149,7 +154,8 @@ final class BlobStore: Sendable {
             let file: any FileHandle
             do throws(IOError) { file = try fileSystem.openFile(at: path(of: segment), mode: .existing) } catch {
                 if error.code == .noSuchFile {
-                    throw StorageError.corruption(file: path(of: segment), offset: 0, reason: "blob segment \(segment) is missing")
+                    throw StorageError.corruption(
+                        file: path(of: segment), offset: 0, reason: "blob segment \(segment) is missing")
                 }
                 throw StorageError.io(error)
             }
@@ -159,7 +165,9 @@ final class BlobStore: Sendable {
     }
 
     /// Reads, verifies and decodes the chunk record at `offset`, which must belong to `blob` as chunk `index`.
-    func readChunk(segment: UInt32, offset: UInt64, blob: BlobID, index: UInt32) throws -> (raw: [UInt8], recordSize: Int) {
+    func readChunk(
+        segment: UInt32, offset: UInt64, blob: BlobID, index: UInt32
+    ) throws -> (raw: [UInt8], recordSize: Int) {
         let file = try reader(for: segment)
         let path = file.path
         func damaged(_ reason: String) -> StorageError {
@@ -171,11 +179,16 @@ final class BlobStore: Sendable {
             throw damaged("record at \(offset) lies past the end of the segment (\(size) bytes)")
         }
         let headerBytes: [UInt8]
-        do { headerBytes = try file.read(count: BlobSegmentFormat.recordHeaderSize, at: offset) } catch { throw StorageError.io(error) }
+        do { headerBytes = try file.read(count: BlobSegmentFormat.recordHeaderSize, at: offset) } catch {
+            throw StorageError.io(error)
+        }
         guard headerBytes.count == BlobSegmentFormat.recordHeaderSize else { throw damaged("record cut short") }
         let record: BlobChunkRecord
-        do { record = try headerBytes.withUnsafeBytes { (bytes) throws(FormatError) in try BlobChunkRecord.decodeHeader(bytes) } }
-        catch { throw damaged("\(error)") }
+        do {
+            record = try headerBytes.withUnsafeBytes { (bytes) throws(FormatError) in
+                try BlobChunkRecord.decodeHeader(bytes)
+            }
+        } catch { throw damaged("\(error)") }
         guard record.blobID == blob.rawValue, record.chunkIndex == index else {
             throw damaged("record belongs to blob \(record.blobID) chunk \(record.chunkIndex)")
         }
@@ -183,7 +196,8 @@ final class BlobStore: Sendable {
         do { bytes = try file.read(count: record.encodedSize, at: offset) } catch { throw StorageError.io(error) }
         guard bytes.count == record.encodedSize else { throw damaged("record cut short") }
         do {
-            let raw = try bytes.withUnsafeBytes { (all) throws(FormatError) in try record.decodePayload(all, salt: salt) }
+            let raw = try bytes.withUnsafeBytes { (all) throws(FormatError) in try record.decodePayload(all, salt: salt)
+            }
             return (raw, record.encodedSize)
         } catch { throw damaged("\(error)") }
     }

@@ -42,7 +42,9 @@ struct PageFileWriter {
     var fileBytes: UInt64 { nextPage * UInt64(pageSize) }
 
     /// Gives `encode` a zeroed page to fill and seal; returns its page number.
-    mutating func allocate(_ encode: (UnsafeMutableRawBufferPointer, _ number: UInt64, _ generation: UInt64) -> Void) throws -> UInt64 {
+    mutating func allocate(
+        _ encode: (UnsafeMutableRawBufferPointer, _ number: UInt64, _ generation: UInt64) -> Void
+    ) throws -> UInt64 {
         if bufferedPages == bufferCapacity { try flush() }
         let number = nextPage
         let start = bufferedPages * pageSize
@@ -63,7 +65,8 @@ struct PageFileWriter {
         let salt = salt
         treePages += 1
         return try allocate { page, number, generation in
-            LeafPage.encode(keys: keys, values: values, into: page, pageNumber: number, generation: generation, salt: salt)
+            LeafPage.encode(
+                keys: keys, values: values, into: page, pageNumber: number, generation: generation, salt: salt)
         }
     }
 
@@ -113,7 +116,8 @@ struct PageFileWriter {
             rootRecordPages += 1
             let number = try allocate { page, number, generation in
                 RootRecord.encodePart(
-                    payload, index: index, count: count, into: page, pageNumber: number, generation: generation, salt: salt)
+                    payload, index: index, count: count, into: page, pageNumber: number, generation: generation,
+                    salt: salt)
             }
             if index == 0 { first = number }
         }

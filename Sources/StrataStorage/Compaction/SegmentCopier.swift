@@ -48,7 +48,8 @@ struct SegmentCopier {
         var rawLength: UInt64 = 0
         let reader = try source.reader(for: entry.segmentID)
         for index in 0..<entry.chunkCount {
-            let (raw, size) = try source.readChunk(segment: entry.segmentID, offset: sourceOffset, blob: blob, index: index)
+            let (raw, size) = try source.readChunk(
+                segment: entry.segmentID, offset: sourceOffset, blob: blob, index: index)
             checksum = raw.withUnsafeBytes { CRC32C.checksum($0, continuing: checksum) }
             rawLength += UInt64(raw.count)
             let record: [UInt8]

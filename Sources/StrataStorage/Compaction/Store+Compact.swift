@@ -42,7 +42,8 @@ extension Store {
         at directory: String, configuration: StoreConfiguration = StoreConfiguration(),
         fileSystem: any FileSystem = PosixFileSystem(), progress: ProgressHandler? = nil
     ) throws -> CompactionReport {
-        try compact(at: directory, configuration: configuration, fileSystem: fileSystem, progress: progress, bufferPages: 256)
+        try compact(
+            at: directory, configuration: configuration, fileSystem: fileSystem, progress: progress, bufferPages: 256)
     }
 
     /// ``compact(at:configuration:fileSystem:progress:)`` writing the page file `bufferPages` pages at a
@@ -63,7 +64,8 @@ extension Store {
         store.logger.info(
             "store compacted",
             metadata: [
-                "directory": "\(directory)", "bytesBefore": "\(report.bytesBefore)", "bytesAfter": "\(report.bytesAfter)",
+                "directory": "\(directory)", "bytesBefore": "\(report.bytesBefore)",
+                "bytesAfter": "\(report.bytesAfter)",
                 "rows": "\(report.rowCount)", "blobs": "\(report.blobsCopied)",
             ])
         return report
@@ -122,7 +124,9 @@ extension Store {
         var renamed = false
         do {
             let file: any FileHandle
-            do { file = try fileSystem.openFile(at: compactPath, mode: .truncate) } catch { throw StorageError.io(error) }
+            do { file = try fileSystem.openFile(at: compactPath, mode: .truncate) } catch {
+                throw StorageError.io(error)
+            }
             newFile = file
             let firstPage: [UInt8]
             do { firstPage = try pages.file.read(count: pageSize, at: 0) } catch { throw StorageError.io(error) }
@@ -134,7 +138,9 @@ extension Store {
                 bufferPages: bufferPages)
             let records = try writeTables(of: state, into: &writer, segments: &segments, progress: progress)
             _ = try writer.writeRootRecord(
-                RootRecord(walLSN: state.lsn, nextTableID: state.nextTableID, previousRootPage: PageFormat.noPage, tables: records))
+                RootRecord(
+                    walLSN: state.lsn, nextTableID: state.nextTableID, previousRootPage: PageFormat.noPage,
+                    tables: records))
             try writer.flush()
             report.tableCount = records.count
             report.rowCount = records.reduce(0) { $0 + $1.rowCount }
@@ -169,7 +175,8 @@ extension Store {
         do { try fileSystem.syncDirectory(at: directory) } catch {
             // The rename is visible but may not be durable: a crash could bring either page file back,
             // and both are complete, so no old segment may be deleted yet.
-            logger.error("compaction swapped the page file but could not sync the directory", metadata: ["error": "\(error)"])
+            logger.error(
+                "compaction swapped the page file but could not sync the directory", metadata: ["error": "\(error)"])
             throw StorageError.io(error)
         }
 
@@ -200,7 +207,8 @@ extension Store {
 
     /// Writes every table's tree (in table-ID order) and returns the root record's table entries.
     private func writeTables(
-        of state: StoreState, into writer: inout PageFileWriter, segments: inout SegmentCopier, progress: ProgressHandler?
+        of state: StoreState, into writer: inout PageFileWriter, segments: inout SegmentCopier,
+        progress: ProgressHandler?
     ) throws -> [RootRecord.Table] {
         var total: UInt64 = 0
         for table in state.tables.values { total += table.rowCount }
@@ -228,7 +236,8 @@ extension Store {
             let (root, height) = try builder.finish(&writer)
             guard builder.rowCount == table.rowCount else {
                 throw StorageError.corrupt(
-                    pages.fileName, at: 0, "table '\(table.name)' says it has \(table.rowCount) rows; its tree has \(builder.rowCount)")
+                    pages.fileName, at: 0,
+                    "table '\(table.name)' says it has \(table.rowCount) rows; its tree has \(builder.rowCount)")
             }
             records.append(
                 RootRecord.Table(

@@ -68,7 +68,8 @@ struct CheckpointWriter {
         for child in node.children {
             let (page, level) = try write(child)
             guard level == node.level - 1 else {
-                throw StorageError.corrupt(pages.fileName, at: pages.offset(of: page), "child level \(level) under level \(node.level)")
+                throw StorageError.corrupt(
+                    pages.fileName, at: pages.offset(of: page), "child level \(level) under level \(node.level)")
             }
             childPages.append(page)
         }
@@ -118,7 +119,8 @@ struct CheckpointWriter {
         for index in 0..<count {
             let number = try allocate { page, number, generation in
                 RootRecord.encodePart(
-                    payload, index: index, count: count, into: page, pageNumber: number, generation: generation, salt: salt)
+                    payload, index: index, count: count, into: page, pageNumber: number, generation: generation,
+                    salt: salt)
             }
             if index == 0 { first = number }
         }

@@ -46,7 +46,8 @@ final class PageStore: Sendable {
         let read: Int
         do { read = try file.read(into: bytes, at: offset) } catch { throw StorageError.io(error) }
         guard read == pageSize else {
-            throw StorageError.corrupt(fileName, at: offset, "page \(number) is cut short (\(read) of \(pageSize) bytes)")
+            throw StorageError.corrupt(
+                fileName, at: offset, "page \(number) is cut short (\(read) of \(pageSize) bytes)")
         }
         let page = UnsafeRawBufferPointer(bytes)
         let header: PageHeader
@@ -116,7 +117,8 @@ final class PageStore: Sendable {
             }
         }
         guard next == PageFormat.noPage else {
-            throw StorageError.corrupt(fileName, at: offset(of: first), "overflow chain continues past its value's length")
+            throw StorageError.corrupt(
+                fileName, at: offset(of: first), "overflow chain continues past its value's length")
         }
         return result
     }

@@ -50,7 +50,8 @@ struct LogReplay {
             } catch StorageError.io(let error) {
                 throw StorageError.io(error)
             } catch let error as StorageError {
-                throw StorageError.corrupt(file, at: offset, "operation record LSN \(header.lsn) does not apply: \(error)")
+                throw StorageError.corrupt(
+                    file, at: offset, "operation record LSN \(header.lsn) does not apply: \(error)")
             }
         case .commit:
             let commit: WALCommit
@@ -60,13 +61,15 @@ struct LogReplay {
             guard commit.operationRecordCount == pendingRecords else {
                 throw StorageError.corrupt(
                     file, at: offset,
-                    "commit LSN \(header.lsn) names \(commit.operationRecordCount) operation records, the log has \(pendingRecords)")
+                    "commit LSN \(header.lsn) names \(commit.operationRecordCount) operation records, the log has \(pendingRecords)"
+                )
             }
             if header.lsn > coveredLSN {
                 guard commit.operationCount == pendingOperations else {
                     throw StorageError.corrupt(
                         file, at: offset,
-                        "commit LSN \(header.lsn) names \(commit.operationCount) operations, the log has \(pendingOperations)")
+                        "commit LSN \(header.lsn) names \(commit.operationCount) operations, the log has \(pendingOperations)"
+                    )
                 }
                 working.lsn = header.lsn
                 state = working

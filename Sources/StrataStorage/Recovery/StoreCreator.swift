@@ -18,7 +18,8 @@ struct StoreCreator {
         let header = StoreHeader(pageSize: pageSize, storeID: storeID)
         var page0 = header.encoded()
         page0.append(contentsOf: repeatElement(0, count: pageSize - page0.count))
-        let log = WALFileHeader(storeID: storeID, startLSN: 1, salt: UInt32.random(in: .min ... .max, using: &generator))
+        let log = WALFileHeader(
+            storeID: storeID, startLSN: 1, salt: UInt32.random(in: .min ... .max, using: &generator))
         do {
             try writeDurably(log.encoded(), temporary: StoreFileNames.walTemporary, final: StoreFileNames.wal)
             try writeDurably(page0, temporary: StoreFileNames.pageFileTemporary, final: StoreFileNames.pageFile)

@@ -34,7 +34,8 @@ struct BlobVerifier {
 
     /// Live and dead bytes of every segment in the directory (and of segments the catalog names that are
     /// not there, with a size of 0).
-    static func segmentStatistics(of state: StoreState, tree: BTree, blobs: BlobStore) throws -> [BlobSegmentStatistics] {
+    static func segmentStatistics(of state: StoreState, tree: BTree, blobs: BlobStore) throws -> [BlobSegmentStatistics]
+    {
         try segmentSummaries(of: state, tree: tree, blobs: blobs).map {
             BlobSegmentStatistics(
                 segmentID: $0.segmentID, fileBytes: $0.fileBytes, liveBytes: $0.liveBytes, deadBytes: $0.deadBytes,
@@ -47,7 +48,9 @@ struct BlobVerifier {
     ) throws -> [VerificationReport.SegmentSummary] {
         var segments: [UInt32: VerificationReport.SegmentSummary] = [:]
         func empty(_ id: UInt32) -> VerificationReport.SegmentSummary {
-            .init(segmentID: id, fileBytes: 0, liveBytes: 0, deadBytes: 0, liveBlobs: 0, rawBytes: 0, headerIsValid: false)
+            .init(
+                segmentID: id, fileBytes: 0, liveBytes: 0, deadBytes: 0, liveBlobs: 0, rawBytes: 0, headerIsValid: false
+            )
         }
         for id in try blobs.segmentIDs() {
             let file = try blobs.reader(for: id)
@@ -102,7 +105,9 @@ struct BlobVerifier {
                     report.problems.append(
                         .init(
                             file: path, offset: nil,
-                            message: "blob segment \(segment.segmentID) is missing; the catalog names \(segment.liveBlobs) blobs in it"))
+                            message:
+                                "blob segment \(segment.segmentID) is missing; the catalog names \(segment.liveBlobs) blobs in it"
+                        ))
                     continue
                 }
                 if !segment.headerIsValid {
@@ -121,11 +126,15 @@ struct BlobVerifier {
                 for (index, range) in sorted.enumerated() {
                     if range.end > segment.fileBytes {
                         report.problems.append(
-                            .init(file: path, offset: range.start, message: "\(range.blob) runs past the end of its segment"))
+                            .init(
+                                file: path, offset: range.start,
+                                message: "\(range.blob) runs past the end of its segment"))
                     }
                     if index > 0, sorted[index - 1].end > range.start {
                         report.problems.append(
-                            .init(file: path, offset: range.start, message: "\(range.blob) overlaps \(sorted[index - 1].blob)"))
+                            .init(
+                                file: path, offset: range.start,
+                                message: "\(range.blob) overlaps \(sorted[index - 1].blob)"))
                     }
                 }
             }

@@ -64,7 +64,9 @@ struct LogVerifier {
                 summary.records += 1
                 if header.lsn <= coveredLSN {
                     summary.coveredRecords += 1
-                    if header.type == .commit { summary.committedEnd = offset + UInt64(WALFormat.recordHeaderSize + payload.count) }
+                    if header.type == .commit {
+                        summary.committedEnd = offset + UInt64(WALFormat.recordHeaderSize + payload.count)
+                    }
                 } else if header.type == .operations {
                     pendingRecords += 1
                 } else {
@@ -93,7 +95,9 @@ struct LogVerifier {
         report.walBytes = read.fileSize
 
         if let reason = read.stopReason {
-            if let (offset, lsn) = validRecord(in: file, after: read.validEnd, fileSize: read.fileSize, lastLSN: read.lastLSN, salt: walHeader.salt) {
+            if let (offset, lsn) = validRecord(
+                in: file, after: read.validEnd, fileSize: read.fileSize, lastLSN: read.lastLSN, salt: walHeader.salt)
+            {
                 summary.validRecordAfterDamage = offset
                 problem(
                     read.validEnd,

@@ -53,7 +53,9 @@ public final class ReadOnlyStore: Sendable {
     /// - Throws: ``StorageError/storeNotFound(path:)``; ``StorageError/unsupportedFormat(path:reason:)``;
     ///   ``StorageError/corruption(file:offset:reason:)`` when the store header (page 0) is damaged, so
     ///   that nothing else can be read (`strata fsck --salvage` still can); ``StorageError/io(_:)``.
-    public static func open(at directory: String, fileSystem: any FileSystem = PosixFileSystem()) throws -> ReadOnlyStore {
+    public static func open(
+        at directory: String, fileSystem: any FileSystem = PosixFileSystem()
+    ) throws -> ReadOnlyStore {
         let pagePath = StoreFileNames.path(directory, StoreFileNames.pageFile)
         guard fileSystem.exists(at: directory), fileSystem.exists(at: pagePath) else {
             throw StorageError.storeNotFound(path: directory)
@@ -140,11 +142,14 @@ public final class ReadOnlyStore: Sendable {
             bytes = try file.read(count: StoreHeader.encodedSize, at: 0)
         } catch { throw StorageError.io(error) }
         let header: StoreHeader
-        do { header = try bytes.withUnsafeBytes { (buffer) throws(FormatError) in try StoreHeader.decode(buffer) } } catch let error
+        do {
+            header = try bytes.withUnsafeBytes { (buffer) throws(FormatError) in try StoreHeader.decode(buffer) }
+        } catch let error
             as FormatError
         {
             switch error {
-            case .unsupportedVersion, .invalidField: throw StorageError.unsupportedFormat(path: path, reason: error.description)
+            case .unsupportedVersion, .invalidField:
+                throw StorageError.unsupportedFormat(path: path, reason: error.description)
             default: throw StorageError.corrupt(path, at: 0, "store header: \(error)")
             }
         }
@@ -228,12 +233,15 @@ public final class ReadOnlyStore: Sendable {
                     file: StoreFileNames.path(directory, StoreFileNames.lock), offset: nil,
                     message: "another process has the store open: what it is writing may show as a torn tail"))
         }
-        let leftovers = [StoreFileNames.pageFileCompacted, StoreFileNames.pageFileTemporary, StoreFileNames.walTemporary]
+        let leftovers = [
+            StoreFileNames.pageFileCompacted, StoreFileNames.pageFileTemporary, StoreFileNames.walTemporary,
+        ]
         for name in leftovers where fileSystem.exists(at: StoreFileNames.path(directory, name)) {
             report.notes.append(
                 .init(
                     file: StoreFileNames.path(directory, name), offset: nil,
-                    message: "left by an interrupted \(name == StoreFileNames.pageFileCompacted ? "compaction" : "checkpoint or creation"): garbage",
+                    message:
+                        "left by an interrupted \(name == StoreFileNames.pageFileCompacted ? "compaction" : "checkpoint or creation"): garbage",
                     remedy: name == StoreFileNames.pageFileCompacted ? .compaction : nil))
         }
         return report
@@ -242,7 +250,8 @@ public final class ReadOnlyStore: Sendable {
     static func describe(_ header: StoreHeader, into report: inout VerificationReport) {
         report.header = VerificationReport.HeaderSummary(
             formatVersion: header.formatVersion, pageSize: header.pageSize, checksumType: header.checksumType,
-            compatibleFeatures: header.compatibleFeatures, readOnlyCompatibleFeatures: header.readOnlyCompatibleFeatures,
+            compatibleFeatures: header.compatibleFeatures,
+            readOnlyCompatibleFeatures: header.readOnlyCompatibleFeatures,
             incompatibleFeatures: header.incompatibleFeatures,
             storeID: header.storeID.map { String($0, radix: 16).leftPadded(to: 2) }.joined())
     }

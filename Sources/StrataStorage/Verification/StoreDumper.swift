@@ -46,7 +46,9 @@ public struct PageListing: Sendable, Equatable, Codable, CustomStringConvertible
         guard damage == nil else { return "page \(page): damaged: \(damage!)" }
         var text = "page \(page): \(kind)"
         if let generation { text += " generation \(generation)" }
-        if let itemCount, kind == "leaf" || kind == "internal" { text += ", \(itemCount) \(kind == "leaf" ? "cells" : "children")" }
+        if let itemCount, kind == "leaf" || kind == "internal" {
+            text += ", \(itemCount) \(kind == "leaf" ? "cells" : "children")"
+        }
         if let bodyLength { text += ", body \(bodyLength) bytes" }
         if let extra {
             switch kind {
@@ -75,7 +77,9 @@ extension ReadOnlyStore {
         var result: [PageListing] = []
         for number in 0..<count {
             let bytes: [UInt8]
-            do { bytes = try pages.file.read(count: pageSize, at: pages.offset(of: number)) } catch { throw StorageError.io(error) }
+            do { bytes = try pages.file.read(count: pageSize, at: pages.offset(of: number)) } catch {
+                throw StorageError.io(error)
+            }
             if number == 0 {
                 result.append(PageListing(page: 0, kind: "header"))
                 continue
@@ -130,7 +134,8 @@ extension ReadOnlyStore {
             spans.add(4, "incompatible features 0x\(String(spans.u32(), radix: 16))")
             spans.add(16, "store ID")
             spans.add(8, "reserved")
-            let verifies = (try? bytes.withUnsafeBytes { (all) throws(FormatError) in try StoreHeader.decode(all) }) != nil
+            let verifies =
+                (try? bytes.withUnsafeBytes { (all) throws(FormatError) in try StoreHeader.decode(all) }) != nil
             spans.add(4, "checksum (masked CRC-32C of bytes 0..<60)" + (verifies ? "" : ": DOES NOT VERIFY"))
             spans.addRest("zero padding")
             return spans.spans
@@ -195,7 +200,10 @@ extension ReadOnlyStore {
                 spans.add(8, "walLSN \(spans.u64())")
                 spans.add(4, "next table ID \(spans.u32())")
                 let previous = spans.u64()
-                spans.add(8, previous == PageFormat.noPage ? "previous root record: none" : "previous root record at page \(previous)")
+                spans.add(
+                    8,
+                    previous == PageFormat.noPage
+                        ? "previous root record: none" : "previous root record at page \(previous)")
                 let tables = spans.u32()
                 spans.add(4, "table count \(tables)")
                 for _ in 0..<tables {
@@ -246,9 +254,13 @@ extension ReadOnlyStore {
         var result = spans.spans
         let summary = try WALReader(file: file).read { header, payload, offset in
             var record = SpanWriter(bytes: [], base: offset)
-            record.annotate(4, "LSN \(header.lsn): checksum (masked CRC-32C of the salt and the record)", uint32: header.storedChecksum)
+            record.annotate(
+                4, "LSN \(header.lsn): checksum (masked CRC-32C of the salt and the record)",
+                uint32: header.storedChecksum)
             record.annotate(4, "payload length \(payload.count)", uint32: UInt32(payload.count))
-            record.annotate(1, "type \(header.type.rawValue) (\(header.type == .commit ? "commit" : "operations"))", byte: header.type.rawValue)
+            record.annotate(
+                1, "type \(header.type.rawValue) (\(header.type == .commit ? "commit" : "operations"))",
+                byte: header.type.rawValue)
             record.annotate(3, "flags, reserved", zeros: 3)
             record.annotate(8, "LSN \(header.lsn)", uint64: header.lsn)
             result += record.spans
@@ -281,7 +293,8 @@ extension ReadOnlyStore {
     /// Reads `bytes` as a row record (FORMAT.md §6), if they are one.
     public static func describeRow(_ bytes: [UInt8]) -> RowDescription? {
         guard let (header, fields) = try? RowRecord.decodeAll(bytes) else { return nil }
-        return RowDescription(entityID: header.entityID, rowVersion: header.rowVersion, fields: fields.map(\.description))
+        return RowDescription(
+            entityID: header.entityID, rowVersion: header.rowVersion, fields: fields.map(\.description))
     }
 }
 
@@ -340,7 +353,9 @@ struct SpanWriter {
 
     mutating func annotate(_ count: Int, _ note: String, byte value: UInt8) { appendEncoded([value], note) }
 
-    mutating func annotate(_ count: Int, _ note: String, zeros: Int) { appendEncoded(Array(repeating: 0, count: zeros), note) }
+    mutating func annotate(_ count: Int, _ note: String, zeros: Int) {
+        appendEncoded(Array(repeating: 0, count: zeros), note)
+    }
 
     private mutating func appendEncoded(_ encoded: [UInt8], _ note: String) {
         spans.append(AnnotatedSpan(offset: base + UInt64(position), bytes: encoded, note: note))

@@ -148,7 +148,9 @@ struct StoreSalvager {
         let walPath = StoreFileNames.path(directory, StoreFileNames.wal)
         if let wal = try? fileSystem.openFile(at: walPath, mode: .existing) {
             if let bytes = try? wal.read(count: WALFormat.fileHeaderSize, at: 0),
-                let decoded = try? bytes.withUnsafeBytes({ (buffer) throws(FormatError) in try WALFileHeader.decode(buffer) })
+                let decoded = try? bytes.withUnsafeBytes({ (buffer) throws(FormatError) in
+                    try WALFileHeader.decode(buffer)
+                })
             {
                 candidates.append(decoded.storeID)
             }
@@ -156,7 +158,8 @@ struct StoreSalvager {
         }
         let names = (try? fileSystem.contentsOfDirectory(at: directory)) ?? []
         for name in names where BlobSegmentFormat.segmentID(fileName: name) != nil {
-            guard let segment = try? fileSystem.openFile(at: StoreFileNames.path(directory, name), mode: .existing) else {
+            guard let segment = try? fileSystem.openFile(at: StoreFileNames.path(directory, name), mode: .existing)
+            else {
                 continue
             }
             defer { try? segment.close() }
@@ -176,16 +179,20 @@ struct StoreSalvager {
                 let probe = StoreHeader(pageSize: pageSize, storeID: storeID)
                 for number in 1...8 where UInt64(number + 1) * UInt64(pageSize) <= size {
                     let bytes = (try? file.read(count: pageSize, at: UInt64(number * pageSize))) ?? []
-                    let verifies = bytes.count == pageSize && bytes.withUnsafeBytes { page in
-                        (try? PageHeader.decode(page, expectedPageNumber: UInt64(number), salt: probe.checksumSalt)) != nil
-                    }
+                    let verifies =
+                        bytes.count == pageSize
+                        && bytes.withUnsafeBytes { page in
+                            (try? PageHeader.decode(page, expectedPageNumber: UInt64(number), salt: probe.checksumSalt))
+                                != nil
+                        }
                     if verifies { return (probe, size) }
                 }
                 pageSize *= 2
             }
         }
         throw StorageError.corrupt(
-            file.path, at: 0, "the store header is damaged and no page verifies with the store ID of the log or a segment")
+            file.path, at: 0,
+            "the store header is damaged and no page verifies with the store ID of the log or a segment")
     }
 
     // MARK: - Steps 2 to 6
@@ -211,7 +218,9 @@ struct StoreSalvager {
                 var undecodable: [String] = []
                 try walkTable(table, summary: &summary) { key, bytes in
                     do {
-                        let entry = try bytes.withUnsafeBytes { (buffer) throws(FormatError) in try BlobCatalogEntry.decode(buffer) }
+                        let entry = try bytes.withUnsafeBytes { (buffer) throws(FormatError) in
+                            try BlobCatalogEntry.decode(buffer)
+                        }
                         entries.append((BlobID(key), entry))
                     } catch { undecodable.append("catalog entry of \(BlobID(key)): \(error)") }
                     throttle.advance()
@@ -265,20 +274,26 @@ struct StoreSalvager {
         guard table.rootPage != PageFormat.noPage else { return }
         if readable(table.rootPage) {
             var visited = Set<UInt64>()
-            try walk(table.rootPage, lower: 0, upper: nil, depth: 0, table: table.name, visited: &visited, summary: &summary, body)
+            try walk(
+                table.rootPage, lower: 0, upper: nil, depth: 0, table: table.name, visited: &visited, summary: &summary,
+                body)
             return
         }
-        report.note("\(pages.fileName) @\(pages.offset(of: table.rootPage)): root of table '\(table.name)' is unreadable")
+        report.note(
+            "\(pages.fileName) @\(pages.offset(of: table.rootPage)): root of table '\(table.name)' is unreadable")
         var index = 1
         while let older = try olderRootRecord(index) {
             index += 1
-            guard let match = older.record.tables.first(where: { $0.tableID == table.tableID && $0.name == table.name }),
+            guard
+                let match = older.record.tables.first(where: { $0.tableID == table.tableID && $0.name == table.name }),
                 match.rootPage != PageFormat.noPage, readable(match.rootPage)
             else { continue }
             report.note("table '\(table.name)': rows read from the older checkpoint of generation \(older.generation)")
             summary.generation = older.generation
             var visited = Set<UInt64>()
-            try walk(match.rootPage, lower: 0, upper: nil, depth: 0, table: table.name, visited: &visited, summary: &summary, body)
+            try walk(
+                match.rootPage, lower: 0, upper: nil, depth: 0, table: table.name, visited: &visited, summary: &summary,
+                body)
             return
         }
         summary.pagesSkipped += 1
@@ -326,10 +341,14 @@ struct StoreSalvager {
         if node.isLeaf {
             var previous: UInt64?
             for (key, value) in zip(node.keys, node.values) {
-                guard key >= lower, upper.map({ key < $0 }) ?? true, previous.map({ key > $0 }) ?? true else { continue }
+                guard key >= lower, upper.map({ key < $0 }) ?? true, previous.map({ key > $0 }) ?? true else {
+                    continue
+                }
                 previous = key
                 let bytes: [UInt8]
-                do { bytes = try pages.bytes(of: value) } catch StorageError.io(let error) { throw StorageError.io(error) } catch {
+                do { bytes = try pages.bytes(of: value) } catch StorageError.io(let error) {
+                    throw StorageError.io(error)
+                } catch {
                     summary.valuesSkipped += 1
                     report.note("table '\(table)' row \(key): \(error)")
                     continue
@@ -484,11 +503,15 @@ struct StoreSalvager {
                     case .createTable(let id, let name):
                         try Self.createTable(id, name, in: txn)
                     case .dropTable(let id):
-                        if let table = txn.state.tables[TableID(id)], !table.isEngineTable { try txn.dropTable(TableID(id)) }
+                        if let table = txn.state.tables[TableID(id)], !table.isEngineTable {
+                            try txn.dropTable(TableID(id))
+                        }
                     case .put(let id, let row, let value):
                         guard let table = txn.state.tables[TableID(id)] else { throw StorageError.noSuchTable("\(id)") }
                         if table.name == BlobCatalog.tableName {
-                            let entry = try value.withUnsafeBytes { (buffer) throws(FormatError) in try BlobCatalogEntry.decode(buffer) }
+                            let entry = try value.withUnsafeBytes { (buffer) throws(FormatError) in
+                                try BlobCatalogEntry.decode(buffer)
+                            }
                             blobsToCopy.append((BlobID(row), entry))
                         } else {
                             try Self.upsert(value, row: row, table: TableID(id), in: txn)

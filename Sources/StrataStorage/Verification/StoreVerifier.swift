@@ -30,7 +30,8 @@ struct StoreVerifier {
 
     mutating func problem(_ message: String, page: UInt64? = nil) {
         report.problems.append(
-            VerificationReport.Problem(file: pages.fileName, offset: page.map { pages.offset(of: $0) }, message: message))
+            VerificationReport.Problem(
+                file: pages.fileName, offset: page.map { pages.offset(of: $0) }, message: message))
     }
 
     mutating func verifyTables(_ state: StoreState, rootRecordPages: UInt64) {
@@ -41,7 +42,8 @@ struct StoreVerifier {
             var rootPage: UInt64?
             if case .page(let page) = table.root { rootPage = page }
             summary = VerificationReport.TableSummary(
-                name: table.name, tableID: table.id.rawValue, isEngineTable: table.isEngineTable, rowCount: table.rowCount,
+                name: table.name, tableID: table.id.rawValue, isEngineTable: table.isEngineTable,
+                rowCount: table.rowCount,
                 nextRowID: table.nextRowID, height: 0, rootPage: rootPage)
             if let root = table.root {
                 verify(root, level: nil, lower: 0, upper: nil, table: table.name, rows: &rows, maximumKey: &maximumKey)
@@ -72,10 +74,14 @@ struct StoreVerifier {
         switch ref {
         case .node(let inMemory):
             node = inMemory
-            let size = node.isLeaf
-                ? node.values.reduce(0) { $0 + limits.cellSize($1) } : BTreeLimits.internalBodySize(childCount: node.count)
+            let size =
+                node.isLeaf
+                ? node.values.reduce(0) { $0 + limits.cellSize($1) }
+                : BTreeLimits.internalBodySize(childCount: node.count)
             if size != node.bodySize || size > limits.capacity {
-                problem("table '\(table)': in-memory node of \(size) bytes recorded as \(node.bodySize) (capacity \(limits.capacity))")
+                problem(
+                    "table '\(table)': in-memory node of \(size) bytes recorded as \(node.bodySize) (capacity \(limits.capacity))"
+                )
             }
         case .page(let number):
             pageNumber = number
@@ -102,12 +108,16 @@ struct StoreVerifier {
         case (.some, false): summary?.internalPages += 1
         }
         if node.count == 0 || (!node.isLeaf && node.count < 2) {
-            problem("table '\(table)': \(node.isLeaf ? "empty leaf" : "internal node with \(node.count) children")", page: pageNumber)
+            problem(
+                "table '\(table)': \(node.isLeaf ? "empty leaf" : "internal node with \(node.count) children")",
+                page: pageNumber)
         }
         if node.isLeaf {
             for (index, key) in node.keys.enumerated() {
                 if key < lower || (upper.map { key >= $0 } ?? false) || (index > 0 && key <= node.keys[index - 1]) {
-                    problem("table '\(table)': row \(key) out of order or outside \(lower)..<\(upper.map(String.init) ?? "end")", page: pageNumber)
+                    problem(
+                        "table '\(table)': row \(key) out of order or outside \(lower)..<\(upper.map(String.init) ?? "end")",
+                        page: pageNumber)
                 }
                 if case .overflow(let first, let length) = node.values[index] {
                     verifyOverflow(first: first, length: length, table: table, row: key)
@@ -121,8 +131,9 @@ struct StoreVerifier {
         for index in node.children.indices {
             let childLower = index == 0 ? lower : node.keys[index]
             let childUpper = index + 1 < node.count ? node.keys[index + 1] : upper
-            if index > 0, node.keys[index] < lower || (upper.map { node.keys[index] >= $0 } ?? false)
-                || (index > 1 && node.keys[index] <= node.keys[index - 1])
+            if index > 0,
+                node.keys[index] < lower || (upper.map { node.keys[index] >= $0 } ?? false)
+                    || (index > 1 && node.keys[index] <= node.keys[index - 1])
             {
                 problem("table '\(table)': separator \(node.keys[index]) out of order or range", page: pageNumber)
                 continue
@@ -138,7 +149,8 @@ struct StoreVerifier {
             switch header.type {
             case .leaf:
                 let (keys, values) = try LeafPage.decode(page, header: header)
-                return BTreeNode(level: 0, keys: keys, values: values, children: [], owner: 0, bodySize: header.bodyLength)
+                return BTreeNode(
+                    level: 0, keys: keys, values: values, children: [], owner: 0, bodySize: header.bodyLength)
             case .internal:
                 let (level, keys, children) = try InternalPage.decode(page, header: header)
                 return BTreeNode(
@@ -173,7 +185,9 @@ struct StoreVerifier {
             summary?.overflowPages += 1
         }
         if total != length {
-            problem("table '\(table)' row \(row): overflow chain holds \(total) bytes, the leaf says \(length)", page: first)
+            problem(
+                "table '\(table)' row \(row): overflow chain holds \(total) bytes, the leaf says \(length)", page: first
+            )
         }
     }
 }

@@ -92,7 +92,9 @@ struct WALReader {
 
         init(file: any FileHandle) { self.file = file }
 
-        mutating func withBytes<R>(at offset: UInt64, count: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        mutating func withBytes<R>(
+            at offset: UInt64, count: Int, _ body: (UnsafeRawBufferPointer) throws -> R
+        ) throws -> R {
             let end = offset + UInt64(count)
             if offset < start || end > start + UInt64(bytes.count) {
                 do { bytes = try file.read(count: max(count, WALReader.chunkSize), at: offset) } catch {

@@ -33,7 +33,8 @@ import Testing
     ]
 
     static let configuration = StoreConfiguration(
-        durability: .full, pageSize: 512, checkpointThresholdBytes: 24 << 10, logger: .init(label: "crash-test") { _ in
+        durability: .full, pageSize: 512, checkpointThresholdBytes: 24 << 10,
+        logger: .init(label: "crash-test") { _ in
             SwiftLogNoOpLogHandler()
         })
 

@@ -26,7 +26,8 @@ import Testing
             try memory.createDirectory(at: "/db")
             try memory.syncDirectory(at: "/")
             faulty = FaultInjectingFileSystem(wrapping: memory)
-            store = try Store.open(at: "/db", configuration: FaultInjectionTests.configuration(durability), fileSystem: faulty)
+            store = try Store.open(
+                at: "/db", configuration: FaultInjectionTests.configuration(durability), fileSystem: faulty)
             table = try store.write { try $0.createTable(named: "t") }
         }
 
@@ -43,7 +44,8 @@ import Testing
         /// The rows a store recovered from a power loss right now would hold.
         func rowsAfterPowerLoss() throws -> [UInt64: [UInt8]] {
             let image = memory.crashImage()
-            let recovered = try Store.open(at: "/db", configuration: FaultInjectionTests.configuration(), fileSystem: image)
+            let recovered = try Store.open(
+                at: "/db", configuration: FaultInjectionTests.configuration(), fileSystem: image)
             defer { try? recovered.close() }
             #expect(try recovered.verify().isClean)
             var rows: [UInt64: [UInt8]] = [:]
@@ -82,7 +84,8 @@ import Testing
 
     @Test func shortLogWriteIsCutBackAndLaterCommitsSucceed() throws {
         let fixture = try Fixture()
-        fixture.faulty.inject(.init(on: [.write], code: .noSpace, pathContaining: "strata.wal", shortWriteFraction: 0.5))
+        fixture.faulty.inject(
+            .init(on: [.write], code: .noSpace, pathContaining: "strata.wal", shortWriteFraction: 0.5))
         Self.expectIOError(.noSpace) {
             try fixture.store.write { _ = try $0.insert([UInt8](repeating: 9, count: 300), into: fixture.table) }
         }
@@ -128,7 +131,8 @@ import Testing
         for value in 0..<50 { try fixture.store.write { _ = try $0.insert([UInt8(value)], into: fixture.table) } }
         try fixture.store.checkpoint()
         for value in 50..<120 { try fixture.store.write { _ = try $0.insert([UInt8(value)], into: fixture.table) } }
-        fixture.faulty.inject(.init(on: [.write], after: 1, code: code, persistent: true, pathContaining: "strata.pages"))
+        fixture.faulty.inject(
+            .init(on: [.write], after: 1, code: code, persistent: true, pathContaining: "strata.pages"))
         Self.expectIOError(code) { try fixture.store.checkpoint() }
         let expected = Dictionary(uniqueKeysWithValues: (0..<120).map { (UInt64($0 + 1), [UInt8($0)]) })
         #expect(try fixture.rows() == expected)
@@ -161,7 +165,9 @@ import Testing
 
     @Test func failedPageReadIsATypedError() throws {
         let fixture = try Fixture()
-        for value in 0..<200 { try fixture.store.write { _ = try $0.insert([UInt8(value % 256)], into: fixture.table) } }
+        for value in 0..<200 {
+            try fixture.store.write { _ = try $0.insert([UInt8(value % 256)], into: fixture.table) }
+        }
         try fixture.store.close()
         let faulty = FaultInjectingFileSystem(wrapping: fixture.memory)
         let store = try Store.open(at: "/db", configuration: Self.configuration(), fileSystem: faulty)
@@ -210,7 +216,8 @@ import Testing
                 #expect(try fixture.rowsAfterPowerLoss() == model, "operation \(operationIndex)")
                 #expect(try fixture.store.verify().isClean, "operation \(operationIndex)")
                 try fixture.store.close()
-                let reopened = try Store.open(at: "/db", configuration: Self.configuration(), fileSystem: fixture.memory)
+                let reopened = try Store.open(
+                    at: "/db", configuration: Self.configuration(), fileSystem: fixture.memory)
                 #expect(try fixture.rows(reopened) == model, "operation \(operationIndex) after reopen")
                 try reopened.close()
             }
