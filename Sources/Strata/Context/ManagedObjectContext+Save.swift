@@ -16,6 +16,9 @@ extension ManagedObjectContext {
         let changing = Array(inserted.values) + Array(updated.values) + Array(deleted.values)
         for object in changing { object.willSave() }
 
+        // Rows are written whole: binary values still in the store are read first (and kept if unchanged).
+        for object in Array(inserted.values) + Array(updated.values) { try object.resolveExternalValues() }
+
         var failures: [ValidationError] = []
         for object in Array(inserted.values) + Array(updated.values) {
             for attribute in object.entity.persistentAttributes {
@@ -87,13 +90,19 @@ extension ManagedObjectContext {
             let id = ManagedObjectID(
                 entity: object.entity, storeIdentifier: store.identifier, rowID: result.insertedRowIDs[index])
             if object.objectID != id { rekey(object, to: id) }
-            settle(object, values: changes.inserts[index].values, version: result.insertedVersions[index])
+            settle(
+                object, values: changes.inserts[index].values, version: result.insertedVersions[index],
+                external: index < result.insertedExternalReferences.count
+                    ? result.insertedExternalReferences[index] : [:])
             object.isInserted = false
             self.inserted[ObjectIdentifier(object)] = nil
             assignedStores[ObjectIdentifier(object)] = nil
         }
         for (index, object) in updated.enumerated() {
-            settle(object, values: changes.updates[index].values, version: result.updatedVersions[index])
+            settle(
+                object, values: changes.updates[index].values, version: result.updatedVersions[index],
+                external: index < result.updatedExternalReferences.count ? result.updatedExternalReferences[index] : [:]
+            )
             self.updated[ObjectIdentifier(object)] = nil
         }
         for object in deleted {
@@ -105,12 +114,19 @@ extension ManagedObjectContext {
     }
 
     /// An object's values were saved: they are its committed state, and the row cache's.
-    private func settle(_ object: ManagedObject, values: [AttributeValue?], version: UInt64) {
+    /// The row cache gets the row as a fault would read it: values written outside the row (`external`, by storage
+    /// index) only as references, so large binary values never sit in the shared cache.
+    private func settle(_ object: ManagedObject, values: [AttributeValue?], version: UInt64, external: [Int: UInt64]) {
         object.committed = values
+        object.committedExternalReferences = [:]
         object.version = version
         object.changedIndexes = []
-        coordinator.rowCache.store(
-            StoredRow(entity: object.entity, version: version, values: values), for: RowCache.Key(object.objectID))
+        var row = StoredRow(entity: object.entity, version: version, values: values)
+        for (storageIndex, blob) in external {
+            row.values[storageIndex] = nil
+            row.externalReferences[storageIndex] = blob
+        }
+        coordinator.rowCache.store(row, for: RowCache.Key(object.objectID))
     }
 
     /// Discards every unsaved change: inserted objects leave the context, deleted ones come back, updated ones
@@ -136,6 +152,10 @@ extension ManagedObjectContext {
         }
         for attribute in object.entity.attributes {
             object.values[attribute.index] = attribute.storageIndex.map { committed[$0] } ?? attribute.defaultValue
+        }
+        object.externalReferences = [:]
+        for (storageIndex, blob) in object.committedExternalReferences where committed[storageIndex] == nil {
+            object.externalReferences[object.entity.persistentAttributes[storageIndex].index] = blob
         }
         object.changedIndexes = []
     }

@@ -90,6 +90,7 @@ public final class ManagedObjectContext {
     func register(_ object: ManagedObject) {
         registry[object.objectID] = WeakObject(object: object)
         object.managedObjectContext = self
+        object.coordinator = coordinator
         if !object.objectID.isTemporaryID { coordinator.rowCache.retain(RowCache.Key(object.objectID)) }
         if retainsRegisteredObjects { retainedObjects[ObjectIdentifier(object)] = object }
     }

@@ -17,6 +17,11 @@ extension ManagedObject {
             values[attribute.index] = attribute.storageIndex.map { row.values[$0] } ?? attribute.defaultValue
         }
         committed = row.values
+        committedExternalReferences = row.externalReferences
+        externalReferences = [:]
+        for (storageIndex, blob) in row.externalReferences {
+            externalReferences[entity.persistentAttributes[storageIndex].index] = blob
+        }
         version = row.version
         changedIndexes = []
         isFault = false
@@ -31,9 +36,29 @@ extension ManagedObject {
         willTurnIntoFault()
         for attribute in entity.attributes { values[attribute.index] = attribute.defaultValue }
         committed = nil
+        externalReferences = [:]
+        committedExternalReferences = [:]
         changedIndexes = []
         isFault = true
         didTurnIntoFault()
+    }
+
+    /// Reads a binary value kept in the store's blob segments, if the attribute still refers to one. Reading it is
+    /// not a change: it becomes the committed value too.
+    func resolveExternalValue(at index: Int) throws {
+        guard let blob = externalReferences[index], values[index] == nil else { return }
+        guard let coordinator = managedObjectContext?.coordinator ?? coordinator else {
+            throw ObjectGraphError.objectInaccessible(objectID)
+        }
+        let data = try coordinator.store(for: objectID).externalData(blob)
+        values[index] = .data(data)
+        if let storageIndex = entity.attributes[index].storageIndex { committed?[storageIndex] = .data(data) }
+        externalReferences[index] = nil
+    }
+
+    /// Reads every binary value still in the store (before a save, which writes whole rows).
+    func resolveExternalValues() throws {
+        for index in externalReferences.keys.sorted() { try resolveExternalValue(at: index) }
     }
 
     /// The persistent values in storage order, as a save writes them.

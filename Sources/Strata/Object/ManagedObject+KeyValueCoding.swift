@@ -47,6 +47,7 @@ extension ManagedObject {
     public func primitiveValue(forKey key: String) throws -> Any? {
         let attribute = try attribute(forKey: key)
         try fulfillFaultIfNeeded()
+        try resolveExternalValue(at: attribute.index)
         return values[attribute.index]?.anyValue
     }
 
@@ -60,6 +61,7 @@ extension ManagedObject {
         let attribute = try attribute(forKey: key)
         try fulfillFaultIfNeeded()
         values[attribute.index] = try Self.convert(value, for: attribute, entity: entity)
+        externalReferences[attribute.index] = nil
     }
 
     /// Called before a property is read: fires the fault (`key` nil: the whole object).
@@ -117,6 +119,7 @@ extension ManagedObject {
         let attribute = try attribute(forKey: key)
         try willAccessValue(forKey: key)
         defer { didAccessValue(forKey: key) }
+        try resolveExternalValue(at: attribute.index)
         return values[attribute.index]
     }
 
@@ -125,6 +128,7 @@ extension ManagedObject {
         if let value { try Self.check(value, for: attribute, entity: entity) }
         try willChangeValue(forKey: key)
         values[attribute.index] = value
+        externalReferences[attribute.index] = nil
         didChangeValue(forKey: key)
     }
 
@@ -143,6 +147,7 @@ extension ManagedObject {
     /// The values of persistent properties as last fetched or saved (`keys` nil: all of them).
     /// Does not fire the fault; empty for an object never saved.
     public func committedValues(forKeys keys: [String]?) -> [String: Any?] {
+        try? resolveExternalValues()
         guard let committed else { return [:] }
         var result: [String: Any?] = [:]
         for attribute in entity.persistentAttributes where keys?.contains(attribute.name) ?? true {

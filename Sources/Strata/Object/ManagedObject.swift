@@ -40,6 +40,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var committed: [AttributeValue?]?
     /// The row version the committed values were read at (optimistic locking).
     var version: UInt64 = 0
+    /// The coordinator of the context the object was registered in: external values are read through it even
+    /// after that context is gone.
+    var coordinator: PersistentStoreCoordinator?
+    /// Binary values still in their store's blob segments, by attribute index: read on first access.
+    var externalReferences: [Int: UInt64] = [:]
+    /// The external references of the committed state, by storage index (restored by rollback).
+    var committedExternalReferences: [Int: UInt64] = [:]
     /// Indexes of the attributes changed since the last fetch or save.
     var changedIndexes: Set<Int> = []
     /// Off while awakeFromFetch and refresh run: changes then do not dirty the object.

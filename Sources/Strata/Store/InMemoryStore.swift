@@ -69,6 +69,11 @@ public final class InMemoryStore: PersistentStore {
     ///
     /// - Returns: `count` consecutive row IDs, in increasing order.
     /// - Throws: never. A negative `count` is a precondition failure.
+    /// An in-memory store keeps every value in its rows: it never hands out external references.
+    public func externalData(_ reference: UInt64) throws -> Data {
+        throw ObjectGraphError.storage(.corruption(file: "memory", offset: reference, reason: "no external data here"))
+    }
+
     public func allocateRowIDs(for entity: EntityDescription, count: Int) throws -> [UInt64] {
         state.withLock { state in
             var table = state.tables[Self.key(entity)] ?? Table()

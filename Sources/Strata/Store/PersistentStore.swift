@@ -29,6 +29,10 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// - Throws: ``ObjectGraphError/storage(_:)`` when a row cannot be read or decoded.
     func rows(of entity: EntityDescription, includesSubentities: Bool) throws -> [(rowID: UInt64, row: StoredRow)]
 
+    /// The bytes of a binary value kept outside its row (``StoredRow/externalReferences``).
+    /// - Throws: ``ObjectGraphError/storage(_:)`` when it cannot be read (a missing blob is corruption).
+    func externalData(_ reference: UInt64) throws -> Data
+
     /// Reserves `count` row IDs in `entity`'s table for objects that get permanent IDs before their save.
     ///
     /// - Parameters:

@@ -7,6 +7,10 @@ public struct StoredRow: Sendable, Equatable {
     public var version: UInt64
     /// The values of ``entity``'s persistent attributes, in storage order; nil is a null value.
     public var values: [AttributeValue?]
+    /// Binary values kept outside the row (in the engine's blob segments) and not loaded with it, by storage
+    /// index: their slot in ``values`` is nil until the object reads them (``PersistentStore/externalData(_:)``).
+    /// Keeping them out makes faults and the row cache cheap, however large the values.
+    public var externalReferences: [Int: UInt64] = [:]
 
     /// Creates a row as a store returns it.
     ///
@@ -23,6 +27,7 @@ public struct StoredRow: Sendable, Equatable {
     /// Two rows are equal when they have the same entity (by identity), version and values.
     public static func == (lhs: StoredRow, rhs: StoredRow) -> Bool {
         lhs.entity === rhs.entity && lhs.version == rhs.version && lhs.values == rhs.values
+            && lhs.externalReferences == rhs.externalReferences
     }
 }
 
@@ -84,4 +89,8 @@ public struct StoreSaveResult: Sendable {
     public var insertedVersions: [UInt64]
     /// The new version of each updated row (its expected version plus one), in the order of ``StoreChanges/updates``.
     public var updatedVersions: [UInt64]
+    /// For each insert and update, the values the store wrote outside the row, by storage index (empty for a
+    /// store that keeps everything in its rows): the row cache keeps only these references, not the bytes.
+    public var insertedExternalReferences: [[Int: UInt64]] = []
+    public var updatedExternalReferences: [[Int: UInt64]] = []
 }

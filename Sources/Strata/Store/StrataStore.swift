@@ -177,17 +177,19 @@ public final class StrataStore: PersistentStore {
                     "row \(rowID) names entity \(header.entityID), not of \(entity.rootEntity.name)")
             }
             guard concrete.isKind(of: entity) else { return nil }
+            // Blob references stay references: the bytes are read when the object reads the value.
             var resolved = fields
+            var external: [Int: UInt64] = [:]
             for (index, field) in fields.enumerated() {
                 if case .blobReference(let blob) = field {
-                    guard let data = try snapshot.readBlob(BlobID(blob)) else {
-                        throw FormatError.invalidField("row \(rowID) references missing blob \(blob)")
-                    }
-                    resolved[index] = .bytes(data)
+                    external[index] = blob
+                    resolved[index] = .null
                 }
             }
             let values = try coders[ObjectIdentifier(concrete)]!.values(from: resolved)
-            return StoredRow(entity: concrete, version: header.rowVersion, values: values)
+            var row = StoredRow(entity: concrete, version: header.rowVersion, values: values)
+            row.externalReferences = external
+            return row
         } catch let error as FormatError {
             throw ObjectGraphError.storage(
                 .corruption(file: Self.tableName(for: entity.rootEntity), offset: rowID, reason: "\(error)"))
@@ -245,6 +247,16 @@ public final class StrataStore: PersistentStore {
     ///
     /// - Returns: `count` consecutive row IDs, in increasing order.
     /// - Throws: ``ObjectGraphError/storage(_:)`` when the transaction fails.
+    public func externalData(_ reference: UInt64) throws -> Data {
+        do {
+            guard let bytes = try engine.snapshot().readBlob(BlobID(reference)) else {
+                throw StorageError.corruption(
+                    file: "blobs", offset: reference, reason: "a row references missing blob \(reference)")
+            }
+            return Data(bytes)
+        } catch let error as StorageError { throw ObjectGraphError.storage(error) }
+    }
+
     public func allocateRowIDs(for entity: EntityDescription, count: Int) throws -> [UInt64] {
         guard count > 0 else { return [] }
         do {
@@ -325,7 +337,9 @@ public final class StrataStore: PersistentStore {
 
                 var result = StoreSaveResult(insertedRowIDs: [], insertedVersions: [], updatedVersions: [])
                 for insert in changes.inserts {
-                    let bytes = try encode(insert.values, of: insert.entity, version: 1, previous: nil, txn: txn)
+                    let (bytes, external) = try encode(
+                        insert.values, of: insert.entity, version: 1, previous: nil, txn: txn)
+                    result.insertedExternalReferences.append(external)
                     let table = table(for: insert.entity)
                     if let rowID = insert.rowID {
                         try txn.insert(bytes, into: table, at: RowID(rowID))
@@ -337,8 +351,9 @@ public final class StrataStore: PersistentStore {
                 }
                 for (index, update) in changes.updates.enumerated() {
                     let version = update.expectedVersion + 1
-                    let bytes = try encode(
+                    let (bytes, external) = try encode(
                         update.values, of: update.entity, version: version, previous: oldRows[index], txn: txn)
+                    result.updatedExternalReferences.append(external)
                     try txn.update(RowID(update.rowID), in: table(for: update.entity), to: bytes)
                     result.updatedVersions.append(version)
                 }
@@ -359,10 +374,12 @@ public final class StrataStore: PersistentStore {
 
     /// Encodes a row; long binary values of attributes that allow external storage become blobs. A blob of
     /// the previous version is kept when the value did not change, and deleted when it did.
+    /// - Returns: the row, and the blob of each value written outside it, by storage index.
     private func encode(
         _ values: [AttributeValue?], of entity: EntityDescription, version: UInt64, previous: [RowRecord.Field]?,
         txn: WriteTransaction
-    ) throws -> [UInt8] {
+    ) throws -> (bytes: [UInt8], external: [Int: UInt64]) {
+        var external: [Int: UInt64] = [:]
         let coder = coders[ObjectIdentifier(entity)]!
         var fields = try coder.fields(for: values)
         for (index, attribute) in entity.persistentAttributes.enumerated() {
@@ -377,12 +394,15 @@ public final class StrataStore: PersistentStore {
             }
             if let oldBlob, try txn.readBlob(BlobID(oldBlob)) == bytes {
                 fields[index] = .blobReference(oldBlob)
+                external[index] = oldBlob
                 continue
             }
             if let oldBlob { try txn.deleteBlob(BlobID(oldBlob)) }
-            fields[index] = .blobReference(try txn.storeBlob(bytes).rawValue)
+            let blob = try txn.storeBlob(bytes).rawValue
+            fields[index] = .blobReference(blob)
+            external[index] = blob
         }
-        return RowRecord.encode(entityID: entity.entityID, rowVersion: version, fields: fields)
+        return (RowRecord.encode(entityID: entity.entityID, rowVersion: version, fields: fields), external)
     }
 
     /// Rows read from the engine so far by ``row(_:of:)`` and ``rows(of:includesSubentities:)``: a test hook.
