@@ -90,11 +90,13 @@ public struct RootRecord: Sendable, Equatable {
     ///     record must lie before it.
     /// - Returns: the record, every table checked.
     ///
-    /// - Throws: ``FormatError`` for truncation, a root at or after the record, a height outside
+    /// - Throws: ``FormatError`` for truncation, a WAL LSN of `UInt64.max` (no LSN left for a next record),
+    ///   a root at or after the record, a height outside
     ///   the tree limit or disagreeing with emptiness, duplicate table IDs or names, or trailing bytes.
     public static func decode(_ payload: UnsafeRawBufferPointer, firstPage: UInt64) throws(FormatError) -> RootRecord {
         var reader = ByteReader(payload)
         let walLSN = try reader.readUInt64LE()
+        guard walLSN < .max else { throw .invalid("root record WAL LSN \(walLSN): no LSN can follow it") }
         let nextTableID = try reader.readUInt32LE()
         let previous = try reader.readUInt64LE()
         guard previous == PageFormat.noPage || previous < firstPage else {

@@ -44,7 +44,7 @@ extension ManagedObjectContext {
             if batches[key] == nil { batches[key] = Batch(store: store) }
             return key
         }
-        for object in inserted.values.sorted(by: { $0.insertionSequence < $1.insertionSequence }) {
+        for object in insertedInOrder {
             let store = try assignedStores[ObjectIdentifier(object)] ?? coordinator.defaultStore(for: object.entity)
             let key = batch(store)
             batches[key]!.changes.inserts.append(
@@ -78,6 +78,7 @@ extension ManagedObjectContext {
                 result, of: batch.changes, store: batch.store, inserted: batch.inserted, updated: batch.updated,
                 deleted: batch.deleted)
         }
+        insertionOrder = insertedInOrder
         for object in changing { object.didSave() }
         if !retainsRegisteredObjects { retainedObjects = [:] }
     }
@@ -142,6 +143,7 @@ extension ManagedObjectContext {
         }
         updated = [:]
         deleted = [:]
+        insertionOrder = []
         if !retainsRegisteredObjects { retainedObjects = [:] }
     }
 
@@ -172,5 +174,6 @@ extension ManagedObjectContext {
         deleted = [:]
         retainedObjects = [:]
         assignedStores = [:]
+        insertionOrder = []
     }
 }

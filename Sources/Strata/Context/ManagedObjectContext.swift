@@ -50,6 +50,13 @@ public final class ManagedObjectContext {
     var retainedObjects: [ObjectIdentifier: ManagedObject] = [:]
     /// Numbers inserted objects in order.
     var insertionCounter: UInt64 = 0
+    /// Inserted objects in the order they were inserted (saves write them in this order, without sorting).
+    var insertionOrder: [ManagedObject] = []
+
+    /// The objects inserted and not yet saved, in insertion order.
+    var insertedInOrder: [ManagedObject] {
+        insertionOrder.filter { inserted[ObjectIdentifier($0)] === $0 }
+    }
     /// Stores chosen for inserted objects by ``assign(_:to:)`` or ``obtainPermanentIDs(for:)``.
     var assignedStores: [ObjectIdentifier: any PersistentStore] = [:]
 
@@ -133,6 +140,7 @@ public final class ManagedObjectContext {
         precondition(!object.entity.isAbstract, "\(object.entity.name) is abstract: it has no objects of its own")
         insertionCounter += 1
         object.insertionSequence = insertionCounter
+        insertionOrder.append(object)
         register(object)
         inserted[ObjectIdentifier(object)] = object
         object.isInserted = true
@@ -149,6 +157,7 @@ public final class ManagedObjectContext {
         if inserted[key] != nil {
             object.isInserted = false
             unregister(object)
+            insertionOrder.removeAll { $0 === object }
             return
         }
         guard deleted[key] == nil else { return }

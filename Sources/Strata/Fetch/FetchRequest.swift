@@ -53,9 +53,7 @@ extension ManagedObjectContext {
             }
         }
         if request.includesPendingChanges {
-            results += inserted.values.filter { matches($0.entity) }.sorted {
-                $0.insertionSequence < $1.insertionSequence
-            }
+            results += insertedInOrder.filter { matches($0.entity) }
         }
         var window = results.dropFirst(min(request.fetchOffset, results.count))
         if request.fetchLimit > 0 { window = window.prefix(request.fetchLimit) }
