@@ -1,0 +1,31 @@
+// swift-tools-version:6.1
+//
+// The company workload of WORKLOAD.md, Strata against SQLite side by side (issue 11).
+// A package of its own so that the library never depends on SQLite: it depends on the root package by path
+// and on GRDB.swift. Run it with `swift run -c release CompanyBenchmark 1000000` (see README.md).
+import PackageDescription
+
+let package = Package(
+    name: "StrataBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Strata", path: ".."),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "CompanyBenchmark",
+            dependencies: [
+                .product(name: "StrataStorage", package: "Strata"),
+                .product(name: "Strata", package: "Strata"),
+                .product(name: "StrataWorkload", package: "Strata"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/CompanyBenchmark"
+        )
+    ],
+    swiftLanguageModes: [.v6]
+)

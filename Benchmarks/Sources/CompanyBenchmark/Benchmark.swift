@@ -1,0 +1,96 @@
+import Foundation
+import GRDB
+import StrataStorage
+
+/// One run of the company workload at a given N: every figure, in WORKLOAD.md's order where the stores allow.
+final class Benchmark {
+    let company: Company
+    let scratch: String
+    let repetitions: Int
+    let only: Set<String>?
+    /// W3's lookups: 1,000,000, or 10 per employee when N is below 100,000.
+    let lookupCount: Int
+    /// Figures printed at the end (M1 comes last in WORKLOAD.md but is measured with W1 and the graph).
+    var deferredFigures: [() -> Void] = []
+
+    init(employeeCount: Int, scratch: String, repetitions: Int, only: Set<String>?) {
+        self.scratch = scratch
+        self.repetitions = repetitions
+        self.only = only
+        let start = now()
+        company = Company(employeeCount: employeeCount)
+        lookupCount = min(1_000_000, 10 * employeeCount)
+        note("generated 100 departments + \(grouped(employeeCount)) employees in \(format(now() - start)) s")
+    }
+
+    /// Whether a figure was asked for (`--only W1,W3` runs those; the N-row stores are built whatever is asked).
+    func wants(_ id: String) -> Bool { only.map { $0.contains(id) } ?? true }
+
+    func run() throws {
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        let started = now()
+        func step(_ id: String, _ body: () throws -> Void) throws {
+            guard wants(id) else { return }
+            let start = now()
+            try body()
+            note("\(id) took \(format(now() - start)) s")
+        }
+
+        // Engine level. W1 builds the N-row stores that W3, W4a, W5, W7, W9 and W11 read.
+        try bulkInsert()
+        try step("W2") { try durableCommits() }
+        try step("W2c") { try concurrentCommits() }
+        if ["W3", "W4a", "W4b", "W4c", "W5"].contains(where: wants) {
+            let (store, _, table) = try StrataCompany.open(at: engineStrata)
+            let queue = try SQLiteCompany.open(engineSQLite)
+            try step("W3") { try pointLookups(store, table, queue) }
+            try step("W4a") { try predicateScan(store, table, queue) }
+            // W4b and W4c need secondary indexes (StrataStorage has none yet); W4c also needs relationships.
+            if wants("W4b") {
+                emitUnavailable("W4b", "engine", unit: "queries/s", because: "Strata has no secondary indexes yet")
+            }
+            if wants("W4c") {
+                emitUnavailable(
+                    "W4c", "engine", unit: "queries/s", because: "Strata has no secondary indexes or relationships yet")
+            }
+            try step("W5") { try aggregate(store, table, queue) }
+            try store.close()
+            try queue.close()
+        }
+        try step("W6") { try blobs() }
+        try step("W7") { try updates() }
+        // W8 needs relationships with a cascade delete rule in the object graph.
+        if wants("W8") {
+            emitUnavailable("W8", "engine", unit: "s", because: "Strata has no relationships or cascade delete yet")
+        }
+        try step("W9") { try reopen() }
+        try step("W10") { try recovery() }
+        try step("W11") { try verification() }
+        // W12 measures compaction after W7 and W8; W8 cannot run yet.
+        if wants("W12") {
+            emitUnavailable(
+                "W12", "engine", unit: "MB/s",
+                because: "it compacts after W8's cascade delete, which Strata cannot do yet")
+        }
+
+        // Object-graph level. W1.graph builds the graph stores that W3.graph, M1.graph and W7.graph use.
+        try step("W1.graph") { try graphBulkInsert() }
+        if !wants("W1.graph") && (wants("W3.graph") || wants("W7.graph") || wants("M1.graph")) {
+            // The graph stores are needed anyway: build them once, unprinted.
+            _ = try ChildProcess.run("w1-graph-strata", [graphStrata, "\(company.count)"])
+            try FileManager.default.createDirectory(
+                atPath: (graphSQLite as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            _ = try ChildProcess.run("w1-graph-sqlite", [graphSQLite, "\(company.count)"])
+        }
+        try step("W3.graph") { try graphLookups() }
+        try step("M1.graph") { try graphMemory() }
+        try step("W7.graph") { try graphUpdates() }
+        if wants("W8.graph") {
+            emitUnavailable(
+                "W8", "graph", unit: "s", because: "the object graph has no relationships or cascade delete yet")
+        }
+
+        for figure in deferredFigures { figure() }
+        note("all figures checked; total \(format(now() - started)) s")
+    }
+}
