@@ -96,7 +96,9 @@ public struct RootRecord: Sendable, Equatable {
     public static func decode(_ payload: UnsafeRawBufferPointer, firstPage: UInt64) throws(FormatError) -> RootRecord {
         var reader = ByteReader(payload)
         let walLSN = try reader.readUInt64LE()
-        guard walLSN < .max else { throw .invalid("root record WAL LSN \(walLSN): no LSN can follow it") }
+        guard walLSN < WALFormat.maximumLSN else {
+            throw .invalid("root record WAL LSN \(walLSN) beyond the largest LSN \(WALFormat.maximumLSN)")
+        }
         let nextTableID = try reader.readUInt32LE()
         let previous = try reader.readUInt64LE()
         guard previous == PageFormat.noPage || previous < firstPage else {

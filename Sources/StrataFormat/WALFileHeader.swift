@@ -64,7 +64,9 @@ public struct WALFileHeader: Sendable, Equatable {
         }
         let storeID = try reader.readBytes(16)
         let startLSN = try reader.readUInt64LE()
-        guard startLSN >= 1 else { throw .invalid("WAL start LSN 0") }
+        guard startLSN >= 1, startLSN <= WALFormat.maximumLSN else {
+            throw .invalid("WAL start LSN \(startLSN) out of range")
+        }
         let salt = try reader.readUInt32LE()
         return WALFileHeader(storeID: storeID, startLSN: startLSN, salt: salt)
     }

@@ -24,6 +24,9 @@ public enum WALFormat {
     public static let maximumValueSize = (1 << 26)
     /// The longest table name, in UTF-8 bytes; names are also at least 1 byte long.
     public static let maximumTableNameLength = 1024
+    /// The largest LSN a reader accepts: far beyond any real log (2^62 records), low enough that a writer
+    /// continuing after it can never overflow. A larger LSN in a header or root record is corruption.
+    public static let maximumLSN: UInt64 = 1 << 62
 }
 
 /// The kind of a WAL record.

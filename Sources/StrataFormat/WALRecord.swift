@@ -59,6 +59,7 @@ public enum WALRecord {
         let lsn = try reader.readUInt64LE()
         guard let type = WALRecordType(rawValue: rawType) else { throw .invalid("unknown WAL record type \(rawType)") }
         guard flags == 0, reserved == 0 else { throw .invalid("WAL record flags or reserved bits set") }
+        guard lsn >= 1, lsn <= WALFormat.maximumLSN else { throw .invalid("WAL record LSN \(lsn) out of range") }
         guard length <= UInt32(WALFormat.maximumPayloadSize) else {
             throw .invalid("WAL record payload length \(length) exceeds \(WALFormat.maximumPayloadSize)")
         }

@@ -71,7 +71,10 @@ struct LogVerifier {
                     pendingRecords += 1
                 } else {
                     summary.transactionsToReplay += 1
-                    summary.operationsToReplay += Int((try? WALCommit.decode(payload))?.operationCount ?? 0)
+                    // A hostile count (up to UInt64.max) must not trap: clamp it and saturate the sum.
+                    let count = Int(clamping: (try? WALCommit.decode(payload))?.operationCount ?? 0)
+                    let (sum, overflow) = summary.operationsToReplay.addingReportingOverflow(count)
+                    summary.operationsToReplay = overflow ? Int.max : sum
                     pendingRecords = 0
                     summary.committedEnd = offset + UInt64(WALFormat.recordHeaderSize + payload.count)
                 }
