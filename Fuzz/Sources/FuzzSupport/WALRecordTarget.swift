@@ -1,0 +1,97 @@
+import StrataFormat
+
+/// FuzzWALRecord: a whole WAL file image through every WAL decoder.
+///
+/// Input: `mode:u8` then the file's bytes. Mode bit 0 re-checksums every record (walked by its length field),
+/// bit 1 the file header, so that mutations reach the payload decoders. For every record that decodes:
+/// `WALRecord.decodeHeader`, `verify`, then `WALOperation.decodeAll` (operations) or `WALCommit.decode`
+/// (commit), each operation also one by one with `WALOperation.decode(from:)`.
+///
+/// Checks: nothing traps; a decoded header, operation, commit or verified record encodes back to exactly the
+/// bytes it was decoded from.
+public func fuzzWALRecord(_ data: UnsafeRawBufferPointer) {
+    guard let mode = data.first else { return }
+    var file = Array(data.dropFirst())
+    if mode & 2 != 0 { Reseal.fileHeader48(&file) }
+    let headerSalt = Reseal.walSalt(file) ?? 0
+    if mode & 1 != 0 { Reseal.walRecords(&file, from: min(file.count, WALFormat.fileHeaderSize), salt: headerSalt) }
+    file.withUnsafeBytes { bytes in checkWALFile(bytes, headerSalt: headerSalt) }
+}
+
+func checkWALFile(_ bytes: UnsafeRawBufferPointer, headerSalt: UInt32) {
+    var offset = 0
+    var salt = headerSalt
+    if let header = try? WALFileHeader.decode(bytes) {
+        let encoded = header.encoded()
+        fuzzCheck(
+            encoded.elementsEqual(bytes.prefix(WALFormat.fileHeaderSize)),
+            "WAL header does not encode back to its bytes")
+        fuzzCheck(header.startLSN >= 1 && header.storeID.count == 16, "WAL header fields out of range: \(header)")
+        salt = header.salt
+        offset = WALFormat.fileHeaderSize
+    }
+    var records = 0
+    while offset < bytes.count, records < 10_000 {
+        let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+        guard let header = try? WALRecord.decodeHeader(rest) else { return }
+        fuzzCheck(
+            header.payloadLength >= 0 && header.payloadLength <= WALFormat.maximumPayloadSize,
+            "payload length \(header.payloadLength)")
+        let total = WALFormat.recordHeaderSize + header.payloadLength
+        let verified = (try? WALRecord.verify(header: header, recordBytes: rest, salt: salt)) != nil
+        guard total <= rest.count else {
+            fuzzCheck(!verified, "a record longer than its bytes verified")
+            return
+        }
+        let payload = UnsafeRawBufferPointer(rebasing: rest[WALFormat.recordHeaderSize..<total])
+        if verified {
+            var writer = ByteWriter()
+            WALRecord.append(type: header.type, lsn: header.lsn, payload: payload, salt: salt, to: &writer)
+            fuzzCheck(
+                writer.bytes.elementsEqual(rest.prefix(total)), "verified record does not encode back to its bytes")
+        }
+        switch header.type {
+        case .operations: checkOperations(payload)
+        case .commit:
+            if let commit = try? WALCommit.decode(payload) {
+                fuzzCheck(commit.encoded().elementsEqual(payload), "commit does not encode back to its bytes")
+            } else {
+                fuzzCheck(payload.count != WALCommit.encodedSize, "a 12-byte commit payload did not decode")
+            }
+        }
+        offset += total
+        records += 1
+    }
+}
+
+/// Decodes an operations payload both ways and checks that each operation re-encodes to its own bytes.
+func checkOperations(_ payload: UnsafeRawBufferPointer) {
+    var all: [WALOperation] = []
+    let failedAll = (try? WALOperation.decodeAll(payload) { all.append($0) }) == nil
+    var reader = ByteReader(payload)
+    var one: [WALOperation] = []
+    var failedOne = false
+    while reader.remaining > 0 {
+        let start = reader.readerIndex
+        do {
+            let operation = try WALOperation.decode(from: &reader)
+            var writer = ByteWriter()
+            operation.encode(into: &writer)
+            fuzzCheck(
+                writer.bytes.elementsEqual(payload[start..<reader.readerIndex]),
+                "operation \(operation) does not encode back to its bytes")
+            switch operation {
+            case .createTable(_, let name):
+                fuzzCheck(!name.isEmpty && name.utf8.count <= WALFormat.maximumTableNameLength, "table name length")
+            case .put(_, _, let value):
+                fuzzCheck(value.count <= WALFormat.maximumValueSize, "value length")
+            default: break
+            }
+            one.append(operation)
+        } catch {
+            failedOne = true
+            break
+        }
+    }
+    fuzzCheck(failedAll == failedOne && all == one, "decodeAll and decode(from:) disagree")
+}
