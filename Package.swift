@@ -4,12 +4,8 @@
 // Modules by layer, dependencies pointing down (see ARCHITECTURE in the team docs):
 //   CLZ4 -> StrataFormat -> StrataIO -> StrataStorage -> Strata -> strata (CLI)
 // Fuzz/ and Benchmarks/ are nested packages so the library never depends on what only they need.
-//
-// Compile flags:
-//   STRATA_INTERNAL_CHECKS  full invariant walks after structural changes (debug builds only).
-import PackageDescription
 
-let internalChecks: [SwiftSetting] = [.define("STRATA_INTERNAL_CHECKS", .when(configuration: .debug))]
+import PackageDescription
 
 let package = Package(
     name: "Strata",
@@ -34,21 +30,19 @@ let package = Package(
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
         ),
-        .target(name: "StrataFormat", dependencies: ["CLZ4"], swiftSettings: internalChecks),
+        .target(name: "StrataFormat", dependencies: ["CLZ4"]),
         .target(
             name: "StrataIO",
-            dependencies: [.product(name: "SystemPackage", package: "swift-system")],
-            swiftSettings: internalChecks
+            dependencies: [.product(name: "SystemPackage", package: "swift-system")]
         ),
         .target(
             name: "StrataStorage",
             dependencies: [
                 "StrataFormat", "StrataIO",
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: internalChecks
+            ]
         ),
-        .target(name: "Strata", dependencies: ["StrataFormat", "StrataStorage"], swiftSettings: internalChecks),
+        .target(name: "Strata", dependencies: ["StrataFormat", "StrataStorage"]),
         // The company workload of WORKLOAD.md (exact data generator), shared by the demo and Benchmarks/.
         .target(name: "StrataWorkload"),
         .executableTarget(
