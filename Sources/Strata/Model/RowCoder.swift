@@ -246,7 +246,12 @@ public struct RowCoder: Sendable {
         case (.boolean, .boolean(let flag)): return .boolean(flag)
         case (.string, .string(let string)): return .string(string)
         case (.decimal, .decimal(let bits)): return .decimal(Decimal(rowRecordBits: bits))
-        case (.date, .date(let seconds)): return .date(Date(timeIntervalSinceReferenceDate: seconds))
+        case (.date, .date(let seconds)):
+            // No Date holds NaN (a damaged row; Foundation traps printing one).
+            guard !seconds.isNaN else {
+                throw .format(.invalidField("date field of \(attribute.name) is not a number"))
+            }
+            return .date(Date(timeIntervalSinceReferenceDate: seconds))
         case (.binaryData, .bytes(let bytes)): return .data(Data(bytes))
         case (.binaryData, .blobReference(let blobID)), (.transformable, .blobReference(let blobID)):
             throw .unresolvedBlobReference(attribute: attribute.name, blobID: blobID)
