@@ -70,7 +70,8 @@ public final class BlobReader {
     ///   cannot be read.
     public func readAll() throws -> [UInt8] {
         var result: [UInt8] = []
-        result.reserveCapacity(Int(min(length, UInt64(1 << 30))))
+        // The length comes from the catalog: reserve only a bounded amount up front, grow past it as chunks verify.
+        result.reserveCapacity(Int(min(length, UInt64(BlobSegmentFormat.chunkSize * 16))))
         while let chunk = try next() { result.append(contentsOf: chunk) }
         return result
     }
