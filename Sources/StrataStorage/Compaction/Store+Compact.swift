@@ -133,7 +133,7 @@ extension Store {
             guard firstPage.count == pageSize else {
                 throw StorageError.corrupt(pagePath, at: 0, "the header page is cut short")
             }
-            var writer = try PageFileWriter(
+            var writer = try PageAppender(
                 file: file, firstPage: firstPage, salt: header.checksumSalt, generation: generation + 1,
                 bufferPages: bufferPages)
             let records = try writeTables(of: state, into: &writer, segments: &segments, progress: progress)
@@ -207,7 +207,7 @@ extension Store {
 
     /// Writes every table's tree (in table-ID order) and returns the root record's table entries.
     private func writeTables(
-        of state: StoreState, into writer: inout PageFileWriter, segments: inout SegmentCopier,
+        of state: StoreState, into writer: inout PageAppender, segments: inout SegmentCopier,
         progress: ProgressHandler?
     ) throws -> [RootRecord.Table] {
         var total: UInt64 = 0

@@ -40,7 +40,7 @@ struct TreeBuilder {
     }
 
     /// Adds the next row; `key` must be larger than every key added before.
-    mutating func add(_ key: UInt64, _ bytes: [UInt8], writer: inout PageFileWriter) throws {
+    mutating func add(_ key: UInt64, _ bytes: [UInt8], writer: inout PageAppender) throws {
         precondition(lastKey.map { key > $0 } ?? true, "rows must come in increasing row-ID order")
         lastKey = key
         let value: LeafValue =
@@ -54,7 +54,7 @@ struct TreeBuilder {
         rowCount += 1
     }
 
-    private mutating func writeLeaf(_ writer: inout PageFileWriter) throws {
+    private mutating func writeLeaf(_ writer: inout PageAppender) throws {
         let page = try writer.writeLeaf(keys: leafKeys, values: leafValues)
         let entry = Entry(firstKey: leafKeys[0], page: page)
         leafKeys.removeAll(keepingCapacity: true)
@@ -63,7 +63,7 @@ struct TreeBuilder {
         try push(entry, level: 0, &writer)
     }
 
-    private mutating func push(_ entry: Entry, level: Int, _ writer: inout PageFileWriter) throws {
+    private mutating func push(_ entry: Entry, level: Int, _ writer: inout PageAppender) throws {
         if levels.count == level { levels.append(Level()) }
         if BTreeLimits.internalBodySize(childCount: levels[level].current.count + 1) > limits.capacity {
             if let held = levels[level].held { try writeNode(held, childLevel: level, &writer) }
@@ -74,7 +74,7 @@ struct TreeBuilder {
         }
     }
 
-    private mutating func writeNode(_ entries: [Entry], childLevel: Int, _ writer: inout PageFileWriter) throws {
+    private mutating func writeNode(_ entries: [Entry], childLevel: Int, _ writer: inout PageAppender) throws {
         precondition(entries.count >= 2)
         var keys = entries.map(\.firstKey)
         keys[0] = 0  // unused: child 0 takes every row below keys[1]
@@ -83,7 +83,7 @@ struct TreeBuilder {
     }
 
     /// Writes every node still held; returns the root page and the tree's height (`noPage` and 0 when empty).
-    mutating func finish(_ writer: inout PageFileWriter) throws -> (root: UInt64, height: Int) {
+    mutating func finish(_ writer: inout PageAppender) throws -> (root: UInt64, height: Int) {
         if !leafKeys.isEmpty { try writeLeaf(&writer) }
         var level = 0
         while level < levels.count {

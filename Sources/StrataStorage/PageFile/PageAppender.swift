@@ -1,13 +1,12 @@
 import StrataFormat
 import StrataIO
 
-/// Writes a new page file from its first page on: page 0 (the store header, copied), then tree,
-/// overflow and root-record pages numbered 1, 2, 3, ... in the order they are allocated.
+/// Appends pages to a page file: tree, overflow and root-record pages numbered in the order they are
+/// allocated, gathered in a buffer and written in large sequential writes. Nothing is synced here.
 ///
-/// Compaction writes its whole output through one of these. Unlike ``CheckpointWriter`` it appends to
-/// a file that nothing references yet and knows nothing of the page cache: every page it allocates is
-/// final. Pages are gathered in a buffer and written in large sequential writes; nothing is synced here.
-struct PageFileWriter {
+/// Checkpoints append after the newest root record (``CheckpointWriter``); compaction writes a whole new
+/// file, page 0 first.
+struct PageAppender {
     let file: any FileHandle
     let pageSize: Int
     let salt: UInt64
@@ -22,21 +21,30 @@ struct PageFileWriter {
     private(set) var treePages = 0
     private(set) var rootRecordPages = 0
 
-    /// - Parameters:
-    ///   - firstPage: the store header page, written as it is at page 0.
-    ///   - bufferPages: pages gathered before each write (tests use small values to get more writes).
-    init(file: any FileHandle, firstPage: [UInt8], salt: UInt64, generation: UInt64, bufferPages: Int) throws {
+    /// An appender whose first page gets number `startPage`.
+    /// - Parameter bufferPages: pages gathered before each write (tests use small values to get more writes).
+    init(file: any FileHandle, pageSize: Int, salt: UInt64, generation: UInt64, startPage: UInt64, bufferPages: Int) {
         precondition(bufferPages >= 1)
         self.file = file
-        self.pageSize = firstPage.count
+        self.pageSize = pageSize
         self.salt = salt
         self.generation = generation
         self.bufferCapacity = bufferPages
-        self.buffer = [UInt8](repeating: 0, count: firstPage.count * bufferPages)
-        self.bufferFirstPage = 1
-        self.nextPage = 1
+        self.buffer = [UInt8](repeating: 0, count: pageSize * bufferPages)
+        self.bufferFirstPage = startPage
+        self.nextPage = startPage
+    }
+
+    /// An appender for a new page file: writes `firstPage` (the store header page) as page 0.
+    init(file: any FileHandle, firstPage: [UInt8], salt: UInt64, generation: UInt64, bufferPages: Int) throws {
+        self.init(
+            file: file, pageSize: firstPage.count, salt: salt, generation: generation, startPage: 1,
+            bufferPages: bufferPages)
         do { try file.write(firstPage, at: 0) } catch { throw StorageError.io(error) }
     }
+
+    /// Pages allocated so far.
+    var pagesWritten: Int { treePages + overflowPages + rootRecordPages }
 
     /// Bytes the file will hold once flushed.
     var fileBytes: UInt64 { nextPage * UInt64(pageSize) }
