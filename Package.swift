@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "StrataFormat", targets: ["StrataFormat"]),
         .library(name: "StrataIO", targets: ["StrataIO"]),
         .library(name: "StrataWorkload", targets: ["StrataWorkload"]),
+        .library(name: "StrataQuery", targets: ["StrataQuery"]),
         .executable(name: "strata", targets: ["strata"]),
     ],
     dependencies: [
@@ -43,6 +44,9 @@ let package = Package(
             ]
         ),
         .target(name: "Strata", dependencies: ["StrataFormat", "StrataStorage"]),
+        // The predicate language (NSPredicate format strings, evaluation in memory, sort keys): Foundation only,
+        // so that the object graph and the store can both use it.
+        .target(name: "StrataQuery"),
         // The company workload of WORKLOAD.md (exact data generator), shared by the demo and Benchmarks/.
         .target(name: "StrataWorkload"),
         .executableTarget(
@@ -76,6 +80,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "StrataWorkloadTests", dependencies: ["StrataWorkload"]),
+        .testTarget(name: "StrataQueryTests", dependencies: ["StrataQuery"]),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTestSupport"]),
         // Runs the built `strata` binary as a subprocess (fsck, compact, info, dump and their exit codes).
         .testTarget(name: "StrataCLITests", dependencies: ["strata", "StrataStorage", "StrataTestSupport"]),
