@@ -2,7 +2,7 @@ extension ObjectPredicate: CustomStringConvertible {
     /// The predicate as a format string that parses back to an equal predicate (see the type's documentation
     /// for the conditions).
     ///
-    /// Compound subpredicates are parenthesized (`a AND (b OR c)`), keys that are keywords escaped (`#size`),
+    /// Compound subpredicates are parenthesized (`a AND (b OR c)`), keys that are keywords escaped (`#in`),
     /// strings double-quoted, options written after the operator (`BEGINSWITH[cd]`).
     public var description: String {
         switch self {

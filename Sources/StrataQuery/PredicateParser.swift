@@ -3,7 +3,7 @@ import Foundation
 /// Parses `NSPredicate` format strings into ``ObjectPredicate``s.
 ///
 /// The grammar, lowest precedence first (keywords are case-insensitive; a key that is a keyword is written
-/// with `#`, as `#size`):
+/// with `#`, as `#in`):
 ///
 /// ```
 /// predicate   := and (("OR" | "||") and)*

@@ -61,7 +61,7 @@ public struct QueryKeyPath: Hashable, Sendable, ExpressibleByStringLiteral, Cust
     }
 
     /// The dotted form, with keys that are reserved words or not identifiers escaped with `#` where the format
-    /// language allows it (`#size`).
+    /// language allows it (`#in`).
     public var description: String {
         components.map { component in
             switch component {

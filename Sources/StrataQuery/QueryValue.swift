@@ -99,13 +99,14 @@ extension QueryValue: CustomStringConvertible {
         return value.description
     }
 
-    /// A double-quoted string literal: backslash, double quote and control characters escaped.
+    /// A double-quoted string literal: backslash, double quote and control characters escaped, `%` doubled.
     static func quote(_ string: String) -> String {
         var result = "\""
         for scalar in string.unicodeScalars {
             switch scalar {
             case "\\": result += "\\\\"
             case "\"": result += "\\\""
+            case "%": result += "%%"
             case "\n": result += "\\n"
             case "\r": result += "\\r"
             case "\t": result += "\\t"
@@ -116,5 +117,41 @@ extension QueryValue: CustomStringConvertible {
             }
         }
         return result + "\""
+    }
+}
+
+// MARK: - Literals
+
+extension QueryValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+{
+    /// ``string(_:)``.
+    public init(stringLiteral value: String) {
+        self = .string(value)
+    }
+
+    /// ``int(_:)``.
+    public init(integerLiteral value: Int64) {
+        self = .int(value)
+    }
+
+    /// ``double(_:)``.
+    public init(floatLiteral value: Double) {
+        self = .double(value)
+    }
+
+    /// ``bool(_:)``.
+    public init(booleanLiteral value: Bool) {
+        self = .bool(value)
+    }
+
+    /// ``array(_:)``.
+    public init(arrayLiteral elements: QueryValue...) {
+        self = .array(elements)
+    }
+
+    /// ``dictionary(_:)``; a repeated key keeps its last value.
+    public init(dictionaryLiteral elements: (String, QueryValue)...) {
+        self = .dictionary(Dictionary(elements, uniquingKeysWith: { $1 }))
     }
 }
