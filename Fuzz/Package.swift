@@ -32,6 +32,9 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "FuzzSeeds", dependencies: ["FuzzSupport"]),
+        // The predicate language depends on Foundation only, and so does its target: not on FuzzSupport.
+        .executableTarget(
+            name: "FuzzPredicateParser", dependencies: [.product(name: "StrataQuery", package: "Strata")]),
     ] + fuzzTargets.map { .executableTarget(name: $0, dependencies: ["FuzzSupport"]) },
     swiftLanguageModes: [.v6]
 )

@@ -80,7 +80,8 @@ public enum CollectionOperator: String, Hashable, Sendable, CaseIterable {
     /// The sum of the numeric elements (an integer while every element is one and the sum fits, else a double;
     /// nil elements are skipped; 0 for an empty collection).
     case sum
-    /// The mean of the numeric elements as a double (nil elements skipped); nil for an empty collection.
+    /// The mean of the numeric elements (nil elements skipped): a double, or a decimal when the elements are
+    /// integers and decimals with at least one decimal; nil for an empty collection.
     case avg
     /// The least element (nil elements skipped); nil for an empty collection.
     case min

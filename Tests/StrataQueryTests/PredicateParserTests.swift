@@ -173,3 +173,50 @@ import Testing
         }
     }
 }
+
+@Suite struct KeyComparisonTests {
+    private func keyComparison(
+        _ format: String, _ arguments: any QueryValueConvertible...
+    ) throws
+        -> PredicateComparison.KeyComparison?
+    {
+        guard
+            case .comparison(let comparison) = try PredicateParser.parse(format, arguments: arguments.map(\.queryValue))
+        else { return nil }
+        return comparison.keyComparison
+    }
+
+    @Test func attributeAgainstConstantIsRecognizedEitherWayRound() throws {
+        #expect(
+            try keyComparison("age > 30")
+                == PredicateComparison.KeyComparison(key: "age", operator: .greaterThan, value: .int(30), options: []))
+        #expect(
+            try keyComparison("30 > age")
+                == PredicateComparison.KeyComparison(key: "age", operator: .lessThan, value: .int(30), options: []))
+        #expect(
+            try keyComparison("5 <= SELF.age")
+                == PredicateComparison.KeyComparison(
+                    key: "age", operator: .greaterThanOrEqual, value: .int(5), options: []))
+        #expect(
+            try keyComparison("name BEGINSWITH[c] 'a'")
+                == PredicateComparison.KeyComparison(
+                    key: "name", operator: .beginsWith, value: .string("a"), options: .caseInsensitive))
+        #expect(
+            try keyComparison("id IN %@", [1, 2])
+                == PredicateComparison.KeyComparison(key: "id", operator: .in, value: [1, 2], options: []))
+        #expect(
+            try keyComparison("'x' IN tags")
+                == PredicateComparison.KeyComparison(key: "tags", operator: .contains, value: "x", options: []))
+        #expect(
+            try keyComparison("{1, 2} CONTAINS age")
+                == PredicateComparison.KeyComparison(key: "age", operator: .in, value: [1, 2], options: []))
+    }
+
+    @Test(arguments: [
+        "manager.age > 3", "ANY tags == 'x'", "age > $x", "age > score", "'a' BEGINSWITH name", "SELF == 3",
+        "reports.@count > 1", "'a*' LIKE name",
+    ])
+    func otherShapesAreNot(_ format: String) throws {
+        #expect(try keyComparison(format) == nil)
+    }
+}
