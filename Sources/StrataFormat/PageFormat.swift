@@ -25,6 +25,10 @@ public enum PageFormat {
     public static let overflowNextSize = 8
     /// Root records longer than this many pages are rejected.
     public static let maximumRootRecordPages = 4096
+    /// Index pages: the length (u16) before each entry or separator.
+    public static let indexLengthSize = 2
+    /// Index internal page: a separator's length and child pointer, around its bytes.
+    public static let indexInternalEntryOverhead = indexLengthSize + 8
 
     /// Bytes available for a page's body.
     public static func bodyCapacity(pageSize: Int) -> Int { pageSize - headerSize }
@@ -32,6 +36,13 @@ public enum PageFormat {
     /// Values up to this length live inside their leaf; longer ones go to an overflow chain.
     public static func maximumInlineValue(pageSize: Int) -> Int {
         bodyCapacity(pageSize: pageSize) / 4 - leafCellHeaderSize
+    }
+
+    /// The longest index entry (encoded key and row ID) or separator: a quarter of a page body less one
+    /// internal entry's overhead, so that an index node that overflows by one entry splits into two that fit,
+    /// each of at least two entries (1,006 bytes at 4 KiB, 110 at 512).
+    public static func maximumIndexEntry(pageSize: Int) -> Int {
+        bodyCapacity(pageSize: pageSize) / 4 - indexInternalEntryOverhead
     }
 
     /// Data bytes one overflow page holds.
@@ -50,4 +61,8 @@ public enum PageType: UInt8, Sendable {
     case overflow = 3
     /// A part of a root record (``RootRecord``).
     case rootRecord = 4
+    /// A secondary-index leaf: entries (``IndexLeafPage``).
+    case indexLeaf = 5
+    /// A secondary-index internal node: separators and child pointers (``IndexInternalPage``).
+    case indexInternal = 6
 }

@@ -2,8 +2,10 @@
 /// (FORMAT.md, "Root record").
 ///
 /// ```
-/// payload := walLSN:u64 nextTableID:u32 previousRootPage:u64 tableCount:u32 table[tableCount]
-/// table   := tableID:u32 nextRowID:u64 rowCount:u64 rootPage:u64 height:u8 nameLength:u16 name[nameLength]
+/// payload      := walLSN:u64 nextTableID:u32 previousRootPage:u64 tableCount:u32 table[tableCount] [indexSection]
+/// table        := tableID:u32 nextRowID:u64 rowCount:u64 rootPage:u64 height:u8 nameLength:u16 name[nameLength]
+/// indexSection := nextIndexID:u32 indexCount:u32 index[indexCount]      (absent while no index was ever created)
+/// index        := descriptor entryCount:u64 rootPage:u64 height:u8      (descriptor: see IndexDescriptor)
 /// ```
 /// The payload is cut into consecutive pages of type `rootRecord`; part i of n has `extra = i << 16 | n`.
 /// The newest root record whose parts all verify is the store's durable state.
@@ -34,6 +36,26 @@ public struct RootRecord: Sendable, Equatable {
         }
     }
 
+    /// One secondary index's entry in a root record: its definition and tree.
+    public struct Index: Sendable, Equatable {
+        /// The index's ID, name, table, fields and entity filter.
+        public var descriptor: IndexDescriptor
+        /// The number of entries in the tree: 0 exactly when it is empty.
+        public var entryCount: UInt64
+        /// The root page of the index's tree, or `noPage` when empty.
+        public var rootPage: UInt64
+        /// Levels in the tree: 0 when empty, 1 when the root is a leaf.
+        public var height: Int
+
+        /// Creates an index entry from its fields; ``RootRecord/decode(_:firstPage:)`` checks them when read back.
+        public init(descriptor: IndexDescriptor, entryCount: UInt64, rootPage: UInt64, height: Int) {
+            self.descriptor = descriptor
+            self.entryCount = entryCount
+            self.rootPage = rootPage
+            self.height = height
+        }
+    }
+
     /// Every WAL record with an LSN up to this one is contained in the trees.
     public var walLSN: UInt64
     /// The table ID the next created table gets; table IDs are never reused.
@@ -42,6 +64,11 @@ public struct RootRecord: Sendable, Equatable {
     public var previousRootPage: UInt64
     /// Every table of the store, each with a unique ID and name.
     public var tables: [Table]
+    /// The index ID the next created index gets (IDs are never reused); 1 while no index was ever created,
+    /// and then the payload has no index section.
+    public var nextIndexID: UInt32
+    /// Every secondary index of the store, each with a unique ID and name, over a table of ``tables``.
+    public var indexes: [Index]
 
     /// Creates a root record from its fields.
     ///
@@ -50,11 +77,18 @@ public struct RootRecord: Sendable, Equatable {
     ///   - nextTableID: the ID the next created table gets.
     ///   - previousRootPage: the first page of the previous root record, or ``PageFormat/noPage``.
     ///   - tables: every table of the store.
-    public init(walLSN: UInt64, nextTableID: UInt32, previousRootPage: UInt64, tables: [Table]) {
+    ///   - nextIndexID: the ID the next created index gets.
+    ///   - indexes: every secondary index of the store.
+    public init(
+        walLSN: UInt64, nextTableID: UInt32, previousRootPage: UInt64, tables: [Table], nextIndexID: UInt32 = 1,
+        indexes: [Index] = []
+    ) {
         self.walLSN = walLSN
         self.nextTableID = nextTableID
         self.previousRootPage = previousRootPage
         self.tables = tables
+        self.nextIndexID = nextIndexID
+        self.indexes = indexes
     }
 
     /// Encodes the record's payload, which ``pageCount(payloadLength:pageSize:)`` and
@@ -78,6 +112,16 @@ public struct RootRecord: Sendable, Equatable {
             writer.writeUInt8(UInt8(table.height))
             writer.writeUInt16LE(UInt16(name.count))
             writer.writeBytes(name)
+        }
+        if nextIndexID > 1 || !indexes.isEmpty {
+            writer.writeUInt32LE(nextIndexID)
+            writer.writeUInt32LE(UInt32(indexes.count))
+            for index in indexes {
+                index.descriptor.encode(into: &writer)
+                writer.writeUInt64LE(index.entryCount)
+                writer.writeUInt64LE(index.rootPage)
+                writer.writeUInt8(UInt8(index.height))
+            }
         }
         return writer.bytes
     }
@@ -141,8 +185,55 @@ public struct RootRecord: Sendable, Equatable {
                 Table(tableID: id, name: name, nextRowID: nextRowID, rowCount: rowCount, rootPage: root, height: height)
             )
         }
+        var record = RootRecord(walLSN: walLSN, nextTableID: nextTableID, previousRootPage: previous, tables: tables)
+        if reader.remaining > 0 {
+            guard reader.remaining >= 8 else {
+                throw .invalid("\(reader.remaining) stray bytes after the root record's tables")
+            }
+            try decodeIndexes(&reader, into: &record, tableIDs: ids, firstPage: firstPage)
+        }
         guard reader.remaining == 0 else { throw .invalid("\(reader.remaining) stray bytes after the root record") }
-        return RootRecord(walLSN: walLSN, nextTableID: nextTableID, previousRootPage: previous, tables: tables)
+        return record
+    }
+
+    private static func decodeIndexes(
+        _ reader: inout ByteReader, into record: inout RootRecord, tableIDs: Set<UInt32>, firstPage: UInt64
+    ) throws(FormatError) {
+        record.nextIndexID = try reader.readUInt32LE()
+        guard record.nextIndexID > 1 else { throw .invalid("index section with next index ID \(record.nextIndexID)") }
+        let count = Int(try reader.readUInt32LE())
+        // Each index takes at least 32 bytes: bound the count before allocating.
+        guard count <= reader.remaining / 32 else { throw .invalid("root record claims \(count) indexes") }
+        var ids = Set<UInt32>()
+        var names = Set<String>()
+        record.indexes.reserveCapacity(count)
+        for _ in 0..<count {
+            let descriptor = try IndexDescriptor.decode(from: &reader)
+            let entryCount = try reader.readUInt64LE()
+            let root = try reader.readUInt64LE()
+            let height = Int(try reader.readUInt8())
+            let id = descriptor.indexID
+            guard id >= 1, id < record.nextIndexID else {
+                throw .invalid("index ID \(id) not in 1..<\(record.nextIndexID)")
+            }
+            guard ids.insert(id).inserted, names.insert(descriptor.name).inserted else {
+                throw .invalid("index \(id) '\(descriptor.name)' appears twice")
+            }
+            guard tableIDs.contains(descriptor.tableID) else {
+                throw .invalid("index \(id) is over table \(descriptor.tableID), which the record lacks")
+            }
+            guard height <= PageFormat.maximumTreeHeight, entryCount <= UInt64(Int.max) else {
+                throw .invalid("index \(id) tree height \(height) entries \(entryCount)")
+            }
+            if root == PageFormat.noPage {
+                guard height == 0, entryCount == 0 else { throw .invalid("empty index \(id) has height or entries") }
+            } else {
+                guard root >= 1, root < firstPage, height >= 1, entryCount >= 1 else {
+                    throw .invalid("index \(id) root page \(root) height \(height) entries \(entryCount) invalid")
+                }
+            }
+            record.indexes.append(Index(descriptor: descriptor, entryCount: entryCount, rootPage: root, height: height))
+        }
     }
 
     /// How many pages a payload of `payloadLength` bytes takes: at least 1, even for an empty payload.

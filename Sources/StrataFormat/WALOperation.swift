@@ -7,6 +7,8 @@
 /// put         := 3 tableID:u32 rowID:u64 valueLength:u32 value[valueLength]
 /// delete      := 4 tableID:u32 rowID:u64
 /// reserveRows := 5 tableID:u32 nextRowID:u64          (raises the table's next row ID: reserved IDs)
+/// createIndex := 6 descriptor                          (see IndexDescriptor; replay fills it from the table)
+/// dropIndex   := 7 indexID:u32
 /// ```
 public enum WALOperation: Sendable, Equatable {
     /// Creates table `tableID` named `name` (1 to ``WALFormat/maximumTableNameLength`` UTF-8 bytes).
@@ -19,9 +21,13 @@ public enum WALOperation: Sendable, Equatable {
     case delete(tableID: UInt32, rowID: UInt64)
     /// Raises table `tableID`'s next row ID to `nextRowID`, reserving the IDs below it.
     case reserveRows(tableID: UInt32, nextRowID: UInt64)
+    /// Creates a secondary index over a table, filled from the table's rows as they are at that point.
+    case createIndex(IndexDescriptor)
+    /// Drops secondary index `indexID` and all its entries.
+    case dropIndex(indexID: UInt32)
 
     enum Tag: UInt8 {
-        case createTable = 1, dropTable = 2, put = 3, delete = 4, reserveRows = 5
+        case createTable = 1, dropTable = 2, put = 3, delete = 4, reserveRows = 5, createIndex = 6, dropIndex = 7
     }
 
     /// Appends the encoded operation.
@@ -37,7 +43,23 @@ public enum WALOperation: Sendable, Equatable {
             Self.encodeDelete(tableID: tableID, rowID: rowID, into: &writer)
         case .reserveRows(let tableID, let nextRowID):
             Self.encodeReserveRows(tableID: tableID, nextRowID: nextRowID, into: &writer)
+        case .createIndex(let descriptor):
+            Self.encodeCreateIndex(descriptor, into: &writer)
+        case .dropIndex(let indexID):
+            Self.encodeDropIndex(indexID: indexID, into: &writer)
         }
+    }
+
+    /// Encodes a ``createIndex(_:)`` operation; the descriptor's bounds are preconditions.
+    public static func encodeCreateIndex(_ descriptor: IndexDescriptor, into writer: inout ByteWriter) {
+        writer.writeUInt8(Tag.createIndex.rawValue)
+        descriptor.encode(into: &writer)
+    }
+
+    /// Encodes a ``dropIndex(indexID:)`` operation.
+    public static func encodeDropIndex(indexID: UInt32, into writer: inout ByteWriter) {
+        writer.writeUInt8(Tag.dropIndex.rawValue)
+        writer.writeUInt32LE(indexID)
     }
 
     /// Encodes a ``createTable(tableID:name:)`` operation without building an enum value first.
@@ -111,10 +133,16 @@ public enum WALOperation: Sendable, Equatable {
     ///
     /// - Throws: ``FormatError/truncated(needed:available:)`` when the operation runs past the payload;
     ///   ``FormatError/invalidField(_:)`` for an unknown tag, a table name that is empty, too long or not
-    ///   UTF-8, or a value longer than ``WALFormat/maximumValueSize``.
+    ///   UTF-8, a value longer than ``WALFormat/maximumValueSize``, or an index descriptor that does not
+    ///   decode (``IndexDescriptor/decode(from:)``).
     public static func decode(from reader: inout ByteReader) throws(FormatError) -> WALOperation {
         let rawTag = try reader.readUInt8()
         guard let tag = Tag(rawValue: rawTag) else { throw .invalid("unknown operation tag \(rawTag)") }
+        switch tag {
+        case .createIndex: return .createIndex(try IndexDescriptor.decode(from: &reader))
+        case .dropIndex: return .dropIndex(indexID: try reader.readUInt32LE())
+        default: break
+        }
         let tableID = try reader.readUInt32LE()
         switch tag {
         case .createTable:
@@ -134,6 +162,8 @@ public enum WALOperation: Sendable, Equatable {
             return .delete(tableID: tableID, rowID: try reader.readUInt64LE())
         case .reserveRows:
             return .reserveRows(tableID: tableID, nextRowID: try reader.readUInt64LE())
+        case .createIndex, .dropIndex:
+            throw .invalid("operation tag \(rawTag) has no table ID")  // unreachable: returned above
         }
     }
 }

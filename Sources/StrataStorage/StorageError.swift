@@ -29,6 +29,10 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
     case rowNotFound(table: TableID, row: RowID)
     /// An argument is outside what the engine accepts (an empty table name, a value too large...).
     case invalidArgument(String)
+    /// An index with this name already exists (``WriteTransaction/createIndex(named:on:fields:entityIDs:)``).
+    case indexExists(name: String)
+    /// No such secondary index (it never existed or was dropped); the string identifies it (`index#3`).
+    case noSuchIndex(String)
 
     /// A one-line description of the failure, naming the file, path, table or row involved.
     public var description: String {
@@ -45,6 +49,8 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noSuchTable(let name): "no table \(name)"
         case .rowNotFound(let table, let row): "no row \(row.rawValue) in table \(table.rawValue)"
         case .invalidArgument(let reason): "invalid argument: \(reason)"
+        case .indexExists(let name): "index '\(name)' exists"
+        case .noSuchIndex(let name): "no index \(name)"
         }
     }
 

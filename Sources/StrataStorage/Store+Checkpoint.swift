@@ -47,11 +47,16 @@ extension Store {
                     tableID: table.id.rawValue, name: table.name, nextRowID: table.nextRowID, rowCount: table.rowCount,
                     rootPage: root, height: height))
         }
+        var indexRoots: [IndexID: (page: UInt64, height: Int)] = [:]
+        for index in state.indexes.values.sorted(by: { $0.id < $1.id }) {
+            indexRoots[index.id] = try writer.writeIndexTree(index.root)
+        }
         try writer.flush()
         do { try pages.file.sync() } catch { throw StorageError.io(error) }
         let rootRecordPage = try writer.writeRootRecord(
             RootRecord(
-                walLSN: state.lsn, nextTableID: state.nextTableID, previousRootPage: previousRoot, tables: records))
+                walLSN: state.lsn, nextTableID: state.nextTableID, previousRootPage: previousRoot, tables: records,
+                nextIndexID: state.nextIndexID, indexes: state.indexRecords(roots: indexRoots)))
         try writer.flush()
         do { try pages.file.sync() } catch { throw StorageError.io(error) }
         pages.setPageCount(writer.nextPage)
@@ -60,6 +65,9 @@ extension Store {
         for record in records {
             checkpointed.tables[TableID(record.tableID)]?.root =
                 record.rootPage == PageFormat.noPage ? nil : .page(record.rootPage)
+        }
+        for (id, root) in indexRoots {
+            checkpointed.indexes[id]?.root = root.page == PageFormat.noPage ? nil : .page(root.page)
         }
         shared.withLock { shared in
             shared.latest = checkpointed

@@ -110,17 +110,7 @@ extension Store {
         let durablePages = found.map { $0.lastPage + 1 } ?? 1
         pages.setPageCount(durablePages)
         var state = StoreState()
-        if let found {
-            state.nextTableID = found.record.nextTableID
-            state.lsn = found.record.walLSN
-            for table in found.record.tables {
-                let id = TableID(table.tableID)
-                state.tables[id] = TableState(
-                    id: id, name: table.name, nextRowID: table.nextRowID, rowCount: table.rowCount,
-                    root: table.rootPage == PageFormat.noPage ? nil : .page(table.rootPage))
-                state.tableIDs[table.name] = id
-            }
-        }
+        if let found { state.load(found.record) }
         let coveredLSN = state.lsn
         if pageCountOnDisk > durablePages {
             logger.info(

@@ -10,6 +10,8 @@ struct TableState: Sendable {
     var nextRowID: UInt64
     var rowCount: UInt64
     var root: NodeRef?
+    /// The secondary indexes over the table, which every put and delete maintains.
+    var indexes: [IndexID] = []
 }
 
 /// A complete committed (or, inside a write transaction, in-progress) state of the store: the catalog
@@ -20,6 +22,9 @@ struct StoreState: Sendable {
     var nextTableID: UInt32 = 1
     /// The LSN of the last commit this state contains.
     var lsn: UInt64 = 0
+    var indexes: [IndexID: IndexState] = [:]
+    var indexIDs: [String: IndexID] = [:]
+    var nextIndexID: UInt32 = 1
 
     /// Table names a user may see: the engine's own tables (``BlobCatalog``) excluded.
     var userTableNames: [String] {
@@ -44,15 +49,17 @@ struct StoreState: Sendable {
 
     mutating func dropTable(id: TableID) throws {
         let table = try table(id)
+        for index in table.indexes { try dropIndex(id: index) }
         tables[id] = nil
         tableIDs[table.name] = nil
     }
 
-    /// Stores a row; returns whether it replaced one.
+    /// Stores a row; returns whether it replaced one. The table's indexes follow (``putIndexed(_:row:value:tree:owner:)``).
     @discardableResult
     mutating func put(table id: TableID, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64) throws -> Bool {
         guard var table = tables[id] else { throw StorageError.noSuchTable(id.description) }
         guard row < UInt64.max else { throw StorageError.invalidArgument("row ID \(row) is out of range") }
+        if !table.indexes.isEmpty { return try putIndexed(table, row: row, value: value, tree: tree, owner: owner) }
         let (root, replaced) = try tree.put(table.root, key: row, value: value, owner: owner)
         table.root = root
         if !replaced { table.rowCount += 1 }
@@ -65,6 +72,7 @@ struct StoreState: Sendable {
     @discardableResult
     mutating func delete(table id: TableID, row: UInt64, tree: BTree, owner: UInt64) throws -> Bool {
         guard var table = tables[id] else { throw StorageError.noSuchTable(id.description) }
+        if !table.indexes.isEmpty { return try deleteIndexed(table, row: row, tree: tree, owner: owner) }
         let (root, deleted) = try tree.delete(table.root, key: row, owner: owner)
         guard deleted else { return false }
         guard table.rowCount > 0 else {
@@ -93,6 +101,10 @@ struct StoreState: Sendable {
             try put(table: TableID(id), row: row, value: .bytes(value), tree: tree, owner: owner)
         case .delete(let id, let row): try delete(table: TableID(id), row: row, tree: tree, owner: owner)
         case .reserveRows(let id, let next): try reserveRows(table: TableID(id), upTo: next)
+        case .createIndex(let descriptor):
+            try createIndex(
+                id: IndexID(descriptor.indexID), definition: IndexDefinition(descriptor), tree: tree, owner: owner)
+        case .dropIndex(let id): try dropIndex(id: IndexID(id))
         }
     }
 }

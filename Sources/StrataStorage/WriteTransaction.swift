@@ -81,7 +81,7 @@ public final class WriteTransaction {
     }
 
     /// The table, which must be a user's: the engine's own tables are written only by the engine.
-    private func userTable(_ table: TableID) throws -> TableState {
+    func userTable(_ table: TableID) throws -> TableState {
         let state = try state.table(table)
         guard !state.isEngineTable else { throw StorageError.invalidArgument("\(state.name) belongs to the engine") }
         return state

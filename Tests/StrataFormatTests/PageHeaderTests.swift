@@ -82,7 +82,7 @@ import Testing
     }
 
     @Test func unknownTypeFlagsAndOversizedBodyAreInvalidEvenWithAValidChecksum() {
-        for (offset, value) in [(4, UInt32(0)), (4, 5), (4, 0xFF), (5, 1)] {
+        for (offset, value) in [(4, UInt32(0)), (4, 7), (4, 0xFF), (5, 1)] {
             var page = sealedPage()
             page[offset] = UInt8(value)
             resealPage(&page, salt: salt)

@@ -12,6 +12,10 @@ import Testing
         .put(tableID: 3, rowID: .max, value: Array(0..<200)),
         .delete(tableID: 9, rowID: 0x0102_0304_0506_0708),
         .reserveRows(tableID: 4, nextRowID: 1 << 40),
+        .createIndex(IndexDescriptor(indexID: 2, tableID: 3, name: "person.name", fields: [0, 4], entityIDs: nil)),
+        .createIndex(
+            IndexDescriptor(indexID: 3, tableID: 3, name: "i", fields: Array(0..<16), entityIDs: [1, 7, 900])),
+        .dropIndex(indexID: 0x0403_0201),
     ]
 
     private func encode(_ operations: [WALOperation]) -> [UInt8] {
@@ -34,6 +38,10 @@ import Testing
             encode([.put(tableID: 1, rowID: 2, value: [9])]) == [3, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 9]
         )
         #expect(encode([.reserveRows(tableID: 1, nextRowID: 0x0102)]) == [5, 1, 0, 0, 0, 2, 1, 0, 0, 0, 0, 0, 0])
+        #expect(encode([.dropIndex(indexID: 0x0403_0201)]) == [7, 1, 2, 3, 4])
+        #expect(
+            encode([.createIndex(IndexDescriptor(indexID: 2, tableID: 3, name: "i", fields: [5], entityIDs: [9]))])
+                == [6, 2, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0x69, 1, 5, 0, 1, 1, 0, 9, 0])
         #expect(WALOperation.putSize(valueLength: 1) == 18)
         #expect(
             WALOperation.putSize(valueLength: 1000)
@@ -71,7 +79,7 @@ import Testing
     }
 
     @Test func unknownTagIsInvalid() {
-        for tag: UInt8 in [0, 6, 0xFF] {
+        for tag: UInt8 in [0, 8, 0xFF] {
             let error = formatError([tag, 1, 0, 0, 0]) { buffer in
                 var reader = ByteReader(buffer)
                 return try WALOperation.decode(from: &reader)

@@ -16,6 +16,9 @@ public struct CompactionReport: Sendable, Equatable, Codable {
     /// Tables (the engine's blob catalog included) and their rows, as copied.
     public var tableCount = 0
     public var rowCount: UInt64 = 0
+    /// Secondary indexes rebuilt, and their entries.
+    public var indexCount = 0
+    public var indexEntryCount: UInt64 = 0
     /// Pages of the new page file: tree nodes, overflow pages, root-record pages (page 0 not counted).
     public var treePagesWritten = 0
     public var overflowPagesWritten = 0

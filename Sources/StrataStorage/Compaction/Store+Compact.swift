@@ -13,7 +13,8 @@ extension Store {
     /// 1. Checkpoint, so that the page file holds every commit, and empty the log.
     /// 2. Write `strata.pages.compact`: page 0 (the store header, as it is), then each table's rows in
     ///    row-ID order as a new tree built bottom-up (``TreeBuilder``: children before parents, overflow
-    ///    chains before their leaves), then one root record covering the same LSN, with no previous one.
+    ///    chains before their leaves), then each secondary index rebuilt from its table's rows, bottom-up
+    ///    (``IndexTreeBuilder``), then one root record covering the same LSN, with no previous one.
     ///    The blob catalog's rows are rewritten as its blobs are copied, record by record and verified,
     ///    into new segments numbered above every segment in the directory (``SegmentCopier``). Blob IDs
     ///    do not change: rows keep referencing them.
@@ -137,10 +138,13 @@ extension Store {
                 file: file, firstPage: firstPage, salt: header.checksumSalt, generation: generation + 1,
                 bufferPages: bufferPages)
             let records = try writeTables(of: state, into: &writer, segments: &segments, progress: progress)
+            let indexes = try writeIndexes(of: state, into: &writer)
             _ = try writer.writeRootRecord(
                 RootRecord(
                     walLSN: state.lsn, nextTableID: state.nextTableID, previousRootPage: PageFormat.noPage,
-                    tables: records))
+                    tables: records, nextIndexID: state.nextIndexID, indexes: indexes))
+            report.indexCount = indexes.count
+            report.indexEntryCount = indexes.reduce(0) { $0 + $1.entryCount }
             try writer.flush()
             report.tableCount = records.count
             report.rowCount = records.reduce(0) { $0 + $1.rowCount }
@@ -203,6 +207,31 @@ extension Store {
         report.bytesAfter = report.pageFileBytesAfter + report.walBytes + report.segmentBytesAfter + remaining
         report.bytesReclaimed = report.bytesBefore > report.bytesAfter ? report.bytesBefore - report.bytesAfter : 0
         return report
+    }
+
+    /// Writes every secondary index's tree (in index-ID order), each rebuilt from its table's rows (so that a
+    /// compacted index agrees with its table even if the old one did not), and returns their root record entries.
+    private func writeIndexes(of state: StoreState, into writer: inout PageAppender) throws -> [RootRecord.Index] {
+        var roots: [IndexID: (page: UInt64, height: Int)] = [:]
+        var rebuilt = state
+        for index in state.indexes.values.sorted(by: { $0.id < $1.id }) {
+            let table = try state.table(index.definition.table)
+            var entries: [[UInt8]] = []
+            entries.reserveCapacity(Int(index.entryCount))
+            try tree.forEach(table.root, from: 0, through: .max, reverse: false) { row, value in
+                if let entry = try StoreState.entry(of: index, row: row, value: value, pages: pages, limit: .max) {
+                    entries.append(entry)
+                }
+                return true
+            }
+            entries.sort { IndexKey.compare($0, $1) < 0 }
+            var builder = IndexTreeBuilder(pageSize: pageSize)
+            for entry in entries { try builder.add(entry, writer: &writer) }
+            let (root, height) = try builder.finish(&writer)
+            roots[index.id] = (root, height)
+            rebuilt.indexes[index.id]?.entryCount = builder.entryCount
+        }
+        return rebuilt.indexRecords(roots: roots)
     }
 
     /// Writes every table's tree (in table-ID order) and returns the root record's table entries.

@@ -74,6 +74,46 @@ struct CheckpointWriter {
         return (number, node.level)
     }
 
+    /// Writes every in-memory node of an index tree and returns its root page and height.
+    mutating func writeIndexTree(_ root: IndexNodeRef?) throws -> (page: UInt64, height: Int) {
+        guard let root else { return (PageFormat.noPage, 0) }
+        let (page, level) = try writeIndex(root)
+        return (page, level + 1)
+    }
+
+    private mutating func writeIndex(_ ref: IndexNodeRef) throws -> (page: UInt64, level: Int) {
+        let node: IndexNode
+        switch ref {
+        case .page(let number):
+            return (number, try pages.indexNode(at: number).level)
+        case .node(let inMemory):
+            node = inMemory
+        }
+        if node.isLeaf {
+            let number = try appender.writeIndexLeaf(entries: node.keys)
+            pages.indexCache.insert(
+                IndexNode(level: 0, keys: node.keys, children: [], owner: 0, bodySize: node.bodySize), at: number)
+            return (number, 0)
+        }
+        var childPages: [UInt64] = []
+        childPages.reserveCapacity(node.count)
+        for child in node.children {
+            let (page, level) = try writeIndex(child)
+            guard level == node.level - 1 else {
+                throw StorageError.corrupt(
+                    pages.fileName, at: pages.offset(of: page), "index child level \(level) under level \(node.level)")
+            }
+            childPages.append(page)
+        }
+        let number = try appender.writeIndexInternal(level: node.level, keys: node.keys, children: childPages)
+        pages.indexCache.insert(
+            IndexNode(
+                level: node.level, keys: node.keys, children: childPages.map { .page($0) }, owner: 0,
+                bodySize: node.bodySize),
+            at: number)
+        return (number, node.level)
+    }
+
     /// Appends the root record's pages; returns its first page.
     mutating func writeRootRecord(_ record: RootRecord) throws -> UInt64 {
         try appender.writeRootRecord(record)

@@ -89,6 +89,26 @@ struct PageAppender {
         }
     }
 
+    /// Writes an index leaf (entries strictly increasing, fitting one page); returns its page.
+    mutating func writeIndexLeaf(entries: [[UInt8]]) throws -> UInt64 {
+        let salt = salt
+        treePages += 1
+        return try allocate { page, number, generation in
+            IndexLeafPage.encode(entries: entries, into: page, pageNumber: number, generation: generation, salt: salt)
+        }
+    }
+
+    /// Writes an index internal node whose children are all written; returns its page.
+    mutating func writeIndexInternal(level: Int, keys: [[UInt8]], children: [UInt64]) throws -> UInt64 {
+        let salt = salt
+        treePages += 1
+        return try allocate { page, number, generation in
+            IndexInternalPage.encode(
+                level: level, keys: keys, children: children, into: page, pageNumber: number, generation: generation,
+                salt: salt)
+        }
+    }
+
     /// Writes a long value as an overflow chain, last chunk first; returns the chain's first (highest) page.
     mutating func writeOverflow(_ bytes: [UInt8]) throws -> UInt64 {
         let capacity = PageFormat.overflowCapacity(pageSize: pageSize)

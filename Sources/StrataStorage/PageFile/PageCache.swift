@@ -1,14 +1,15 @@
 import Synchronization
 
-/// Decoded, immutable tree nodes by page number.
+/// Decoded, immutable tree nodes by page number (row-tree nodes, ``BTreeNode``; index-tree nodes,
+/// ``IndexNode``: one cache of each).
 ///
 /// Pages never change once written (the page file is append-only), so a cached node is never stale.
 /// Eviction is CLOCK: each hit sets a reference bit, and the hand clears bits until it finds an entry
 /// not used since its last pass.
-final class PageCache: Sendable {
+final class PageCache<Node: AnyObject & Sendable>: Sendable {
     private struct Entry {
         var page: UInt64
-        var node: BTreeNode
+        var node: Node
         var referenced: Bool
     }
 
@@ -27,7 +28,7 @@ final class PageCache: Sendable {
         self.capacity = max(16, capacity)
     }
 
-    func node(at page: UInt64) -> BTreeNode? {
+    func node(at page: UInt64) -> Node? {
         state.withLock { state in
             guard let slot = state.slots[page] else {
                 state.misses &+= 1
@@ -41,7 +42,7 @@ final class PageCache: Sendable {
 
     /// Caches `node` as page `page`, replacing any entry (a failed checkpoint may have cached a page
     /// number that the next checkpoint then fills with other contents).
-    func insert(_ node: BTreeNode, at page: UInt64) {
+    func insert(_ node: Node, at page: UInt64) {
         state.withLock { state in
             if let slot = state.slots[page] {
                 state.entries[slot] = Entry(page: page, node: node, referenced: false)

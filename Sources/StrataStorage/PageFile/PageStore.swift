@@ -9,7 +9,9 @@ final class PageStore: Sendable {
     let fileName: String
     let pageSize: Int
     let salt: UInt64
-    let cache: PageCache
+    let cache: PageCache<BTreeNode>
+    /// Decoded secondary-index nodes, with the same capacity as ``cache``.
+    let indexCache: PageCache<IndexNode>
     /// Pages below this number exist and may be referenced: the end of the newest checkpoint.
     private let limit: Atomic<UInt64>
 
@@ -19,6 +21,7 @@ final class PageStore: Sendable {
         self.pageSize = pageSize
         self.salt = salt
         self.cache = PageCache(capacity: cacheCapacity)
+        self.indexCache = PageCache(capacity: cacheCapacity)
         self.limit = Atomic(durablePageCount)
     }
 
@@ -82,6 +85,35 @@ final class PageStore: Sendable {
         }
         cache.insert(node, at: number)
         return node
+    }
+
+    /// The index-tree node stored at page `number`.
+    func indexNode(at number: UInt64) throws -> IndexNode {
+        if let cached = indexCache.node(at: number) { return cached }
+        let node = try withPage(number) { page, header throws -> IndexNode in
+            do {
+                return try Self.decodeIndexNode(page, header: header)
+            } catch let error as FormatError {
+                throw StorageError.corrupt(fileName, at: offset(of: number), error)
+            }
+        }
+        indexCache.insert(node, at: number)
+        return node
+    }
+
+    /// Decodes a verified page as an index-tree node.
+    static func decodeIndexNode(_ page: UnsafeRawBufferPointer, header: PageHeader) throws(FormatError) -> IndexNode {
+        switch header.type {
+        case .indexLeaf:
+            let entries = try IndexLeafPage.decode(page, header: header)
+            return IndexNode(level: 0, keys: entries, children: [], owner: 0, bodySize: header.bodyLength)
+        case .indexInternal:
+            let (level, keys, children) = try IndexInternalPage.decode(page, header: header)
+            return IndexNode(
+                level: level, keys: keys, children: children.map { .page($0) }, owner: 0, bodySize: header.bodyLength)
+        default:
+            throw .invalidField("page \(header.pageNumber) is a \(header.type) page, not an index node")
+        }
     }
 
     /// The bytes of a value: inline, or gathered from its overflow chain.

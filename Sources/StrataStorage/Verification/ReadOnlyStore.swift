@@ -96,17 +96,7 @@ public final class ReadOnlyStore: Sendable {
         let found = try RootRecordLocator(pages: pages).locate(pageCount: fileSize / UInt64(header.pageSize))
         pages.setPageCount(found.map { $0.lastPage + 1 } ?? 1)
         var state = StoreState()
-        if let found {
-            state.nextTableID = found.record.nextTableID
-            state.lsn = found.record.walLSN
-            for table in found.record.tables {
-                let id = TableID(table.tableID)
-                state.tables[id] = TableState(
-                    id: id, name: table.name, nextRowID: table.nextRowID, rowCount: table.rowCount,
-                    root: table.rootPage == PageFormat.noPage ? nil : .page(table.rootPage))
-                state.tableIDs[table.name] = id
-            }
-        }
+        if let found { state.load(found.record) }
         let walPath = StoreFileNames.path(directory, StoreFileNames.wal)
         var replay: LogReplay? = LogReplay(
             state: state, tree: BTree(pages: pages), coveredLSN: state.lsn, file: walPath,

@@ -105,7 +105,17 @@ extension ReadOnlyStore {
         case .internal: "internal"
         case .overflow: "overflow"
         case .rootRecord: "root record"
+        case .indexLeaf: "index leaf"
+        case .indexInternal: "index internal"
         }
+    }
+
+    /// An index entry or separator in a readable form: its decoded key and row ID, else its length.
+    static func describeIndexBytes(_ bytes: [UInt8], isEntry: Bool) -> String {
+        if isEntry, let (key, row) = try? IndexKey.decodeEntry(bytes) {
+            return "entry \(key.map(\.description).joined(separator: ", ")) row \(row)"
+        }
+        return "\(isEntry ? "entry" : "separator") of \(bytes.count) bytes"
     }
 
     /// Page `number`, annotated field by field (FORMAT.md §2 and §4): the store header for page 0; the page
@@ -187,6 +197,25 @@ extension ReadOnlyStore {
             for index in 1..<max(1, header.itemCount) {
                 guard spans.remaining >= 16 else { break }
                 spans.add(8, "separator \(spans.u64())")
+                spans.add(8, "child \(index): page \(spans.u64())")
+            }
+        case .indexLeaf:
+            spans.add(4, "extra 0 (index leaf)")
+            for _ in 0..<header.itemCount {
+                guard spans.remaining >= 2 else { break }
+                let length = min(Int(spans.u16()), spans.remaining - 2)
+                spans.add(2, "length \(length)")
+                spans.add(length, Self.describeIndexBytes(Array(spans.peek(length)), isEntry: true))
+            }
+        case .indexInternal:
+            spans.add(4, "extra \(header.extra) (level)")
+            spans.add(8, "child 0: page \(spans.u64())")
+            for index in 1..<max(1, header.itemCount) {
+                guard spans.remaining >= 2 else { break }
+                let length = min(Int(spans.u16()), spans.remaining - 2)
+                spans.add(2, "separator length \(length)")
+                spans.add(length, Self.describeIndexBytes(Array(spans.peek(length)), isEntry: false))
+                guard spans.remaining >= 8 else { break }
                 spans.add(8, "child \(index): page \(spans.u64())")
             }
         case .overflow:

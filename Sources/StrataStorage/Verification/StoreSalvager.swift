@@ -258,6 +258,13 @@ struct StoreSalvager {
         try target.write { txn in
             for table in tables { try Self.reserveRows(table.tableID, upTo: table.nextRowID, in: txn) }
         }
+        // 5b. The secondary indexes, rebuilt from the rows copied (an index's pages are never copied: it is
+        // derived data). One that cannot be built (a row that is not a row record) is noted and left out.
+        for index in newest?.record.indexes ?? [] {
+            do { try target.write { txn in try Self.createIndex(index.descriptor, in: txn) } } catch {
+                report.note("index '\(index.descriptor.name)' could not be rebuilt: \(error)")
+            }
+        }
         // 6. The log.
         try applyLog(after: newest?.record.walLSN ?? 0, into: target)
         let counts = target.snapshot().state.tables
@@ -431,6 +438,14 @@ struct StoreSalvager {
         txn.log.appendOperation { WALOperation.encodeCreateTable(tableID: id, name: name, into: &$0) }
     }
 
+    /// Creates an index under its own ID, filled from the rows salvaged so far.
+    static func createIndex(_ descriptor: IndexDescriptor, in txn: WriteTransaction) throws {
+        let id = IndexID(descriptor.indexID)
+        let definition = IndexDefinition(descriptor)
+        try txn.state.createIndex(id: id, definition: definition, tree: txn.tree, owner: txn.tag)
+        txn.log.appendOperation { WALOperation.encodeCreateIndex(definition.descriptor(id: id), into: &$0) }
+    }
+
     static func reserveRows(_ id: UInt32, upTo next: UInt64, in txn: WriteTransaction) throws {
         guard let table = txn.state.tables[TableID(id)], table.nextRowID < next else { return }
         try txn.state.reserveRows(table: TableID(id), upTo: next)
@@ -525,6 +540,10 @@ struct StoreSalvager {
                         }
                     case .reserveRows(let id, let next):
                         try Self.reserveRows(id, upTo: next, in: txn)
+                    case .createIndex(let descriptor):
+                        try Self.createIndex(descriptor, in: txn)
+                    case .dropIndex(let id):
+                        try txn.dropIndex(IndexID(id))
                     }
                 } catch {
                     skipped.append("log operation \(operation.summary): \(error)")
@@ -548,6 +567,9 @@ extension WALOperation {
         case .put(let id, let row, let value): "put table \(id) row \(row) (\(value.count) bytes)"
         case .delete(let id, let row): "delete table \(id) row \(row)"
         case .reserveRows(let id, let next): "reserveRows table \(id) up to \(next)"
+        case .createIndex(let descriptor):
+            "createIndex \(descriptor.indexID) '\(descriptor.name)' on table \(descriptor.tableID)"
+        case .dropIndex(let id): "dropIndex \(id)"
         }
     }
 }

@@ -7,8 +7,10 @@ import StrataFormat
 ///    the range the parent gives; no empty node and no internal node with fewer than two children; no page
 ///    reachable twice (which also rules out cycles); every overflow chain whole and of the right length;
 ///    in-memory nodes sized within a page. Row counts and row-ID allocators agree with the rows found.
-/// 3. Page accounting: pages referenced against pages in the file.
-/// 4. A summary per table: pages of each kind, height, leaf bytes (fill), nodes only in memory.
+/// 3. For every secondary index (``verifyIndexes(_:)``): its tree's invariants as for tables (entries
+///    instead of rows), and that it agrees with its table both ways.
+/// 4. Page accounting: pages referenced against pages in the file.
+/// 5. A summary per table and index: pages of each kind, height, leaf bytes (fill), nodes only in memory.
 ///
 /// The blobs (``BlobVerifier``) and the log (``LogVerifier``) have verifiers of their own. Whether rows
 /// decode against a schema, and relationships between rows, are the object graph's to check: the engine
@@ -16,7 +18,7 @@ import StrataFormat
 struct StoreVerifier {
     let pages: PageStore
     let limits: BTreeLimits
-    private(set) var report = VerificationReport()
+    var report = VerificationReport()
     private var visited = Set<UInt64>()
     /// Told of every row found, if set.
     var progress: ProgressThrottle?
@@ -32,6 +34,15 @@ struct StoreVerifier {
         report.problems.append(
             VerificationReport.Problem(
                 file: pages.fileName, offset: page.map { pages.offset(of: $0) }, message: message))
+    }
+
+    /// Marks a page as reachable; false (and a problem) when it already was.
+    mutating func visit(_ page: UInt64, _ what: String) -> Bool {
+        guard visited.insert(page).inserted else {
+            problem("\(what): page \(page) is reachable twice", page: page)
+            return false
+        }
+        return true
     }
 
     mutating func verifyTables(_ state: StoreState, rootRecordPages: UInt64) {
@@ -58,6 +69,7 @@ struct StoreVerifier {
             }
             report.rowCount += rows
         }
+        verifyIndexes(state)
         report.pageFilePages = pages.pageCount
         report.rootRecordPages = rootRecordPages
         let referenced = UInt64(visited.count) + rootRecordPages + 1

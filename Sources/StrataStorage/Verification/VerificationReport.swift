@@ -20,6 +20,9 @@ public struct VerificationReport: Sendable, Equatable, Codable, CustomStringConv
         case recovery
         /// Compaction rewrites the store without dead space and removes files nothing references.
         case compaction
+        /// Rebuilding the secondary index from its table's rows (``Store/repairIndexes()``): an index is
+        /// derived data, so nothing committed is lost.
+        case indexRebuild
     }
 
     /// One inconsistency, where it was found and what is wrong.
@@ -30,12 +33,15 @@ public struct VerificationReport: Sendable, Equatable, Codable, CustomStringConv
         public var message: String
         /// What fixes it without losing committed data; nil when nothing does (salvage what is readable).
         public var remedy: Remedy?
+        /// The secondary index the problem is in, when it is in one.
+        public var index: String?
 
-        public init(file: String, offset: UInt64?, message: String, remedy: Remedy? = nil) {
+        public init(file: String, offset: UInt64?, message: String, remedy: Remedy? = nil, index: String? = nil) {
             self.file = file
             self.offset = offset
             self.message = message
             self.remedy = remedy
+            self.index = index
         }
 
         public var description: String {
@@ -74,6 +80,30 @@ public struct VerificationReport: Sendable, Equatable, Codable, CustomStringConv
         /// Nodes only in memory: changes the log holds that no checkpoint has written yet.
         public var unwrittenNodes = 0
         /// Bytes of leaf bodies on disk (cells), for the fill factor: `leafBytes / (leafPages × page body)`.
+        public var leafBytes: UInt64 = 0
+    }
+
+    /// One secondary index of the verified state.
+    public struct IndexSummary: Sendable, Equatable, Codable {
+        public var name: String
+        public var indexID: UInt32
+        /// The name of the table it indexes.
+        public var table: String
+        /// The row-record field positions of its key.
+        public var fields: [Int]
+        /// The entity IDs whose rows it indexes, sorted; nil: every row.
+        public var entityIDs: [UInt16]?
+        /// Entries, as the index counts them.
+        public var entryCount: UInt64
+        /// Levels in the tree (1: the root is a leaf; 0: empty).
+        public var height = 0
+        /// The root page, when the root is on disk.
+        public var rootPage: UInt64?
+        public var leafPages = 0
+        public var internalPages = 0
+        /// Nodes only in memory: changes the log holds that no checkpoint has written yet.
+        public var unwrittenNodes = 0
+        /// Bytes of leaf bodies on disk (entries), for the fill factor.
         public var leafBytes: UInt64 = 0
     }
 
@@ -125,7 +155,9 @@ public struct VerificationReport: Sendable, Equatable, Codable, CustomStringConv
     public var tableCount = 0
     public var rowCount: UInt64 = 0
     public var tables: [TableSummary] = []
-    /// Tree pages reachable from the newest checkpoint's roots.
+    /// Every secondary index, in index-ID order.
+    public var indexes: [IndexSummary] = []
+    /// Tree pages reachable from the newest checkpoint's roots (index trees included).
     public var treePages = 0
     /// Overflow pages reachable through leaves.
     public var overflowPages = 0

@@ -1,0 +1,95 @@
+import StrataFormat
+
+/// One node of a secondary index's copy-on-write B+tree, in memory: byte-string keys and no values.
+///
+/// Like ``BTreeNode``: a node decoded from a page is frozen (`owner == 0`) and shared by snapshots and the
+/// page cache; a node made by a write transaction carries its tag and is mutated only by it, before it commits.
+final class IndexNode: @unchecked Sendable {
+    // Safety: as BTreeNode. Mutation happens only through the owning, not yet committed, transaction,
+    // which is confined to one thread; published nodes are never mutated.
+
+    /// 0 for leaves; a parent's level is its children's plus one.
+    let level: Int
+    /// Leaves: the entries (encoded key ++ row ID), strictly increasing. Internal nodes: `keys[i]` (i ≥ 1)
+    /// separates `children[i-1]` (entries below it) from `children[i]` (entries at or above it); `keys[0]`
+    /// is empty and unused.
+    var keys: [[UInt8]]
+    /// Internal nodes only: one child per key.
+    var children: [IndexNodeRef]
+    /// The tag of the write transaction that may mutate this node, or 0 when frozen.
+    let owner: UInt64
+    /// The size of the node's page body once encoded (the split and merge criterion).
+    var bodySize: Int
+
+    init(level: Int, keys: [[UInt8]], children: [IndexNodeRef], owner: UInt64, bodySize: Int) {
+        self.level = level
+        self.keys = keys
+        self.children = children
+        self.owner = owner
+        self.bodySize = bodySize
+    }
+
+    var isLeaf: Bool { level == 0 }
+    var count: Int { keys.count }
+
+    /// A mutable copy for the transaction tagged `owner`.
+    func copy(owner: UInt64) -> IndexNode {
+        IndexNode(level: level, keys: keys, children: children, owner: owner, bodySize: bodySize)
+    }
+
+    /// The bytes one key takes in this node's body.
+    @inline(__always)
+    func cost(_ key: [UInt8]) -> Int {
+        isLeaf ? PageFormat.indexLengthSize + key.count : PageFormat.indexInternalEntryOverhead + key.count
+    }
+
+    /// The body size of a node of `level` holding `keys` (internal: `keys[0]` unused).
+    static func bodySize(level: Int, keys: ArraySlice<[UInt8]>) -> Int {
+        if level == 0 { return IndexLeafPage.bodySize(entryLengths: keys.lazy.map(\.count)) }
+        return IndexInternalPage.bodySize(separatorLengths: keys.dropFirst().lazy.map(\.count))
+    }
+
+    /// The index of the child whose range holds `key` (internal nodes): the last i ≥ 1 with
+    /// `keys[i] <= key`, else 0.
+    @inline(__always)
+    func childIndex(for key: [UInt8]) -> Int {
+        var low = 1
+        var high = keys.count
+        while low < high {
+            let middle = (low &+ high) >> 1
+            if IndexKey.compare(keys[middle], key) <= 0 { low = middle &+ 1 } else { high = middle }
+        }
+        return low &- 1
+    }
+
+    /// The index of the last child that may hold an entry below `key` (internal nodes): the last i ≥ 1
+    /// with `keys[i] < key`, else 0.
+    @inline(__always)
+    func childIndex(below key: [UInt8]) -> Int {
+        var low = 1
+        var high = keys.count
+        while low < high {
+            let middle = (low &+ high) >> 1
+            if IndexKey.compare(keys[middle], key) < 0 { low = middle &+ 1 } else { high = middle }
+        }
+        return low &- 1
+    }
+
+    /// The first position in a leaf whose entry is at or after `key`, and whether it equals `key`.
+    @inline(__always)
+    func search(_ key: [UInt8]) -> (index: Int, found: Bool) {
+        var low = 0
+        var high = keys.count
+        while low < high {
+            let middle = (low &+ high) >> 1
+            if IndexKey.compare(keys[middle], key) < 0 { low = middle &+ 1 } else { high = middle }
+        }
+        return (low, low < keys.count && IndexKey.compare(keys[low], key) == 0)
+    }
+}
+
+/// A reference to an index node: a page of the page file, or a node in memory.
+enum IndexNodeRef: Sendable {
+    case page(UInt64)
+    case node(IndexNode)
+}

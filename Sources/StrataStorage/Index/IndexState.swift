@@ -1,0 +1,228 @@
+import StrataFormat
+
+/// One secondary index as a state of the store sees it: its definition and tree.
+struct IndexState: Sendable {
+    let id: IndexID
+    let definition: IndexDefinition
+    var entryCount: UInt64
+    var root: IndexNodeRef?
+
+    /// The index's entry for a row (encoded key ++ row ID), or nil when the row's entity is filtered out.
+    ///
+    /// - Throws: the ``FormatError`` of a row that is not a row record, or whose indexed fields do not decode.
+    func entry(forRow row: UInt64, _ bytes: UnsafeRawBufferPointer) throws(FormatError) -> [UInt8]? {
+        let header = try RowRecord.Header.decode(bytes)
+        if let filter = definition.entityIDs, !filter.contains(header.entityID) { return nil }
+        var entry: [UInt8] = []
+        entry.reserveCapacity(16 * definition.fields.count + IndexKey.rowIDSize)
+        try IndexKey.appendKey(fields: definition.fields, of: bytes, header: header, to: &entry)
+        withUnsafeBytes(of: row.bigEndian) { entry.append(contentsOf: $0) }
+        return entry
+    }
+}
+
+extension StoreState {
+    func index(_ id: IndexID) throws -> IndexState {
+        guard let index = indexes[id] else { throw StorageError.noSuchIndex(id.description) }
+        return index
+    }
+
+    /// Fills the catalog from a root record: every table and every index, roots on disk.
+    mutating func load(_ record: RootRecord) {
+        nextTableID = record.nextTableID
+        lsn = record.walLSN
+        for table in record.tables {
+            let id = TableID(table.tableID)
+            tables[id] = TableState(
+                id: id, name: table.name, nextRowID: table.nextRowID, rowCount: table.rowCount,
+                root: table.rootPage == PageFormat.noPage ? nil : .page(table.rootPage))
+            tableIDs[table.name] = id
+        }
+        nextIndexID = record.nextIndexID
+        for index in record.indexes {
+            let id = IndexID(index.descriptor.indexID)
+            let definition = IndexDefinition(index.descriptor)
+            indexes[id] = IndexState(
+                id: id, definition: definition, entryCount: index.entryCount,
+                root: index.rootPage == PageFormat.noPage ? nil : .page(index.rootPage))
+            indexIDs[definition.name] = id
+            tables[definition.table]?.indexes.append(id)
+        }
+    }
+
+    /// The root record entries of every index, for trees written at `roots` (by index ID).
+    func indexRecords(roots: [IndexID: (page: UInt64, height: Int)]) -> [RootRecord.Index] {
+        indexes.values.sorted { $0.id < $1.id }.map { index in
+            let root = roots[index.id] ?? (PageFormat.noPage, 0)
+            return RootRecord.Index(
+                descriptor: index.definition.descriptor(id: index.id), entryCount: index.entryCount,
+                rootPage: root.page, height: root.height)
+        }
+    }
+
+    // MARK: - Changes, shared by write transactions and recovery replay
+
+    /// Creates an index and fills it from the table's rows.
+    ///
+    /// - Throws: ``StorageError/indexExists(name:)``; ``StorageError/noSuchTable(_:)``;
+    ///   ``StorageError/invalidArgument(_:)`` for an ID in use, a field list outside 1...16 positions of
+    ///   0...65534, more than 65,535 entity IDs, a row that is not a row record or whose key is too long.
+    mutating func createIndex(id: IndexID, definition: IndexDefinition, tree: BTree, owner: UInt64) throws {
+        guard indexIDs[definition.name] == nil else { throw StorageError.indexExists(name: definition.name) }
+        guard id.rawValue >= 1, id.rawValue < UInt32.max, indexes[id] == nil else {
+            throw StorageError.invalidArgument("index ID \(id.rawValue) in use or out of range")
+        }
+        guard !definition.fields.isEmpty, definition.fields.count <= IndexKey.maximumParts,
+            definition.fields.allSatisfy({ $0 >= 0 && $0 < Int(UInt16.max) })
+        else {
+            throw StorageError.invalidArgument(
+                "an index takes 1...\(IndexKey.maximumParts) field positions in 0...\(UInt16.max - 1)")
+        }
+        guard (definition.entityIDs?.count ?? 0) <= Int(UInt16.max) else {
+            throw StorageError.invalidArgument("an index filters on at most \(UInt16.max) entity IDs")
+        }
+        var table = try table(definition.table)
+        var index = IndexState(id: id, definition: definition, entryCount: 0, root: nil)
+        let indexTree = IndexTree(pages: tree.pages)
+        var entries: [[UInt8]] = []
+        entries.reserveCapacity(Int(table.rowCount))
+        try tree.forEach(table.root, from: 0, through: .max, reverse: false) { row, value in
+            let entry = try Self.entry(
+                of: index, row: row, value: value, pages: tree.pages, limit: indexTree.maximumEntry)
+            if let entry { entries.append(entry) }
+            return true
+        }
+        entries.sort { IndexKey.compare($0, $1) < 0 }
+        for entry in entries {
+            index.root = try indexTree.insert(index.root, entry, owner: owner).root
+        }
+        index.entryCount = UInt64(entries.count)
+        indexes[id] = index
+        indexIDs[definition.name] = id
+        table.indexes.append(id)
+        tables[definition.table] = table
+        nextIndexID = max(nextIndexID, id.rawValue + 1)
+    }
+
+    /// Drops an index and its entries.
+    mutating func dropIndex(id: IndexID) throws {
+        let index = try index(id)
+        indexes[id] = nil
+        indexIDs[index.definition.name] = nil
+        tables[index.definition.table]?.indexes.removeAll { $0 == id }
+    }
+
+    /// The entry of a row in `index` (nil: filtered out), checked against the tree's entry limit.
+    ///
+    /// - Throws: ``StorageError/invalidArgument(_:)`` when the row is not a row record, a field does not
+    ///   decode, or the entry exceeds `limit` bytes.
+    static func entry(
+        of index: IndexState, row: UInt64, value: LeafValue, pages: PageStore, limit: Int
+    ) throws -> [UInt8]? {
+        let entry: [UInt8]?
+        do {
+            switch value {
+            case .bytes(let bytes):
+                entry = try bytes.withUnsafeBytes { buffer in
+                    Result { () throws(FormatError) in try index.entry(forRow: row, buffer) }
+                }.get()
+            case .overflow:
+                entry = try pages.bytes(of: value).withUnsafeBytes { buffer in
+                    Result { () throws(FormatError) in try index.entry(forRow: row, buffer) }
+                }.get()
+            }
+        } catch let error as FormatError {
+            throw StorageError.invalidArgument(
+                "row \(row) of \(index.definition.table) cannot be indexed by '\(index.definition.name)': \(error)")
+        }
+        if let entry, entry.count > limit {
+            throw StorageError.invalidArgument(
+                "row \(row) of \(index.definition.table) has a key of \(entry.count - IndexKey.rowIDSize) bytes for "
+                    + "index '\(index.definition.name)'; keys take at most \(limit - IndexKey.rowIDSize) bytes "
+                    + "with this page size")
+        }
+        return entry
+    }
+
+    /// A put into an indexed table: every new entry is computed (and the row checked) before anything changes;
+    /// then the row is stored and each index whose entry changed loses the old and gains the new.
+    mutating func putIndexed(
+        _ table: TableState, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64
+    ) throws -> Bool {
+        var table = table
+        let indexTree = IndexTree(pages: tree.pages)
+        let current = table.indexes.map { indexes[$0]! }
+        let newEntries = try current.map {
+            try Self.entry(of: $0, row: row, value: value, pages: tree.pages, limit: indexTree.maximumEntry)
+        }
+        var oldEntries = [[UInt8]?](repeating: nil, count: current.count)
+        if let old = try tree.get(table.root, row) {
+            oldEntries = try current.map { try storedEntry(of: $0, row: row, value: old, tree: tree) }
+        }
+        let (root, replaced) = try tree.put(table.root, key: row, value: value, owner: owner)
+        table.root = root
+        if !replaced { table.rowCount += 1 }
+        if row >= table.nextRowID { table.nextRowID = row + 1 }
+        tables[table.id] = table
+        for (position, index) in current.enumerated() where oldEntries[position] != newEntries[position] {
+            try replaceEntry(
+                of: index, old: oldEntries[position], new: newEntries[position], tree: indexTree, owner: owner)
+        }
+        return replaced
+    }
+
+    /// A delete from an indexed table: the row's entries leave its indexes.
+    mutating func deleteIndexed(_ table: TableState, row: UInt64, tree: BTree, owner: UInt64) throws -> Bool {
+        var table = table
+        guard let old = try tree.get(table.root, row) else { return false }
+        let current = table.indexes.map { indexes[$0]! }
+        let oldEntries = try current.map { try storedEntry(of: $0, row: row, value: old, tree: tree) }
+        let (root, deleted) = try tree.delete(table.root, key: row, owner: owner)
+        guard deleted, table.rowCount > 0 else {
+            throw StorageError.corruption(
+                file: table.name, offset: row, reason: "the table's row count is below its rows")
+        }
+        table.root = root
+        table.rowCount -= 1
+        tables[table.id] = table
+        let indexTree = IndexTree(pages: tree.pages)
+        for (position, index) in current.enumerated() where oldEntries[position] != nil {
+            try replaceEntry(of: index, old: oldEntries[position], new: nil, tree: indexTree, owner: owner)
+        }
+        return true
+    }
+
+    /// The entry a stored row has in `index`: a row that was indexed once and no longer decodes is corruption.
+    private func storedEntry(of index: IndexState, row: UInt64, value: LeafValue, tree: BTree) throws -> [UInt8]? {
+        do {
+            return try Self.entry(of: index, row: row, value: value, pages: tree.pages, limit: .max)
+        } catch StorageError.invalidArgument(let reason) {
+            throw StorageError.corrupt(tree.pages.fileName, at: 0, "a stored row no longer decodes: \(reason)")
+        }
+    }
+
+    private mutating func replaceEntry(
+        of index: IndexState, old: [UInt8]?, new: [UInt8]?, tree: IndexTree, owner: UInt64
+    ) throws {
+        var index = indexes[index.id]!
+        if let old {
+            let (root, removed) = try tree.remove(index.root, old, owner: owner)
+            guard removed else {
+                throw StorageError.corrupt(
+                    tree.pages.fileName, at: 0, "index '\(index.definition.name)' lacks the entry of a row it indexes")
+            }
+            index.root = root
+            index.entryCount -= 1
+        }
+        if let new {
+            let (root, inserted) = try tree.insert(index.root, new, owner: owner)
+            guard inserted else {
+                throw StorageError.corrupt(
+                    tree.pages.fileName, at: 0, "index '\(index.definition.name)' holds an entry for a row it lacks")
+            }
+            index.root = root
+            index.entryCount += 1
+        }
+        indexes[index.id] = index
+    }
+}

@@ -1,0 +1,397 @@
+import StrataFormat
+
+/// Operations on one copy-on-write B+tree of a secondary index: byte-string entries (encoded key ++ row ID),
+/// no values.
+///
+/// The same design as the row tree (``BTree``): a tree is named by its root (`nil` when empty), reads load
+/// pages through the ``PageStore`` (its index-node cache), and writes take the writing transaction's tag,
+/// copying every node on the path that does not carry it. It is a separate type rather than ``BTree`` made
+/// generic over its key because the two differ where the row tree is hot: fixed 8-byte keys compared as
+/// integers with values beside them, against variable-length keys compared bytewise without values, whose
+/// separators and node sizes vary (a rotation through the parent can change the parent's size, so deletes
+/// may split as inserts do).
+///
+/// Nodes split when their body exceeds a page body, in the middle of their bytes, or, for an append at the
+/// right edge of the tree, right before the new entry (so that entries inserted in increasing order fill
+/// whole leaves). A leaf split stores the shortest separator that divides the two leaves. A node left
+/// below a quarter of a page after a delete is merged with a neighbour when both fit one page, else entries
+/// move over from the neighbour until the two are about even.
+struct IndexTree: Sendable {
+    let pages: PageStore
+    /// Bytes a node's body may take.
+    let capacity: Int
+    /// A node smaller than this after a delete is merged with a neighbour or topped up from it.
+    let mergeThreshold: Int
+    /// The longest entry a tree takes (``PageFormat/maximumIndexEntry(pageSize:)``).
+    let maximumEntry: Int
+
+    init(pages: PageStore) {
+        self.pages = pages
+        capacity = PageFormat.bodyCapacity(pageSize: pages.pageSize)
+        mergeThreshold = capacity / 4
+        maximumEntry = PageFormat.maximumIndexEntry(pageSize: pages.pageSize)
+    }
+
+    // MARK: - Resolving references
+
+    /// The node a reference names; a page must hold a node of `level` when the caller knows it.
+    @inline(__always)
+    func resolve(_ ref: IndexNodeRef, level: Int?) throws -> IndexNode {
+        switch ref {
+        case .node(let node):
+            return node
+        case .page(let number):
+            let node = try pages.indexNode(at: number)
+            if let level, node.level != level {
+                throw StorageError.corrupt(
+                    pages.fileName, at: pages.offset(of: number),
+                    "index node at page \(number) has level \(node.level), its parent expects \(level)")
+            }
+            return node
+        }
+    }
+
+    /// The node as the transaction tagged `owner` may change it: itself if it carries the tag, else a copy.
+    @inline(__always)
+    func mutable(_ ref: IndexNodeRef, owner: UInt64, level: Int?) throws -> IndexNode {
+        if case .node(let node) = ref, node.owner == owner { return node }
+        return try resolve(ref, level: level).copy(owner: owner)
+    }
+
+    // MARK: - Reading
+
+    /// Whether the tree holds `entry`.
+    func contains(_ root: IndexNodeRef?, _ entry: [UInt8]) throws -> Bool {
+        guard let root else { return false }
+        var node = try resolve(root, level: nil)
+        while !node.isLeaf {
+            node = try resolve(node.children[node.childIndex(for: entry)], level: node.level - 1)
+        }
+        return node.search(entry).found
+    }
+
+    /// Calls `body` for each entry `e` with `lower <= e < upper` (a nil bound: unbounded), in increasing
+    /// order or, when `reverse`, decreasing; stops when `body` returns false.
+    /// - Returns: false when `body` stopped the walk.
+    @discardableResult
+    func forEach(
+        _ root: IndexNodeRef?, from lower: [UInt8]?, below upper: [UInt8]?, reverse: Bool,
+        _ body: ([UInt8]) throws -> Bool
+    ) throws -> Bool {
+        guard let root else { return true }
+        if let lower, let upper, IndexKey.compare(lower, upper) >= 0 { return true }
+        return try walk(try resolve(root, level: nil), lower, upper, reverse, body)
+    }
+
+    private func walk(
+        _ node: IndexNode, _ lower: [UInt8]?, _ upper: [UInt8]?, _ reverse: Bool, _ body: ([UInt8]) throws -> Bool
+    ) throws -> Bool {
+        if node.isLeaf {
+            let start = lower.map { node.search($0).index } ?? 0
+            let end = upper.map { node.search($0).index } ?? node.count
+            guard start < end else { return true }
+            if reverse {
+                for index in stride(from: end - 1, through: start, by: -1) where try !body(node.keys[index]) {
+                    return false
+                }
+            } else {
+                for index in start..<end where try !body(node.keys[index]) { return false }
+            }
+            return true
+        }
+        let first = lower.map { node.childIndex(for: $0) } ?? 0
+        let last = upper.map { node.childIndex(below: $0) } ?? node.count - 1
+        guard first <= last else { return true }
+        let order = reverse ? Array(stride(from: last, through: first, by: -1)) : Array(first...last)
+        for index in order {
+            let child = try resolve(node.children[index], level: node.level - 1)
+            if try !walk(child, lower, upper, reverse, body) { return false }
+        }
+        return true
+    }
+
+    // MARK: - Inserting
+
+    /// Inserts `entry` (at most ``maximumEntry`` bytes: a precondition).
+    /// - Returns: the new root and whether the entry was new.
+    func insert(_ root: IndexNodeRef?, _ entry: [UInt8], owner: UInt64) throws -> (root: IndexNodeRef, inserted: Bool) {
+        precondition(entry.count <= maximumEntry, "index entry longer than the tree allows")
+        guard let root else {
+            let leaf = IndexNode(
+                level: 0, keys: [entry], children: [], owner: owner,
+                bodySize: PageFormat.indexLengthSize + entry.count)
+            return (.node(leaf), true)
+        }
+        let node = try mutable(root, owner: owner, level: nil)
+        let (inserted, appended) = try insert(into: node, entry, owner: owner, rightmost: true)
+        guard inserted else { return (.node(node), false) }
+        return (try finishRoot(node, owner: owner, appended: appended) ?? .node(node), true)
+    }
+
+    /// `rightmost`: whether `node` is on the tree's right edge. Returns whether the entry was inserted and
+    /// whether it went to the very end of `node` on the right edge (an append).
+    private func insert(
+        into node: IndexNode, _ entry: [UInt8], owner: UInt64, rightmost: Bool
+    ) throws -> (inserted: Bool, appended: Bool) {
+        if node.isLeaf {
+            let (index, found) = node.search(entry)
+            guard !found else { return (false, false) }
+            node.keys.insert(entry, at: index)
+            node.bodySize += PageFormat.indexLengthSize + entry.count
+            return (true, rightmost && index == node.count - 1)
+        }
+        let index = node.childIndex(for: entry)
+        let child = try mutable(node.children[index], owner: owner, level: node.level - 1)
+        node.children[index] = .node(child)
+        let childIsRightmost = rightmost && index == node.count - 1
+        let (inserted, appended) = try insert(into: child, entry, owner: owner, rightmost: childIsRightmost)
+        guard inserted else { return (false, false) }
+        let countBefore = node.count
+        try fix(node, at: index, owner: owner, appended: appended, shrank: false)
+        // The append reaches this node's end when the child split at its end into a new last child.
+        return (true, appended && node.count > countBefore)
+    }
+
+    // MARK: - Removing
+
+    /// Removes `entry`.
+    /// - Returns: the new root (`nil` when the tree became empty) and whether the entry was there.
+    func remove(_ root: IndexNodeRef?, _ entry: [UInt8], owner: UInt64) throws -> (root: IndexNodeRef?, removed: Bool) {
+        guard let root else { return (nil, false) }
+        let node = try mutable(root, owner: owner, level: nil)
+        guard try remove(from: node, entry, owner: owner) else { return (root, false) }
+        return (try finishRoot(node, owner: owner, appended: false), true)
+    }
+
+    private func remove(from node: IndexNode, _ entry: [UInt8], owner: UInt64) throws -> Bool {
+        if node.isLeaf {
+            let (index, found) = node.search(entry)
+            guard found else { return false }
+            node.bodySize -= PageFormat.indexLengthSize + node.keys[index].count
+            node.keys.remove(at: index)
+            return true
+        }
+        let index = node.childIndex(for: entry)
+        let child = try mutable(node.children[index], owner: owner, level: node.level - 1)
+        node.children[index] = .node(child)
+        guard try remove(from: child, entry, owner: owner) else { return false }
+        try fix(node, at: index, owner: owner, appended: false, shrank: true)
+        return true
+    }
+
+    // MARK: - Keeping nodes within a page
+
+    /// Brings a changed root back within bounds: splits it under a new root when it overflows, gives way to
+    /// its only child while it is an internal node with one, and empties the tree when it has nothing.
+    private func finishRoot(_ node: IndexNode, owner: UInt64, appended: Bool) throws -> IndexNodeRef? {
+        if node.bodySize > capacity {
+            let (separator, right) = appended ? splitAtEnd(node) : split(node)
+            let root = IndexNode(
+                level: node.level + 1, keys: [[], separator], children: [.node(node), .node(right)], owner: owner,
+                bodySize: IndexInternalPage.bodySize(separatorLengths: [separator.count]))
+            return .node(root)
+        }
+        var top: IndexNodeRef = .node(node)
+        var topNode = node
+        while !topNode.isLeaf, topNode.count == 1 {
+            top = topNode.children[0]
+            topNode = try resolve(top, level: topNode.level - 1)
+        }
+        return topNode.count == 0 ? nil : top
+    }
+
+    /// After `parent.children[index]` (a node the transaction owns) changed: splits it when it overflows,
+    /// removes it when empty, and, after a delete below it (`shrank`), merges or tops it up when underfull
+    /// (never after an insert: the right leaf an append splits off holds one entry, and must not be evened
+    /// out with the full leaf beside it). `parent` may then overflow or be underfull itself, which its own
+    /// parent (or ``finishRoot(_:owner:appended:)``) fixes in turn.
+    private func fix(_ parent: IndexNode, at index: Int, owner: UInt64, appended: Bool, shrank: Bool) throws {
+        guard case .node(let child) = parent.children[index] else { return }
+        if child.bodySize > capacity {
+            let (separator, right) = appended ? splitAtEnd(child) : split(child)
+            parent.keys.insert(separator, at: index + 1)
+            parent.children.insert(.node(right), at: index + 1)
+            parent.bodySize += PageFormat.indexInternalEntryOverhead + separator.count
+        } else if child.count == 0 {
+            removeChild(of: parent, at: index)
+        } else if shrank, child.bodySize < mergeThreshold || (!child.isLeaf && child.count < 2) {
+            try rebalance(parent, child: index, owner: owner)
+        }
+    }
+
+    /// Removes child `index` and the separator that goes with it.
+    private func removeChild(of parent: IndexNode, at index: Int) {
+        if parent.count == 1 {
+            parent.keys = []
+            parent.children = []
+            parent.bodySize = PageFormat.internalFirstChildSize
+            return
+        }
+        // Child 0 has no separator: the next child's becomes unused. Child i ≥ 1 takes its own along.
+        let separator = index == 0 ? 1 : index
+        parent.bodySize -= PageFormat.indexInternalEntryOverhead + parent.keys[separator].count
+        parent.keys.remove(at: separator)
+        parent.children.remove(at: index)
+        parent.keys[0] = []
+    }
+
+    /// Splits an overfull node near the middle of its bytes; returns the separator and the new right node.
+    private func split(_ node: IndexNode) -> ([UInt8], IndexNode) {
+        let half = node.bodySize / 2
+        if node.isLeaf {
+            var leftSize = 0
+            var at = 0
+            while at < node.count - 1 {
+                let size = node.cost(node.keys[at])
+                if leftSize + size > half, at > 0 { break }
+                leftSize += size
+                at += 1
+            }
+            let right = IndexNode(
+                level: 0, keys: Array(node.keys[at...]), children: [], owner: node.owner,
+                bodySize: node.bodySize - leftSize)
+            let separator = IndexKey.shortestSeparator(after: node.keys[at - 1], upTo: node.keys[at])
+            node.keys.removeSubrange(at...)
+            node.bodySize = leftSize
+            return (separator, right)
+        }
+        // Children 0..<m stay, keys[m] moves up, children m... go right; both sides keep two or more children
+        // (an overflowing node has at least five: each separator takes at most a quarter of a page).
+        var leftSize = PageFormat.internalFirstChildSize
+        var middle = 1
+        while middle < node.count - 2 {
+            let size = node.cost(node.keys[middle])
+            if leftSize + size > half, middle >= 2 { break }
+            leftSize += size
+            middle += 1
+        }
+        return splitInternal(node, at: middle, leftSize: leftSize)
+    }
+
+    /// Splits an overfull node after an append: a leaf gives up only its last entry, an internal node its last
+    /// two children, so that increasing inserts leave full nodes behind.
+    private func splitAtEnd(_ node: IndexNode) -> ([UInt8], IndexNode) {
+        let last = node.count - 1
+        if node.isLeaf {
+            let entry = node.keys[last]
+            let separator = IndexKey.shortestSeparator(after: node.keys[last - 1], upTo: entry)
+            node.keys.removeLast()
+            node.bodySize -= PageFormat.indexLengthSize + entry.count
+            let right = IndexNode(
+                level: 0, keys: [entry], children: [], owner: node.owner,
+                bodySize: PageFormat.indexLengthSize + entry.count)
+            return (separator, right)
+        }
+        let middle = node.count - 2
+        let leftSize = IndexNode.bodySize(level: node.level, keys: node.keys[..<middle])
+        return splitInternal(node, at: middle, leftSize: leftSize)
+    }
+
+    private func splitInternal(_ node: IndexNode, at middle: Int, leftSize: Int) -> ([UInt8], IndexNode) {
+        let separator = node.keys[middle]
+        var rightKeys = Array(node.keys[middle...])
+        rightKeys[0] = []
+        let rightSize =
+            node.bodySize - leftSize - PageFormat.indexInternalEntryOverhead - separator.count
+            + PageFormat.internalFirstChildSize
+        let right = IndexNode(
+            level: node.level, keys: rightKeys, children: Array(node.children[middle...]), owner: node.owner,
+            bodySize: rightSize)
+        node.keys.removeSubrange(middle...)
+        node.children.removeSubrange(middle...)
+        node.bodySize = leftSize
+        return (separator, right)
+    }
+
+    /// Merges an underfull child with a neighbour when both fit one page, else moves entries over from the
+    /// neighbour until the two are about even (and no internal node keeps a single child).
+    private func rebalance(_ parent: IndexNode, child index: Int, owner: UInt64) throws {
+        guard parent.count > 1 else { return }  // the root's only child: the root gives way to it
+        let leftIndex = index > 0 ? index - 1 : index
+        let rightIndex = leftIndex + 1
+        let level = parent.level - 1
+        let left = try mutable(parent.children[leftIndex], owner: owner, level: level)
+        let right = try mutable(parent.children[rightIndex], owner: owner, level: level)
+        parent.children[leftIndex] = .node(left)
+        parent.children[rightIndex] = .node(right)
+        let separator = parent.keys[rightIndex]
+        if left.isLeaf {
+            if left.bodySize + right.bodySize <= capacity {
+                left.keys.append(contentsOf: right.keys)
+                left.bodySize += right.bodySize
+                removeChild(of: parent, at: rightIndex)
+                return
+            }
+            redistributeLeaves(left, right)
+            let newSeparator = IndexKey.shortestSeparator(after: left.keys[left.count - 1], upTo: right.keys[0])
+            parent.bodySize += newSeparator.count - separator.count
+            parent.keys[rightIndex] = newSeparator
+            return
+        }
+        let merged = left.bodySize + right.bodySize + PageFormat.indexLengthSize + separator.count
+        if merged <= capacity {
+            left.keys.append(separator)
+            left.keys.append(contentsOf: right.keys.dropFirst())
+            left.children.append(contentsOf: right.children)
+            left.bodySize = merged
+            removeChild(of: parent, at: rightIndex)
+            return
+        }
+        redistributeInternal(left, right, parent: parent, separatorIndex: rightIndex)
+    }
+
+    /// Moves entries across two neighbouring leaves while each move makes their sizes more even.
+    private func redistributeLeaves(_ left: IndexNode, _ right: IndexNode) {
+        while right.count > 1 {
+            let size = left.cost(right.keys[0])
+            guard size < right.bodySize - left.bodySize else { break }
+            left.keys.append(right.keys.removeFirst())
+            left.bodySize += size
+            right.bodySize -= size
+        }
+        while left.count > 1 {
+            let size = left.cost(left.keys[left.count - 1])
+            guard size < left.bodySize - right.bodySize else { break }
+            right.keys.insert(left.keys.removeLast(), at: 0)
+            right.bodySize += size
+            left.bodySize -= size
+        }
+    }
+
+    /// Rotates children through the parent's separator while that makes the two nodes' sizes more even, or
+    /// while one of them has a single child.
+    private func redistributeInternal(_ left: IndexNode, _ right: IndexNode, parent: IndexNode, separatorIndex: Int) {
+        let overhead = PageFormat.indexInternalEntryOverhead
+        while right.count > 2 {
+            let gain = overhead + parent.keys[separatorIndex].count
+            let loss = overhead + right.keys[1].count
+            let before = abs(left.bodySize - right.bodySize)
+            let after = abs((left.bodySize + gain) - (right.bodySize - loss))
+            guard left.count < 2 || after < before else { break }
+            left.keys.append(parent.keys[separatorIndex])
+            left.children.append(right.children.removeFirst())
+            left.bodySize += gain
+            let up = right.keys.remove(at: 1)
+            right.bodySize -= loss
+            parent.bodySize += up.count - parent.keys[separatorIndex].count
+            parent.keys[separatorIndex] = up
+        }
+        while left.count > 2 {
+            let movedKey = left.keys[left.count - 1]
+            let loss = overhead + movedKey.count
+            let gain = overhead + parent.keys[separatorIndex].count
+            let before = abs(left.bodySize - right.bodySize)
+            let after = abs((left.bodySize - loss) - (right.bodySize + gain))
+            guard right.count < 2 || after < before else { break }
+            left.keys.removeLast()
+            let movedChild = left.children.removeLast()
+            left.bodySize -= loss
+            right.keys[0] = parent.keys[separatorIndex]
+            right.keys.insert([], at: 0)
+            right.children.insert(movedChild, at: 0)
+            right.bodySize += gain
+            parent.bodySize += movedKey.count - parent.keys[separatorIndex].count
+            parent.keys[separatorIndex] = movedKey
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import StrataFormat
+import StrataTestSupport
+import Testing
+
+/// Index leaf and internal pages, and the root record's index section.
+@Suite struct IndexPageTests {
+    private let salt: UInt64 = 0x1234
+    private let pageSize = 512
+
+    private func page(_ encode: (UnsafeMutableRawBufferPointer) -> Void) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: pageSize)
+        bytes.withUnsafeMutableBytes { encode($0) }
+        return bytes
+    }
+
+    private func decodeLeaf(_ bytes: [UInt8], number: UInt64 = 9) -> Result<[[UInt8]], FormatError> {
+        bytes.withUnsafeBytes { buffer in
+            Result { () throws(FormatError) in
+                let header = try PageHeader.decode(buffer, expectedPageNumber: number, salt: salt)
+                return try IndexLeafPage.decode(buffer, header: header)
+            }
+        }
+    }
+
+    private func decodeInternal(
+        _ bytes: [UInt8], number: UInt64 = 9
+    ) -> Result<
+        (level: Int, keys: [[UInt8]], children: [UInt64]), FormatError
+    > {
+        bytes.withUnsafeBytes { buffer in
+            Result { () throws(FormatError) in
+                let header = try PageHeader.decode(buffer, expectedPageNumber: number, salt: salt)
+                return try IndexInternalPage.decode(buffer, header: header)
+            }
+        }
+    }
+
+    private var entries: [[UInt8]] {
+        [
+            IndexKey.entry(key: IndexKey.encode([.string("a")]), rowID: 1),
+            IndexKey.entry(key: IndexKey.encode([.string("a")]), rowID: 2),
+            IndexKey.entry(key: IndexKey.encode([.string("b\u{0}")]), rowID: 1),
+        ]
+    }
+
+    @Test func leafRoundTripsAndIsPinned() throws {
+        let bytes = page {
+            IndexLeafPage.encode(entries: entries, into: $0, pageNumber: 9, generation: 3, salt: salt)
+        }
+        #expect(try decodeLeaf(bytes).get() == entries)
+        #expect(bytes[4] == PageType.indexLeaf.rawValue)
+        #expect(Array(bytes[32..<36]) == [12, 0, 5, 0x61])  // length 12, then the key's first bytes
+        #expect(IndexLeafPage.bodySize(entryLengths: entries.map(\.count)) == 3 * 2 + 12 + 12 + 14)
+    }
+
+    @Test func internalRoundTripsAndIsPinned() throws {
+        let keys: [[UInt8]] = [[], [5, 0x61], [5, 0x62]]
+        let bytes = page {
+            IndexInternalPage.encode(
+                level: 2, keys: keys, children: [1, 4, 7], into: $0, pageNumber: 9, generation: 3, salt: salt)
+        }
+        let decoded = try decodeInternal(bytes).get()
+        #expect(decoded.level == 2 && decoded.keys == keys && decoded.children == [1, 4, 7])
+        #expect(Array(bytes[32..<44]) == [1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 5, 0x61])
+        #expect(IndexInternalPage.bodySize(separatorLengths: [2, 2]) == 8 + 2 * 12)
+    }
+
+    /// Re-seals a page after byte surgery, so that only the structural check can reject it.
+    private func resealed(_ bytes: [UInt8], _ change: (inout [UInt8]) -> Void) -> [UInt8] {
+        var bytes = bytes
+        change(&bytes)
+        let header = bytes.withUnsafeBytes { buffer in
+            PageHeader(
+                type: PageType(rawValue: buffer[4])!,
+                itemCount: Int(buffer.loadUnaligned(fromByteOffset: 6, as: UInt16.self)),
+                pageNumber: 9, generation: 3,
+                bodyLength: Int(buffer.loadUnaligned(fromByteOffset: 24, as: UInt32.self)),
+                extra: buffer.loadUnaligned(fromByteOffset: 28, as: UInt32.self))
+        }
+        bytes.withUnsafeMutableBytes { header.seal($0, salt: salt) }
+        return bytes
+    }
+
+    @Test func structuralDamageIsInvalid() {
+        let leaf = page { IndexLeafPage.encode(entries: entries, into: $0, pageNumber: 9, generation: 3, salt: salt) }
+        // Out of order: swap the first key byte of the last entry below the first.
+        #expect(decodeLeaf(resealed(leaf) { $0[32 + 14 * 2 + 2 + 1] = 0x41 }).failure != nil)
+        // Too short an entry, an empty leaf, an item count beyond the body.
+        #expect(decodeLeaf(resealed(leaf) { $0[32] = 8 }).failure != nil)
+        #expect(decodeLeaf(resealed(leaf) { $0[6] = 0 }).failure != nil)
+        #expect(decodeLeaf(resealed(leaf) { $0[6] = 200 }).failure != nil)
+        let node = page {
+            IndexInternalPage.encode(
+                level: 1, keys: [[], [3], [4]], children: [1, 2, 3], into: $0, pageNumber: 9, generation: 3, salt: salt)
+        }
+        #expect(decodeInternal(node).failure == nil)
+        #expect(decodeInternal(resealed(node) { $0[32 + 8 + 2] = 5 }).failure != nil)  // separators out of order
+        #expect(decodeInternal(resealed(node) { $0[32] = 9 }).failure != nil)  // child not below its parent
+        #expect(decodeInternal(resealed(node) { $0[28] = 0 }).failure != nil)  // level 0
+        #expect(decodeInternal(resealed(node) { $0[6] = 1 }).failure != nil)  // one child
+        #expect(decodeLeaf(node).failure != nil)
+        #expect(decodeInternal(leaf).failure != nil)
+    }
+
+    @Test func randomMutationsNeverTrap() {
+        var random = RepeatableRandomNumberGenerator(seed: 11)
+        let leaf = page { IndexLeafPage.encode(entries: entries, into: $0, pageNumber: 9, generation: 3, salt: salt) }
+        let node = page {
+            IndexInternalPage.encode(
+                level: 1, keys: [[], [3], [4]], children: [1, 2, 3], into: $0, pageNumber: 9, generation: 3, salt: salt)
+        }
+        for _ in 0..<3000 {
+            let original = Bool.random(using: &random) ? leaf : node
+            let mutated = resealed(original) { bytes in
+                for _ in 0..<Int.random(in: 1...4, using: &random) {
+                    // Anything but the body length (resealing needs it within the page): item count, extra, body.
+                    let at =
+                        Bool.random(using: &random)
+                        ? Int.random(in: 6...7, using: &random) : Int.random(in: 28..<96, using: &random)
+                    bytes[at] = UInt8.random(in: 0...255, using: &random)
+                }
+            }
+            _ = decodeLeaf(mutated)
+            _ = decodeInternal(mutated)
+        }
+    }
+
+    @Test func maximumEntryFitsFourToAPage() {
+        for pageSize in [512, 4096, 65536] {
+            let maximum = PageFormat.maximumIndexEntry(pageSize: pageSize)
+            #expect(
+                4 * (maximum + PageFormat.indexInternalEntryOverhead) <= PageFormat.bodyCapacity(pageSize: pageSize))
+        }
+        #expect(PageFormat.maximumIndexEntry(pageSize: 4096) == 1006)
+        #expect(PageFormat.maximumIndexEntry(pageSize: 512) == 110)
+    }
+
+    // MARK: - Root record index section
+
+    private func decodeRecord(_ payload: [UInt8], firstPage: UInt64 = 40) -> Result<RootRecord, FormatError> {
+        payload.withUnsafeBytes { buffer in
+            Result { () throws(FormatError) in try RootRecord.decode(buffer, firstPage: firstPage) }
+        }
+    }
+
+    private var record: RootRecord {
+        RootRecord(
+            walLSN: 5, nextTableID: 3, previousRootPage: PageFormat.noPage,
+            tables: [RootRecord.Table(tableID: 2, name: "t", nextRowID: 9, rowCount: 4, rootPage: 7, height: 1)],
+            nextIndexID: 6,
+            indexes: [
+                RootRecord.Index(
+                    descriptor: IndexDescriptor(indexID: 5, tableID: 2, name: "t.a", fields: [0, 3], entityIDs: [2]),
+                    entryCount: 4, rootPage: 8, height: 1),
+                RootRecord.Index(
+                    descriptor: IndexDescriptor(indexID: 1, tableID: 2, name: "t.b", fields: [1], entityIDs: nil),
+                    entryCount: 0, rootPage: PageFormat.noPage, height: 0),
+            ])
+    }
+
+    @Test func rootRecordIndexSectionRoundTrips() throws {
+        #expect(try decodeRecord(record.encodedPayload()).get() == record)
+        // No index ever created: no section, the bytes of a record without indexes.
+        var plain = record
+        plain.indexes = []
+        plain.nextIndexID = 1
+        #expect(plain.encodedPayload().count == 24 + 31 + 1)
+        // Every index dropped: the section keeps the next ID.
+        var dropped = record
+        dropped.indexes = []
+        #expect(try decodeRecord(dropped.encodedPayload()).get() == dropped)
+        let payload = record.encodedPayload()
+        for length in (24 + 32 + 1)..<payload.count {
+            #expect(decodeRecord(Array(payload[..<length])).failure != nil, "length \(length)")
+        }
+    }
+
+    @Test func inconsistentIndexesAreInvalid() {
+        func rejects(_ change: (inout RootRecord) -> Void, _ why: String) {
+            var changed = record
+            change(&changed)
+            #expect(isInvalidField(decodeRecord(changed.encodedPayload()).failure), "\(why)")
+        }
+        rejects({ $0.indexes[0].descriptor.tableID = 1 }, "unknown table")
+        rejects({ $0.indexes[1].descriptor.indexID = 5 }, "duplicate ID")
+        rejects({ $0.indexes[1].descriptor.name = "t.a" }, "duplicate name")
+        rejects({ $0.indexes[0].descriptor.indexID = 6 }, "ID not below the next")
+        rejects({ $0.indexes[0].rootPage = 40 }, "root at the record")
+        rejects({ $0.indexes[0].entryCount = 0 }, "a root without entries")
+        rejects({ $0.indexes[1].height = 1 }, "an empty index with a height")
+    }
+}

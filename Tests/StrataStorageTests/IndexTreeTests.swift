@@ -1,0 +1,147 @@
+import StrataFormat
+import StrataIO
+import StrataTestSupport
+import Testing
+
+@testable import StrataStorage
+
+/// One index tree driven directly: many inserts and deletes under transaction tags (splits, merges,
+/// rotations through parents, root growth and collapse), checkpoints to pages, and a full invariant check
+/// against a sorted model after every batch.
+@Suite struct IndexTreeTests {
+    final class Harness {
+        let pageSize: Int
+        let pages: PageStore
+        let tree: IndexTree
+        var root: IndexNodeRef?
+        var model = Set<[UInt8]>()
+        var tag: UInt64 = 1
+        private var nextPage: UInt64 = 1
+        private var generation: UInt64 = 0
+
+        init(pageSize: Int) throws {
+            self.pageSize = pageSize
+            let fileSystem = InMemoryFileSystem()
+            let file = try fileSystem.openFile(at: "/pages", mode: .createNew)
+            try file.write([UInt8](repeating: 0, count: pageSize), at: 0)
+            pages = PageStore(file: file, pageSize: pageSize, salt: 0x5EED, cacheCapacity: 16, durablePageCount: 1)
+            tree = IndexTree(pages: pages)
+        }
+
+        func insert(_ entry: [UInt8]) throws {
+            let (newRoot, inserted) = try tree.insert(root, entry, owner: tag)
+            #expect(inserted == !model.contains(entry))
+            root = newRoot
+            model.insert(entry)
+        }
+
+        func remove(_ entry: [UInt8]) throws {
+            let (newRoot, removed) = try tree.remove(root, entry, owner: tag)
+            #expect(removed == model.contains(entry))
+            root = newRoot
+            model.remove(entry)
+        }
+
+        func checkpoint() throws {
+            tag += 1
+            generation += 1
+            var writer = CheckpointWriter(pages: pages, startPage: nextPage, generation: generation)
+            let (page, _) = try writer.writeIndexTree(root)
+            try writer.flush()
+            nextPage = writer.nextPage
+            pages.setPageCount(nextPage)
+            root = page == PageFormat.noPage ? nil : .page(page)
+        }
+
+        /// Every invariant, and the entries against the model in both directions.
+        func check(_ context: String) throws {
+            let capacity = PageFormat.bodyCapacity(pageSize: pageSize)
+            var entries: [[UInt8]] = []
+            func walk(_ ref: IndexNodeRef, level: Int?, lower: [UInt8]?, upper: [UInt8]?, isRoot: Bool) throws {
+                let node = try tree.resolve(ref, level: level)
+                #expect(node.bodySize == IndexNode.bodySize(level: node.level, keys: node.keys[...]), "\(context)")
+                #expect(node.bodySize <= capacity, "\(context): node of \(node.bodySize) bytes")
+                #expect(node.count >= (node.isLeaf ? 1 : 2), "\(context): node of \(node.count)")
+                if node.isLeaf {
+                    for (position, entry) in node.keys.enumerated() {
+                        #expect(lower.map { IndexKey.compare(entry, $0) >= 0 } ?? true, "\(context)")
+                        #expect(upper.map { IndexKey.compare(entry, $0) < 0 } ?? true, "\(context)")
+                        if position > 0 { #expect(IndexKey.compare(node.keys[position - 1], entry) < 0) }
+                        entries.append(entry)
+                    }
+                    return
+                }
+                for position in node.children.indices {
+                    let childLower = position == 0 ? lower : node.keys[position]
+                    let childUpper = position + 1 < node.count ? node.keys[position + 1] : upper
+                    try walk(
+                        node.children[position], level: node.level - 1, lower: childLower, upper: childUpper,
+                        isRoot: false)
+                }
+            }
+            if let root { try walk(root, level: nil, lower: nil, upper: nil, isRoot: true) }
+            let sorted = model.sorted { IndexKey.compare($0, $1) < 0 }
+            #expect(entries == sorted, "\(context): \(entries.count) entries, model \(sorted.count)")
+            var reversed: [[UInt8]] = []
+            try tree.forEach(root, from: nil, below: nil, reverse: true) {
+                reversed.append($0); return true
+            }
+            #expect(reversed == sorted.reversed(), "\(context)")
+        }
+
+        var height: Int {
+            guard let root, let node = try? tree.resolve(root, level: nil) else { return 0 }
+            return node.level + 1
+        }
+    }
+
+    static func entry(_ random: inout RepeatableRandomNumberGenerator, maximum: Int) -> [UInt8] {
+        // Mostly short keys sharing prefixes, some as long as the page allows.
+        let length = Int.random(in: 0..<10, using: &random) == 0 ? maximum - 9 : Int.random(in: 1...24, using: &random)
+        let key = (0..<length).map { _ in UInt8.random(in: 0...3, using: &random) }
+        return IndexKey.entry(key: [5] + key, rowID: UInt64.random(in: 1...1000, using: &random))
+    }
+
+    @Test(arguments: [512, 4096])
+    func manyInsertsAndDeletesKeepEveryInvariant(pageSize: Int) throws {
+        let seed = 0x7EE5 &+ UInt64(pageSize)
+        var random = RepeatableRandomNumberGenerator(seed: seed)
+        let harness = try Harness(pageSize: pageSize)
+        let maximum = PageFormat.maximumIndexEntry(pageSize: pageSize)
+        let rounds = pageSize == 512 ? 12 : 6
+        var tallest = 0
+        for round in 0..<rounds {
+            // Grow, then shrink to a fraction, with commits and checkpoints in between.
+            for _ in 0..<(pageSize == 512 ? 800 : 6000) { try harness.insert(Self.entry(&random, maximum: maximum)) }
+            tallest = max(tallest, harness.height)
+            try harness.check("seed \(seed) round \(round) after inserts")
+            if round % 2 == 0 { try harness.checkpoint() } else { harness.tag += 1 }
+            let victims = harness.model.shuffled(using: &random).prefix(harness.model.count * 3 / 4)
+            for victim in victims { try harness.remove(victim) }
+            try harness.remove(Self.entry(&random, maximum: maximum))  // mostly absent
+            try harness.check("seed \(seed) round \(round) after deletes")
+            if round % 3 == 0 { try harness.checkpoint() }
+        }
+        #expect(tallest >= 3, "the tree never grew past \(tallest) levels")
+        for victim in Array(harness.model) { try harness.remove(victim) }
+        #expect(harness.root == nil)
+    }
+
+    @Test(arguments: [512, 4096])
+    func increasingInsertsFillWholeLeaves(pageSize: Int) throws {
+        let harness = try Harness(pageSize: pageSize)
+        for number in 0..<5000 {
+            try harness.insert(IndexKey.entry(key: IndexKey.encode([.int64(Int64(number))]), rowID: 1))
+        }
+        try harness.check("increasing")
+        try harness.checkpoint()
+        var leaves = 0
+        func count(_ ref: IndexNodeRef) throws {
+            let node = try harness.tree.resolve(ref, level: nil)
+            if node.isLeaf { leaves += 1 } else { for child in node.children { try count(child) } }
+        }
+        try count(harness.root!)
+        let perLeaf = PageFormat.bodyCapacity(pageSize: pageSize) / (2 + 17)
+        #expect(leaves <= 5000 / perLeaf + 1, "\(leaves) leaves for \(perLeaf) entries each")
+    }
+}
