@@ -29,6 +29,17 @@ public enum ObjectGraphError: Error, Sendable, CustomStringConvertible {
     case transformationFailed(key: String, reason: String)
     /// The storage engine failed.
     case storage(StorageError)
+    /// A relationship was given a value of the wrong kind (e.g. a set for a to-one, an object of another
+    /// entity, or a non-object).
+    case wrongRelationshipValue(entity: String, key: String, expected: String, got: String)
+    /// A to-many operation (``ManagedObject/mutableSetValue(forKey:)``, an ordered operation on an unordered
+    /// relationship, …) was asked of a property that does not support it.
+    case notToMany(entity: String, key: String, operation: String)
+    /// Two objects in different persistent stores were related: relationships never cross stores.
+    case crossStoreRelationship(source: ManagedObjectID, key: String, destination: ManagedObjectID)
+    /// A key path uses a collection operator that does not exist or is applied to something that is not
+    /// a collection.
+    case invalidKeyPath(String, reason: String)
 
     /// A one-line description of the failure, naming the entity, key, object or store involved.
     public var description: String {
@@ -48,6 +59,12 @@ public enum ObjectGraphError: Error, Sendable, CustomStringConvertible {
         case .missingTransformer(let name): "no value transformer registered as '\(name)'"
         case .transformationFailed(let key, let reason): "transforming '\(key)' failed: \(reason)"
         case .storage(let error): "\(error)"
+        case .wrongRelationshipValue(let entity, let key, let expected, let got):
+            "\(entity).\(key) takes \(expected), not \(got)"
+        case .notToMany(let entity, let key, let operation): "\(entity).\(key) does not support \(operation)"
+        case .crossStoreRelationship(let source, let key, let destination):
+            "\(source).\(key) cannot relate to \(destination), which is in another store"
+        case .invalidKeyPath(let path, let reason): "key path '\(path)': \(reason)"
         }
     }
 }

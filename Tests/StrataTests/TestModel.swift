@@ -177,7 +177,19 @@ final class TestStack {
     let coordinator: PersistentStoreCoordinator
     let store: any PersistentStore
     let directory: String?
-    private let ownsDirectory: Bool
+    /// Whether deinit removes the directory (handed on by `reopened()`).
+    var ownsDirectory: Bool
+
+    /// A new coordinator on the same store object (how an in-memory store is "reopened").
+    init(sharing other: TestStack) throws {
+        kind = other.kind
+        model = other.model
+        coordinator = PersistentStoreCoordinator(model: other.model)
+        store = other.store
+        directory = other.directory
+        ownsDirectory = false
+        coordinator.addPersistentStore(other.store)
+    }
 
     init(
         _ kind: StoreKind, model: ManagedObjectModel = TestModel.model, directory: String? = nil,

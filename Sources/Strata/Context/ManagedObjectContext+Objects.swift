@@ -20,6 +20,7 @@ extension ManagedObjectContext {
         let object = type.init(entity: id.entity, insertInto: nil)
         object.objectID = id
         object.isFault = true
+        object.relationshipValues = Array(repeating: nil, count: id.entity.relationships.count)
         register(object)
         return object
     }
@@ -64,6 +65,15 @@ extension ManagedObjectContext {
     }
 
     /// Gives an object its permanent ID in the registry.
+    /// The objects a saved object relates to through a to-many, as its store keeps them (no rows read).
+    func relatedReferences(
+        of object: ManagedObject, through relationship: RelationshipDescription
+    ) throws -> [StoredReference] {
+        guard let rowID = object.objectID.rowID else { return [] }
+        return try coordinator.store(for: object.objectID).relatedObjects(
+            through: relationship, of: StoredReference(entity: object.entity, rowID: rowID))
+    }
+
     func rekey(_ object: ManagedObject, to id: ManagedObjectID) {
         registry[object.objectID] = nil
         object.objectID = id

@@ -17,13 +17,14 @@ extension ManagedObjectContext {
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) throws {
         guard object.managedObjectContext === self, !object.isInserted else { return }
         let key = ObjectIdentifier(object)
-        guard mergeChanges, !object.changedIndexes.isEmpty else {
+        guard mergeChanges, !object.changedIndexes.isEmpty || !object.changedRelationships.isEmpty else {
             updated[key] = nil
             if deleted[key] == nil { object.turnIntoFault() }
             if !retainsRegisteredObjects, deleted[key] == nil { retainedObjects[key] = nil }
             return
         }
         let saved = object.changedIndexes.map { ($0, object.values[$0]) }
+        let savedRelationships = object.changedRelationships.map { ($0, object.relationshipValues[$0]) }
         let before = object.values
         // Read first: a failed read leaves the object as it was.
         guard let row = try storedRow(for: object.objectID) else {
@@ -34,6 +35,10 @@ extension ManagedObjectContext {
         for (index, value) in saved {
             object.values[index] = value
             object.changedIndexes.insert(index)
+        }
+        for (index, value) in savedRelationships {
+            object.relationshipValues[index] = value
+            object.changedRelationships.insert(index)
         }
         for (index, _) in saved { object.didChangeValue(forKey: object.entity.attributes[index].name) }
         let restored = Set(saved.map(\.0))

@@ -12,25 +12,20 @@ extension ManagedObjectContext {
     /// - Throws: ``ValidationError``, ``ObjectGraphError/optimisticLockingConflict(_:)``,
     ///   ``ObjectGraphError/storage(_:)``.
     public func save() throws {
+        try processPendingChanges()
         guard hasChanges else { return }
         let changing = Array(inserted.values) + Array(updated.values) + Array(deleted.values)
         for object in changing { object.willSave() }
 
-        // Rows are written whole: binary values still in the store are read first (and kept if unchanged).
-        for object in Array(inserted.values) + Array(updated.values) { try object.resolveExternalValues() }
-
-        var failures: [ValidationError] = []
+        // Rows are written whole: faults changed only through a relationship are filled, and binary values
+        // still in the store are read (and kept if unchanged).
         for object in Array(inserted.values) + Array(updated.values) {
-            for attribute in object.entity.persistentAttributes {
-                do {
-                    try attribute.validate(
-                        object.values[attribute.index], objectDescription: object.objectID.description)
-                } catch { failures.append(error) }
-            }
+            try object.fulfillFaultIfNeeded()
+            try object.resolveExternalValues()
         }
-        if let failure = ValidationError.combining(failures) { throw failure }
+        try validateForSave()
 
-        // Group the changes by store.
+        // Group the changes by store; an inserted object is named by its position among its store's inserts.
         struct Batch {
             var store: any PersistentStore
             var changes = StoreChanges()
@@ -44,21 +39,73 @@ extension ManagedObjectContext {
             if batches[key] == nil { batches[key] = Batch(store: store) }
             return key
         }
+        var insertPositions: [ObjectIdentifier: (store: ObjectIdentifier, index: Int)] = [:]
         for object in insertedInOrder {
             let store = try assignedStores[ObjectIdentifier(object)] ?? coordinator.defaultStore(for: object.entity)
             let key = batch(store)
+            insertPositions[ObjectIdentifier(object)] = (key, batches[key]!.inserted.count)
             batches[key]!.changes.inserts.append(
                 StoreChanges.Insert(
                     entity: object.entity, values: object.persistentValues, rowID: object.objectID.rowID))
             batches[key]!.inserted.append(object)
+        }
+        /// How a save in the store batched as `store` names `target`, related to `source` through `key`.
+        func reference(
+            to target: ManagedObject, from source: ManagedObject, key: String, store: ObjectIdentifier
+        )
+            throws -> ObjectReference
+        {
+            if let position = insertPositions[ObjectIdentifier(target)] {
+                guard position.store == store else {
+                    throw ObjectGraphError.crossStoreRelationship(
+                        source: source.objectID, key: key, destination: target.objectID)
+                }
+                return .inserted(position.index)
+            }
+            guard let rowID = target.objectID.rowID,
+                ObjectIdentifier(try coordinator.store(for: target.objectID)) == store
+            else {
+                throw ObjectGraphError.crossStoreRelationship(
+                    source: source.objectID, key: key, destination: target.objectID)
+            }
+            return .stored(StoredReference(entity: target.entity, rowID: rowID))
+        }
+        func references(of object: ManagedObject, store: ObjectIdentifier) throws -> [ObjectReference?] {
+            try object.entity.toOneRelationships.map { relationship in
+                try object.toOneValue(relationship).map {
+                    try reference(to: $0, from: object, key: relationship.name, store: store)
+                }
+            }
+        }
+        func links(of object: ManagedObject, store: ObjectIdentifier, source: ObjectReference, all: Bool) throws {
+            for relationship in object.entity.relationships where relationship.isToMany {
+                guard case .joinTable = relationship.storage,
+                    all || object.changedRelationships.contains(relationship.index),
+                    case .toMany(let members) = object.relationshipValues[relationship.index]
+                else { continue }
+                if all && members.count == 0 { continue }
+                let targets = try members.objects.map {
+                    try reference(to: $0, from: object, key: relationship.name, store: store)
+                }
+                batches[store]!.changes.links.append(
+                    StoreChanges.Links(relationship: relationship, source: source, members: targets))
+            }
+        }
+        for object in insertedInOrder {
+            let (key, index) = insertPositions[ObjectIdentifier(object)]!
+            batches[key]!.changes.inserts[index].references = try references(of: object, store: key)
+            try links(of: object, store: key, source: .inserted(index), all: true)
         }
         for object in updated.values {
             let key = batch(try coordinator.store(for: object.objectID))
             batches[key]!.changes.updates.append(
                 StoreChanges.Update(
                     entity: object.entity, rowID: object.objectID.rowID!, values: object.persistentValues,
-                    expectedVersion: object.version))
+                    expectedVersion: object.version, references: try references(of: object, store: key)))
             batches[key]!.updated.append(object)
+            try links(
+                of: object, store: key,
+                source: .stored(StoredReference(entity: object.entity, rowID: object.objectID.rowID!)), all: false)
         }
         for object in deleted.values {
             let key = batch(try coordinator.store(for: object.objectID))
@@ -92,7 +139,10 @@ extension ManagedObjectContext {
                 entity: object.entity, storeIdentifier: store.identifier, rowID: result.insertedRowIDs[index])
             if object.objectID != id { rekey(object, to: id) }
             settle(
-                object, values: changes.inserts[index].values, version: result.insertedVersions[index],
+                object, values: changes.inserts[index].values,
+                references: changes.inserts[index].references.map {
+                    $0?.resolved(in: changes, insertedRowIDs: result.insertedRowIDs)
+                }, version: result.insertedVersions[index],
                 external: index < result.insertedExternalReferences.count
                     ? result.insertedExternalReferences[index] : [:])
             object.isInserted = false
@@ -101,7 +151,10 @@ extension ManagedObjectContext {
         }
         for (index, object) in updated.enumerated() {
             settle(
-                object, values: changes.updates[index].values, version: result.updatedVersions[index],
+                object, values: changes.updates[index].values,
+                references: changes.updates[index].references.map {
+                    $0?.resolved(in: changes, insertedRowIDs: result.insertedRowIDs)
+                }, version: result.updatedVersions[index],
                 external: index < result.updatedExternalReferences.count ? result.updatedExternalReferences[index] : [:]
             )
             self.updated[ObjectIdentifier(object)] = nil
@@ -117,12 +170,17 @@ extension ManagedObjectContext {
     /// An object's values were saved: they are its committed state, and the row cache's.
     /// The row cache gets the row as a fault would read it: values written outside the row (`external`, by storage
     /// index) only as references, so large binary values never sit in the shared cache.
-    private func settle(_ object: ManagedObject, values: [AttributeValue?], version: UInt64, external: [Int: UInt64]) {
+    private func settle(
+        _ object: ManagedObject, values: [AttributeValue?], references: [StoredReference?], version: UInt64,
+        external: [Int: UInt64]
+    ) {
         object.committed = values
+        object.committedReferences = references
+        object.changedRelationships = []
         object.committedExternalReferences = [:]
         object.version = version
         object.changedIndexes = []
-        var row = StoredRow(entity: object.entity, version: version, values: values)
+        var row = StoredRow(entity: object.entity, version: version, values: values, references: references)
         for (storageIndex, blob) in external {
             row.values[storageIndex] = nil
             row.externalReferences[storageIndex] = blob
@@ -143,6 +201,7 @@ extension ManagedObjectContext {
         }
         updated = [:]
         deleted = [:]
+        pendingDeletions = []
         insertionOrder = []
         if !retainsRegisteredObjects { retainedObjects = [:] }
     }
@@ -160,6 +219,9 @@ extension ManagedObjectContext {
             object.externalReferences[object.entity.persistentAttributes[storageIndex].index] = blob
         }
         object.changedIndexes = []
+        // Relationships become faults again: read back from the committed row and the store when next used.
+        object.relationshipValues = Array(repeating: nil, count: object.entity.relationships.count)
+        object.changedRelationships = []
     }
 
     /// Forgets every object: the context is as new. Objects held elsewhere no longer belong to it.
@@ -174,6 +236,7 @@ extension ManagedObjectContext {
         deleted = [:]
         retainedObjects = [:]
         assignedStores = [:]
+        pendingDeletions = []
         insertionOrder = []
     }
 }

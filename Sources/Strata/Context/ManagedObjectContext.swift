@@ -52,6 +52,10 @@ public final class ManagedObjectContext {
     var insertionCounter: UInt64 = 0
     /// Inserted objects in the order they were inserted (saves write them in this order, without sorting).
     var insertionOrder: [ManagedObject] = []
+    /// Deleted objects whose delete rules have not run yet (``processPendingChanges()``).
+    var pendingDeletions: [ManagedObject] = []
+    /// Whether ``processPendingChanges()`` is running (a cascade's deletes only queue).
+    var isProcessingDeletions = false
 
     /// The objects inserted and not yet saved, in insertion order.
     var insertedInOrder: [ManagedObject] {
@@ -154,16 +158,20 @@ public final class ManagedObjectContext {
         let key = ObjectIdentifier(object)
         guard deleted[key] == nil else { return }
         object.prepareForDeletion()
+        pendingDeletions.append(object)
         if inserted[key] != nil {
             object.isInserted = false
-            unregister(object)
+            object.isDeleted = true
+            inserted[key] = nil
             insertionOrder.removeAll { $0 === object }
-            return
+        } else {
+            updated[key] = nil
+            deleted[key] = object
+            object.isDeleted = true
         }
-        guard deleted[key] == nil else { return }
-        updated[key] = nil
-        deleted[key] = object
-        object.isDeleted = true
+        // Delete rules run now when they can; a failure to read a related object is thrown by the next
+        // processPendingChanges() or save(), which run them again.
+        try? processPendingChanges()
     }
 
     /// Chooses the store an inserted object will be saved in (default: the coordinator's first store).

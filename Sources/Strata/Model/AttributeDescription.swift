@@ -63,14 +63,20 @@ public final class AttributeDescription: PropertyDescription, Hashable {
     /// The attribute's position in ``EntityDescription/attributes``: inherited attributes come first, so
     /// the position is the same in every entity that has the attribute.
     public let index: Int
-    /// The position of the attribute's field in the row (among the persistent attributes, inherited
-    /// first), the same in every entity that has the attribute; nil for a transient attribute.
+    /// The position of the attribute's value among the persistent attributes (inherited first), the same
+    /// in every entity that has the attribute; nil for a transient attribute.
     public let storageIndex: Int?
+    /// The position of the attribute's field in a row record, nil for a transient attribute. Differs from
+    /// ``storageIndex`` once an ancestor has to-one relationships, whose fields follow that ancestor's
+    /// attributes.
+    public let fieldIndex: Int?
     /// The compiled pattern of each rule, in the order of ``validationRules`` (nil for other rules).
     let patterns: [CompiledPattern?]
 
     /// Builds and checks the attribute of `entity` that `definition` defines.
-    init(definition: Attribute, entity: EntityDescription, index: Int, storageIndex: Int?) throws(ModelError) {
+    init(
+        definition: Attribute, entity: EntityDescription, index: Int, storageIndex: Int?, fieldIndex: Int?
+    ) throws(ModelError) {
         let entityName = entity.name
         let name = definition.name
         let type = definition.type
@@ -116,6 +122,7 @@ public final class AttributeDescription: PropertyDescription, Hashable {
         self.entity = entity
         self.index = index
         self.storageIndex = storageIndex
+        self.fieldIndex = fieldIndex
         self.patterns = patterns
     }
 

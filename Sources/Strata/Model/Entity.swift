@@ -55,10 +55,17 @@ public struct Entity: Sendable, Hashable {
 
     /// The entity's own attribute definitions, in declaration order.
     public var attributes: [Attribute] {
-        properties.map { property in
-            switch property {
-            case .attribute(let attribute): attribute
-            }
+        properties.compactMap { property in
+            if case .attribute(let attribute) = property { return attribute }
+            return nil
+        }
+    }
+
+    /// The entity's own relationship definitions, in declaration order.
+    public var relationships: [Relationship] {
+        properties.compactMap { property in
+            if case .relationship(let relationship) = property { return relationship }
+            return nil
         }
     }
 }

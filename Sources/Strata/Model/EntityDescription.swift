@@ -60,7 +60,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     public let superentity: EntityDescription?
 
     private var subentityReferences: [UnownedEntity] = []
-    /// The entity's own properties and the inherited ones, in row order: inherited first.
+    /// The entity's attributes followed by its relationships (each inherited first).
     public private(set) var properties: [any PropertyDescription] = []
     /// ``properties`` by name.
     public private(set) var propertiesByName: [String: any PropertyDescription] = [:]
@@ -71,9 +71,18 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     public private(set) var attributesByName: [String: AttributeDescription] = [:]
     /// The non-transient attributes, in row order: element i has ``AttributeDescription/storageIndex`` i.
     public private(set) var persistentAttributes: [AttributeDescription] = []
+    /// The entity's relationships: inherited ones first, then its own in declaration order.
+    public private(set) var relationships: [RelationshipDescription] = []
+    /// ``relationships`` by name.
+    public private(set) var relationshipsByName: [String: RelationshipDescription] = [:]
+    /// The to-one relationships, inherited first: element i has ``RelationshipDescription/toOneIndex`` i.
+    public private(set) var toOneRelationships: [RelationshipDescription] = []
+    /// What each field of the entity's rows holds, in field order: level by level from the root, each
+    /// level's persistent attributes and then two fields per to-one.
+    public private(set) var storedFields: [StoredField] = []
     /// A hash of what the entity's rows depend on, as 32 lowercase hexadecimal digits: the name, the
     /// superentity's name, the abstract flag and each persistent attribute's name, type, optionality and
-    /// transformer name, in row order. Validation rules, defaults, indexes, external storage and
+    /// transformer name, in row order, then each relationship's name, destination, inverse and kind. Validation rules, defaults, indexes, external storage and
     /// transient attributes are not part of it (as in Core Data). See ``ManagedObjectModel/versionHash``.
     public private(set) var versionHash: String = ""
     /// The hash as a number (what the model's hash combines).
@@ -142,30 +151,99 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
 
     // MARK: - Building (ManagedObjectModel.init only)
 
-    /// Builds the entity's attributes: the superentity's (which must be built), then `definitions`.
+    /// Builds the entity's properties: the superentity's (which must be built), then `definitions`.
+    /// Relationships are linked to their destinations later, by ``link(in:)``.
     func buildProperties(_ definitions: [PropertyDefinition]) throws(ModelError) {
         var attributes = superentity?.attributes ?? []
         var attributesByName = superentity?.attributesByName ?? [:]
         var persistentAttributes = superentity?.persistentAttributes ?? []
-        for case .attribute(let definition) in definitions {
-            guard !definition.name.isEmpty else { throw .emptyAttributeName(entity: name) }
-            if let existing = attributesByName[definition.name] {
-                if existing.entity === self { throw .duplicateAttribute(entity: name, attribute: definition.name) }
-                throw .redeclaredAttribute(
-                    entity: name, attribute: definition.name, inheritedFrom: existing.entity.name)
+        var relationships = superentity?.relationships ?? []
+        var relationshipsByName = superentity?.relationshipsByName ?? [:]
+        var toOneRelationships = superentity?.toOneRelationships ?? []
+        var storedFields = superentity?.storedFields ?? []
+        func checkName(_ name: String) throws(ModelError) {
+            guard !name.isEmpty else { throw .emptyAttributeName(entity: self.name) }
+            let existing: (any PropertyDescription)? = attributesByName[name] ?? relationshipsByName[name]
+            if let existing {
+                if existing.entity === self { throw .duplicateAttribute(entity: self.name, attribute: name) }
+                throw .redeclaredAttribute(entity: self.name, attribute: name, inheritedFrom: existing.entity.name)
             }
+        }
+        // This level's fields: its persistent attributes, then two per to-one (row ID, entity ID).
+        for case .attribute(let definition) in definitions {
+            try checkName(definition.name)
             let attribute = try AttributeDescription(
                 definition: definition, entity: self, index: attributes.count,
-                storageIndex: definition.isTransient ? nil : persistentAttributes.count)
+                storageIndex: definition.isTransient ? nil : persistentAttributes.count,
+                fieldIndex: definition.isTransient ? nil : storedFields.count)
             attributes.append(attribute)
             attributesByName[attribute.name] = attribute
-            if !attribute.isTransient { persistentAttributes.append(attribute) }
+            if let storageIndex = attribute.storageIndex {
+                persistentAttributes.append(attribute)
+                storedFields.append(.attribute(storageIndex))
+            }
+        }
+        for case .relationship(let definition) in definitions {
+            try checkName(definition.name)
+            if definition.isToMany {
+                guard definition.minCount >= 0, definition.maxCount.map({ $0 >= max(1, definition.minCount) }) ?? true
+                else { throw .invalidCount(entity: name, relationship: definition.name) }
+            }
+            let toOneIndex = definition.isToMany ? nil : toOneRelationships.count
+            let relationship = RelationshipDescription(
+                definition: definition, entity: self, index: relationships.count, toOneIndex: toOneIndex,
+                fieldIndex: toOneIndex == nil ? nil : storedFields.count)
+            relationships.append(relationship)
+            relationshipsByName[relationship.name] = relationship
+            if let toOneIndex {
+                toOneRelationships.append(relationship)
+                storedFields += [.reference(toOneIndex), .referenceEntity(toOneIndex)]
+            }
         }
         self.attributes = attributes
         self.attributesByName = attributesByName
         self.persistentAttributes = persistentAttributes
-        self.properties = attributes
-        self.propertiesByName = attributesByName
+        self.relationships = relationships
+        self.relationshipsByName = relationshipsByName
+        self.toOneRelationships = toOneRelationships
+        self.storedFields = storedFields
+        self.properties = attributes + relationships
+        var propertiesByName: [String: any PropertyDescription] = attributesByName
+        for relationship in relationships { propertiesByName[relationship.name] = relationship }
+        self.propertiesByName = propertiesByName
+    }
+
+    /// Links the entity's own relationships to their destinations and inverses, once every entity is built;
+    /// returns the warnings found (relationships without inverse).
+    func link(in entities: [String: EntityDescription]) throws(ModelError) -> [ModelWarning] {
+        var warnings: [ModelWarning] = []
+        for relationship in relationships where relationship.entity === self {
+            guard let destination = entities[relationship.destinationName] else {
+                throw .unknownDestination(
+                    entity: name, relationship: relationship.name, destination: relationship.destinationName)
+            }
+            var inverse: RelationshipDescription?
+            if let inverseName = relationship.inverseName {
+                guard let found = destination.relationshipsByName[inverseName] else {
+                    throw .unknownInverse(entity: name, relationship: relationship.name, inverse: inverseName)
+                }
+                guard let backDestination = entities[found.destinationName], isKind(of: backDestination) else {
+                    throw .inverseMismatch(
+                        entity: name, relationship: relationship.name, inverse: inverseName,
+                        reason: "\(destination.name).\(inverseName) leads to \(found.destinationName), not \(name)")
+                }
+                if let back = found.inverseName, back != relationship.name {
+                    throw .inverseMismatch(
+                        entity: name, relationship: relationship.name, inverse: inverseName,
+                        reason: "\(destination.name).\(inverseName) names \(back) as its inverse")
+                }
+                inverse = found
+            } else {
+                warnings.append(.missingInverse(entity: name, relationship: relationship.name))
+            }
+            relationship.link(destination: destination, inverse: inverse)
+        }
+        return warnings
     }
 
     /// Records a direct subentity; called in name order.
@@ -197,6 +275,14 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
                 hasher.combine(UInt8(0))
             }
         }
+        // Entities without relationships hash as they did before relationships existed (stores keep opening).
+        if !relationships.isEmpty { hasher.combine(UInt32(relationships.count)) }
+        for relationship in relationships {
+            hasher.combine(relationship.name)
+            hasher.combine(relationship.destinationName)
+            hasher.combine(relationship.inverseName ?? "")
+            hasher.combine(UInt8((relationship.isToMany ? 1 : 0) | (relationship.isOrdered ? 2 : 0)))
+        }
         versionHashValue = hasher.value
         versionHash = hasher.hexDigest
     }
@@ -205,4 +291,15 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
 /// An unowned reference, so that a parent does not keep its subentities (which keep it) alive.
 private struct UnownedEntity {
     unowned let entity: EntityDescription
+}
+
+/// What one field of an entity's rows holds (see ``EntityDescription/storedFields``).
+public enum StoredField: Sendable, Hashable {
+    /// The value of the persistent attribute with this ``AttributeDescription/storageIndex``.
+    case attribute(Int)
+    /// The related row ID of the to-one with this ``RelationshipDescription/toOneIndex`` (null when nil).
+    case reference(Int)
+    /// The related object's entity ID of that to-one (null when nil or when the destination has no
+    /// subentities).
+    case referenceEntity(Int)
 }

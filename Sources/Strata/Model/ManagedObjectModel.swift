@@ -48,6 +48,8 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
     /// `"strata.model.v1"`, the entity count and, for each entity in name order, its name and its
     /// 16-byte hash (most significant byte first); strings are fed as a u32 byte count and UTF-8.
     public let versionHash: String
+    /// What the model allows but is usually a mistake, e.g. relationships without an inverse.
+    public let warnings: [ModelWarning]
     /// Each entity's ``EntityDescription/versionHash`` by entity name: what a store records to tell
     /// which entities changed (Core Data's `entityVersionHashesByName`).
     public let entityVersionHashesByName: [String: String]
@@ -109,13 +111,17 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
                 managedObjectClassName: definition.managedObjectClassName, entityID: entityIDs[definition.name]!,
                 superentity: parent)
             try entity.buildProperties(definition.properties)
-            entity.computeVersionHash()
             parent?.addSubentity(entity)
             built[definition.name] = entity
         }
 
+        var warnings: [ModelWarning] = []
+        for (_, definition) in buildOrder { warnings += try built[definition.name]!.link(in: built) }
+        for (_, definition) in buildOrder { built[definition.name]!.computeVersionHash() }
+
         let entities = sorted.map { built[$0.name]! }
         self.entities = entities
+        self.warnings = warnings
         self.entitiesByName = built
         var hashes: [String: String] = [:]
         var hasher = StableHasher()

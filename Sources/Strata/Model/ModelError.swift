@@ -23,6 +23,12 @@
 /// - ``optionNotApplicable(entity:attribute:option:)``
 /// - ``ruleNotApplicable(entity:attribute:rule:)``
 /// - ``invalidRegularExpression(entity:attribute:pattern:)``
+///
+/// ### Relationships
+/// - ``unknownDestination(entity:relationship:destination:)``
+/// - ``unknownInverse(entity:relationship:inverse:)``
+/// - ``inverseMismatch(entity:relationship:inverse:reason:)``
+/// - ``invalidCount(entity:relationship:)``
 public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An entity's name is empty.
     case emptyEntityName
@@ -35,6 +41,15 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
     case inheritanceCycle([String])
     /// More entities than a u16 entity ID can number (65,535).
     case tooManyEntities(Int)
+    /// A relationship names a destination entity the model does not define.
+    case unknownDestination(entity: String, relationship: String, destination: String)
+    /// A relationship names an inverse its destination does not have.
+    case unknownInverse(entity: String, relationship: String, inverse: String)
+    /// A relationship and the inverse it names do not describe the same link (the inverse leads to another
+    /// entity or names another inverse).
+    case inverseMismatch(entity: String, relationship: String, inverse: String, reason: String)
+    /// A to-many's minimum count is negative or above its maximum, or its maximum is below 1.
+    case invalidCount(entity: String, relationship: String)
     /// An attribute's name is empty.
     case emptyAttributeName(entity: String)
     /// An entity declares two attributes of the same name.
@@ -63,6 +78,14 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unknownParent(let entity, let parent): "entity \(entity) inherits from \(parent), which is not defined"
         case .inheritanceCycle(let names): "entities inherit in a cycle: \(names.joined(separator: " -> "))"
         case .tooManyEntities(let count): "\(count) entities, at most 65535"
+        case .unknownDestination(let entity, let relationship, let destination):
+            "\(entity).\(relationship) leads to \(destination), which is not defined"
+        case .unknownInverse(let entity, let relationship, let inverse):
+            "\(entity).\(relationship) names inverse \(inverse), which its destination does not have"
+        case .inverseMismatch(let entity, let relationship, let inverse, let reason):
+            "\(entity).\(relationship) and its inverse \(inverse) disagree: \(reason)"
+        case .invalidCount(let entity, let relationship):
+            "\(entity).\(relationship) has a minimum count above its maximum, a negative minimum or a maximum below 1"
         case .emptyAttributeName(let entity): "entity \(entity) has an attribute with an empty name"
         case .duplicateAttribute(let entity, let attribute): "entity \(entity) declares \(attribute) twice"
         case .redeclaredAttribute(let entity, let attribute, let parent):

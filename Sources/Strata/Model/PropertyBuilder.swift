@@ -12,6 +12,10 @@
 public enum PropertyBuilder {
     /// An attribute.
     public static func buildExpression(_ attribute: Attribute) -> [PropertyDefinition] { [.attribute(attribute)] }
+    /// A relationship.
+    public static func buildExpression(_ relationship: Relationship) -> [PropertyDefinition] {
+        [.relationship(relationship)]
+    }
     /// A property definition.
     public static func buildExpression(_ property: PropertyDefinition) -> [PropertyDefinition] { [property] }
     /// Several property definitions.

@@ -35,10 +35,11 @@ import StrataFormat
 /// - ``init(entity:transformers:)``
 ///
 /// ### Whole rows
-/// - ``encode(_:rowVersion:)``
+/// - ``encode(_:references:rowVersion:)``
 /// - ``decode(_:)``
-/// - ``fields(for:)``
+/// - ``fields(for:references:)``
 /// - ``values(from:)``
+/// - ``references(from:)``
 ///
 /// ### One value
 /// - ``value(of:in:)``
@@ -69,22 +70,18 @@ public struct RowCoder: Sendable {
     /// Encodes a row of the entity.
     ///
     /// - Parameters:
-    ///   - values: one value per persistent attribute, in row order.
+    ///   - values: one value per persistent attribute, in storage order.
+    ///   - references: one value per to-one relationship, or none for a row whose to-ones are all nil.
     ///   - rowVersion: the row's version.
     /// - Returns: the row record.
     /// - Throws: ``RowCodingError/valueTypeMismatch(attribute:expected:)``,
     ///   ``RowCodingError/transformerNotRegistered(attribute:name:)``,
     ///   ``RowCodingError/transformationFailed(attribute:name:reason:)``.
-    public func encode(_ values: [AttributeValue?], rowVersion: UInt64) throws(RowCodingError) -> [UInt8] {
-        let attributes = entity.persistentAttributes
-        precondition(
-            values.count == attributes.count,
-            "\(values.count) values for \(attributes.count) persistent attributes of \(entity.name)")
-        var writer = RowRecord.Writer(entityID: entity.entityID, rowVersion: rowVersion, fieldCount: values.count)
-        for (value, attribute) in zip(values, attributes) {
-            writer.append(try Self.field(for: value, of: attribute, transformers: transformers))
-        }
-        return writer.finish()
+    public func encode(
+        _ values: [AttributeValue?], references: [StoredReference?] = [], rowVersion: UInt64
+    ) throws(RowCodingError) -> [UInt8] {
+        RowRecord.encode(
+            entityID: entity.entityID, rowVersion: rowVersion, fields: try fields(for: values, references: references))
     }
 
     /// Decodes a whole row of the entity.
@@ -93,7 +90,9 @@ public struct RowCoder: Sendable {
     /// - Returns: the row's version and one value per persistent attribute, in row order.
     /// - Throws: ``RowCodingError/format(_:)`` for a damaged row, ``RowCodingError/entityMismatch(expected:found:)``,
     ///   ``RowCodingError/fieldCountMismatch(expected:found:)``, and what ``value(from:of:transformers:)`` throws.
-    public func decode(_ bytes: [UInt8]) throws(RowCodingError) -> (rowVersion: UInt64, values: [AttributeValue?]) {
+    public func decode(
+        _ bytes: [UInt8]
+    ) throws(RowCodingError) -> (rowVersion: UInt64, values: [AttributeValue?], references: [StoredReference?]) {
         let decoded: (header: RowRecord.Header, fields: [RowRecord.Field])
         do {
             decoded = try RowRecord.decodeAll(bytes)
@@ -103,7 +102,7 @@ public struct RowCoder: Sendable {
         guard decoded.header.entityID == entity.entityID else {
             throw .entityMismatch(expected: entity.entityID, found: decoded.header.entityID)
         }
-        return (decoded.header.rowVersion, try values(from: decoded.fields))
+        return (decoded.header.rowVersion, try values(from: decoded.fields), try references(from: decoded.fields))
     }
 
     /// Converts values to fields, without encoding a row (for a store that rewrites some fields, e.g.
@@ -112,36 +111,89 @@ public struct RowCoder: Sendable {
     /// - Parameter values: one value per persistent attribute, in row order.
     /// - Returns: one field per value.
     /// - Throws: what ``encode(_:rowVersion:)`` throws.
-    public func fields(for values: [AttributeValue?]) throws(RowCodingError) -> [RowRecord.Field] {
+    public func fields(
+        for values: [AttributeValue?], references: [StoredReference?] = []
+    ) throws(RowCodingError) -> [RowRecord.Field] {
         let attributes = entity.persistentAttributes
         precondition(
             values.count == attributes.count,
             "\(values.count) values for \(attributes.count) persistent attributes of \(entity.name)")
+        precondition(
+            references.isEmpty || references.count == entity.toOneRelationships.count,
+            "\(references.count) references for \(entity.toOneRelationships.count) to-ones of \(entity.name)")
         var fields: [RowRecord.Field] = []
-        fields.reserveCapacity(values.count)
-        for (value, attribute) in zip(values, attributes) {
-            fields.append(try Self.field(for: value, of: attribute, transformers: transformers))
+        fields.reserveCapacity(entity.storedFields.count)
+        for stored in entity.storedFields {
+            switch stored {
+            case .attribute(let index):
+                fields.append(try Self.field(for: values[index], of: attributes[index], transformers: transformers))
+            case .reference(let index):
+                fields.append(references.isEmpty ? .null : references[index].map { .reference($0.rowID) } ?? .null)
+            case .referenceEntity(let index):
+                let reference = references.isEmpty ? nil : references[index]
+                if let reference, !entity.toOneRelationships[index].destinationEntity.subentities.isEmpty {
+                    fields.append(.int64(Int64(reference.entity.entityID)))
+                } else {
+                    fields.append(.null)
+                }
+            }
         }
         return fields
     }
 
-    /// Converts a row's fields to values.
+    /// Converts a row's fields to its attribute values.
     ///
-    /// - Parameter fields: one field per persistent attribute, in row order.
-    /// - Returns: one value per field.
+    /// - Parameter fields: the row's fields (``EntityDescription/storedFields``).
+    /// - Returns: one value per persistent attribute, in storage order.
     /// - Throws: ``RowCodingError/fieldCountMismatch(expected:found:)`` and what ``value(from:of:transformers:)``
     ///   throws.
     public func values(from fields: [RowRecord.Field]) throws(RowCodingError) -> [AttributeValue?] {
         let attributes = entity.persistentAttributes
-        guard fields.count == attributes.count else {
-            throw .fieldCountMismatch(expected: attributes.count, found: fields.count)
+        guard fields.count == entity.storedFields.count else {
+            throw .fieldCountMismatch(expected: entity.storedFields.count, found: fields.count)
         }
         var values: [AttributeValue?] = []
-        values.reserveCapacity(fields.count)
-        for (field, attribute) in zip(fields, attributes) {
-            values.append(try Self.value(from: field, of: attribute, transformers: transformers))
+        values.reserveCapacity(attributes.count)
+        for attribute in attributes {
+            values.append(
+                try Self.value(from: fields[attribute.fieldIndex!], of: attribute, transformers: transformers))
         }
         return values
+    }
+
+    /// Converts a row's fields to its to-one references.
+    ///
+    /// - Parameter fields: the row's fields (``EntityDescription/storedFields``).
+    /// - Returns: one reference per to-one relationship (``EntityDescription/toOneRelationships``), nil for none.
+    /// - Throws: ``RowCodingError/fieldCountMismatch(expected:found:)``; ``RowCodingError/format(_:)`` when a
+    ///   reference field holds something else or names an entity outside the destination's hierarchy.
+    public func references(from fields: [RowRecord.Field]) throws(RowCodingError) -> [StoredReference?] {
+        guard fields.count == entity.storedFields.count else {
+            throw .fieldCountMismatch(expected: entity.storedFields.count, found: fields.count)
+        }
+        var references: [StoredReference?] = []
+        references.reserveCapacity(entity.toOneRelationships.count)
+        for relationship in entity.toOneRelationships {
+            let position = relationship.fieldIndex!
+            switch (fields[position], fields[position + 1]) {
+            case (.null, _):
+                references.append(nil)
+            case (.reference(let rowID), .null):
+                references.append(StoredReference(entity: relationship.destinationEntity, rowID: rowID))
+            case (.reference(let rowID), .int64(let entityID)):
+                guard
+                    let concrete = relationship.destinationEntity.allEntitiesInHierarchyBelow.first(where: {
+                        Int64($0.entityID) == entityID
+                    })
+                else {
+                    throw .format(.invalidField("\(relationship.name) names entity \(entityID)"))
+                }
+                references.append(StoredReference(entity: concrete, rowID: rowID))
+            default:
+                throw .format(.invalidField("\(relationship.name) is not a reference"))
+            }
+        }
+        return references
     }
 
     // MARK: - One value
@@ -156,7 +208,7 @@ public struct RowCoder: Sendable {
     /// - Throws: ``RowCodingError/format(_:)``, ``RowCodingError/entityMismatch(expected:found:)``, and what
     ///   ``value(from:of:transformers:)`` throws.
     public func value(of attribute: AttributeDescription, in bytes: [UInt8]) throws(RowCodingError) -> AttributeValue? {
-        guard let storageIndex = attribute.storageIndex, entity.isKind(of: attribute.entity) else {
+        guard attribute.storageIndex != nil, entity.isKind(of: attribute.entity) else {
             preconditionFailure("\(attribute.name) is not a persistent attribute of \(entity.name)")
         }
         let header: RowRecord.Header
@@ -170,7 +222,7 @@ public struct RowCoder: Sendable {
         }
         let field: RowRecord.Field
         do {
-            field = try RowRecord.field(at: storageIndex, in: bytes)
+            field = try RowRecord.field(at: attribute.fieldIndex!, in: bytes)
         } catch {
             throw .format(error)
         }

@@ -41,6 +41,12 @@ public enum ValidationError: Error, Sendable, Equatable, CustomStringConvertible
     case tooLong(object: String, key: String, length: Int, limit: Int)
     /// The string does not match a regular expression rule.
     case patternMismatch(object: String, key: String, pattern: String)
+    /// A to-many relationship holds fewer objects than its minimum count.
+    case tooFewObjects(object: String, key: String, count: Int, limit: Int)
+    /// A to-many relationship holds more objects than its maximum count.
+    case tooManyObjects(object: String, key: String, count: Int, limit: Int)
+    /// A deleted object still has objects in a relationship whose delete rule is ``DeleteRule/deny``.
+    case deleteDenied(object: String, key: String, count: Int)
     /// Several failures, in the order they were found; never empty, never nested.
     case multiple([ValidationError])
 
@@ -77,6 +83,12 @@ public enum ValidationError: Error, Sendable, Equatable, CustomStringConvertible
             "\(object): \(key) has length \(length), above \(limit)"
         case .patternMismatch(let object, let key, let pattern):
             "\(object): \(key) does not match \(pattern.debugDescription)"
+        case .tooFewObjects(let object, let key, let count, let limit):
+            "\(object): \(key) holds \(count) objects, fewer than \(limit)"
+        case .tooManyObjects(let object, let key, let count, let limit):
+            "\(object): \(key) holds \(count) objects, more than \(limit)"
+        case .deleteDenied(let object, let key, let count):
+            "\(object) cannot be deleted: \(key) still holds \(count) objects and its delete rule is deny"
         case .multiple(let errors): errors.map(\.description).joined(separator: "; ")
         }
     }

@@ -17,6 +17,7 @@ extension ManagedObject {
             values[attribute.index] = attribute.storageIndex.map { row.values[$0] } ?? attribute.defaultValue
         }
         committed = row.values
+        committedReferences = row.references
         committedExternalReferences = row.externalReferences
         externalReferences = [:]
         for (storageIndex, blob) in row.externalReferences {
@@ -32,13 +33,21 @@ extension ManagedObject {
 
     /// Drops the object's values (and unsaved changes): the next access fires the fault again.
     func turnIntoFault() {
-        guard !isFault else { return }
+        guard !isFault else {
+            // A fault may still hold a to-many read without firing it: letting go of it breaks cycles too.
+            relationshipValues = Array(repeating: nil, count: entity.relationships.count)
+            return
+        }
         willTurnIntoFault()
         for attribute in entity.attributes { values[attribute.index] = attribute.defaultValue }
         committed = nil
         externalReferences = [:]
         committedExternalReferences = [:]
         changedIndexes = []
+        // Dropping the related objects is what breaks reference cycles between objects.
+        relationshipValues = Array(repeating: nil, count: entity.relationships.count)
+        committedReferences = nil
+        changedRelationships = []
         isFault = true
         didTurnIntoFault()
     }

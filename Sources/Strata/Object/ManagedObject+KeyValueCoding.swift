@@ -12,7 +12,12 @@ extension ManagedObject {
     /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)``; ``ObjectGraphError/objectInaccessible(_:)`` when
     ///   the fault cannot be fulfilled.
     public func value(forKey key: String) throws -> Any? {
-        try attributeValue(forKey: key)?.anyValue
+        if let relationship = relationship(forKey: key) {
+            try willAccessValue(forKey: key)
+            defer { didAccessValue(forKey: key) }
+            return try relationshipValue(relationship)
+        }
+        return try attributeValue(forKey: key)?.anyValue
     }
 
     /// Sets a property, recording the change in the context.
@@ -23,20 +28,29 @@ extension ManagedObject {
     ///   - key: the attribute's name.
     /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)``, ``ObjectGraphError/wrongValueType(entity:key:expected:got:)``.
     public func setValue(_ value: Any?, forKey key: String) throws {
+        if let relationship = relationship(forKey: key) {
+            if relationship.isToMany {
+                try replaceMembers(relationship, with: members(from: value, for: relationship))
+            } else {
+                try setToOne(relationship, toOneTarget(value, for: relationship))
+            }
+            return
+        }
         let attribute = try attribute(forKey: key)
         try setAttributeValue(try Self.convert(value, for: attribute, entity: entity), forKey: key)
     }
 
-    /// The value at a key path. Attribute keys only until relationships exist; each step must be a to-one.
+    /// The value at a key path such as `"department.name"`: each step reads a property of the object the
+    /// previous step reached. A step that reaches nil ends the path with nil. A step through a to-many gives
+    /// the collection of the next step's values (a set, or an array for an ordered to-many), and a
+    /// collection operator summarises a to-many: `@count`, `@sum.x`, `@avg.x`, `@min.x`, `@max.x`,
+    /// `@distinctUnionOfObjects.x` (e.g. `"employees.@sum.salary"`, `"department.employees.@count"`).
     ///
-    /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` for a path of more than one step or an unknown
-    ///   key; what ``value(forKey:)`` throws.
+    /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` for an unknown key;
+    ///   ``ObjectGraphError/invalidKeyPath(_:reason:)`` for an unknown operator, an operator applied to
+    ///   something that is not a collection or values it cannot combine; what ``value(forKey:)`` throws.
     public func value(forKeyPath keyPath: String) throws -> Any? {
-        let steps = keyPath.split(separator: ".").map(String.init)
-        guard steps.count == 1 else {
-            throw ObjectGraphError.unknownKey(entity: entity.name, key: keyPath)
-        }
-        return try value(forKey: steps[0])
+        try KeyPathEvaluator(path: keyPath).value(of: self)
     }
 
     /// The stored value of a property without access or change notifications (fires the fault).
@@ -45,6 +59,7 @@ extension ManagedObject {
     ///   fault cannot be fulfilled (its row is gone);
     ///   ``ObjectGraphError/storage(_:)`` when the store cannot read the row.
     public func primitiveValue(forKey key: String) throws -> Any? {
+        if let relationship = relationship(forKey: key) { return try relationshipValue(relationship) }
         let attribute = try attribute(forKey: key)
         try fulfillFaultIfNeeded()
         try resolveExternalValue(at: attribute.index)
@@ -58,6 +73,22 @@ extension ManagedObject {
     ///   when the fault cannot be fulfilled (its row is gone);
     ///   ``ObjectGraphError/storage(_:)`` when the store cannot read the row.
     public func setPrimitiveValue(_ value: Any?, forKey key: String) throws {
+        if let relationship = relationship(forKey: key) {
+            // This side only, unrecorded, as in Core Data: the inverse is the caller's to keep in step.
+            let processing = changeProcessingEnabled
+            changeProcessingEnabled = false
+            defer { changeProcessingEnabled = processing }
+            if relationship.isToMany {
+                let targets = try members(from: value, for: relationship)
+                for target in targets { try checkRelatable(target, through: relationship) }
+                relationshipValues[relationship.index] = .toMany(RelatedObjects(targets))
+            } else {
+                let target = try toOneTarget(value, for: relationship)
+                if let target { try checkRelatable(target, through: relationship) }
+                relationshipValues[relationship.index] = .toOne(target)
+            }
+            return
+        }
         let attribute = try attribute(forKey: key)
         try fulfillFaultIfNeeded()
         values[attribute.index] = try Self.convert(value, for: attribute, entity: entity)
@@ -85,6 +116,14 @@ extension ManagedObject {
 
     /// Called after a property changed: records the change and tells observers.
     public func didChangeValue(forKey key: String) {
+        if let relationship = relationship(forKey: key) {
+            if changeProcessingEnabled {
+                changedRelationships.insert(relationship.index)
+                managedObjectContext?.objectDidChange(self)
+            }
+            for observer in (observers[key] ?? [:]).values { observer(self) }
+            return
+        }
         guard let attribute = entity.attributesByName[key] else { return }
         if changeProcessingEnabled {
             changedIndexes.insert(attribute.index)
@@ -96,13 +135,13 @@ extension ManagedObject {
     /// Calls `handler` after every change of `key` (through setValue, typed properties, refresh or merge).
     ///
     /// - Parameters:
-    ///   - key: the attribute's name.
+    ///   - key: the attribute's or relationship's name.
     ///   - handler: called with the object, on the context's thread, after each change.
     /// - Returns: a token; pass it to ``removeObserver(_:)`` to stop.
     /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` when the entity has no such property.
     @discardableResult
     public func observe(_ key: String, _ handler: @escaping (ManagedObject) -> Void) throws -> PropertyObservation {
-        _ = try attribute(forKey: key)
+        if relationship(forKey: key) == nil { _ = try attribute(forKey: key) }
         let token = PropertyObservation(key: key, id: UUID())
         observers[key, default: [:]][token.id] = handler
         return token
@@ -111,6 +150,18 @@ extension ManagedObject {
     /// Stops an observation.
     public func removeObserver(_ observation: PropertyObservation) {
         observers[observation.key]?[observation.id] = nil
+    }
+
+    /// The object a to-one is being set to, from what key-value coding was given.
+    func toOneTarget(_ value: Any?, for relationship: RelationshipDescription) throws -> ManagedObject? {
+        guard let value else { return nil }
+        guard let object = value as? ManagedObject else {
+            throw ObjectGraphError.wrongRelationshipValue(
+                entity: entity.name, key: relationship.name,
+                expected: "a \(relationship.destinationEntity.name) or nil",
+                got: "\(type(of: value))")
+        }
+        return object
     }
 
     // MARK: - Typed access (used by @Managed)
@@ -140,6 +191,16 @@ extension ManagedObject {
         for index in changedIndexes {
             let attribute = entity.attributes[index]
             result.updateValue(values[index]?.anyValue, forKey: attribute.name)
+        }
+        for index in changedRelationships {
+            let relationship = entity.relationships[index]
+            switch relationshipValues[index] {
+            case .toOne(let object): result.updateValue(object, forKey: relationship.name)
+            case .toMany(let members):
+                result.updateValue(
+                    relationship.isOrdered ? members.objects : Set(members.objects), forKey: relationship.name)
+            case nil: continue
+            }
         }
         return result
     }

@@ -49,6 +49,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var committedExternalReferences: [Int: UInt64] = [:]
     /// Indexes of the attributes changed since the last fetch or save.
     var changedIndexes: Set<Int> = []
+    /// Each relationship's value by ``RelationshipDescription/index``: nil while it is a fault (not read
+    /// since the object was fetched or turned into a fault), else the related objects, held strongly.
+    var relationshipValues: [RelationshipValue?]
+    /// The to-ones as last fetched or saved, by ``RelationshipDescription/toOneIndex``; nil when the object
+    /// has none (a new object, or a fault never fired).
+    var committedReferences: [StoredReference?]?
+    /// Indexes of the relationships changed since the last fetch or save.
+    var changedRelationships: Set<Int> = []
     /// Off while awakeFromFetch and refresh run: changes then do not dirty the object.
     var changeProcessingEnabled = true
     var observers: [String: [UUID: (ManagedObject) -> Void]] = [:]
@@ -73,6 +81,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         self.entity = entity
         self.objectID = ManagedObjectID(temporaryFor: entity)
         self.values = entity.attributes.map { $0.defaultValue }
+        self.relationshipValues = entity.relationships.map { $0.isToMany ? .toMany(RelatedObjects()) : .toOne(nil) }
         if let context { context.insert(self) }
     }
 
@@ -102,16 +111,21 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     // MARK: - State
 
     /// Whether the object has unsaved changes: inserted, deleted, or any property (transients too) changed.
-    public var hasChanges: Bool { isInserted || isDeleted || !changedIndexes.isEmpty }
+    public var hasChanges: Bool {
+        isInserted || isDeleted || !changedIndexes.isEmpty || !changedRelationships.isEmpty
+    }
 
     /// Whether the object has changed properties and is neither inserted nor deleted.
-    public var isUpdated: Bool { !isInserted && !isDeleted && !changedIndexes.isEmpty }
+    public var isUpdated: Bool {
+        !isInserted && !isDeleted && (!changedIndexes.isEmpty || !changedRelationships.isEmpty)
+    }
 
     /// Whether a persistent property differs from its last saved value (unlike ``hasChanges``, a write of the
     /// same value does not count).
     public var hasPersistentChangedValues: Bool {
         guard let committed else { return isInserted }
-        return entity.persistentAttributes.contains { values[$0.index] != committed[$0.storageIndex!] }
+        return !changedRelationships.isEmpty
+            || entity.persistentAttributes.contains { values[$0.index] != committed[$0.storageIndex!] }
     }
 
     // MARK: - Life cycle hooks (override; call super)

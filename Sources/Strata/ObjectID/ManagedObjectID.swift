@@ -42,6 +42,16 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     /// Whether the ID is temporary (the object has not been saved yet).
     public var isTemporaryID: Bool { temporaryIdentifier != nil }
 
+    /// A stable order for objects given as a set: saved ones by row ID, then new ones in creation order.
+    func precedes(_ other: ManagedObjectID) -> Bool {
+        switch (rowID, other.rowID) {
+        case (let left?, let right?): left < right
+        case (.some, nil): true
+        case (nil, .some): false
+        case (nil, nil): (temporaryIdentifier ?? 0) < (other.temporaryIdentifier ?? 0)
+        }
+    }
+
     /// A URL that names this object; see the type's documentation for the forms.
     public func uriRepresentation() -> URL {
         if let temporaryIdentifier {

@@ -9,8 +9,16 @@ public final class InMemoryStore: PersistentStore {
         var nextRowID: UInt64 = 1
     }
 
+    /// One side of a join-table relationship of one source row.
+    private struct LinkKey: Hashable {
+        let relationship: ObjectIdentifier
+        let source: UInt64
+    }
+
     private struct State {
         var tables: [ObjectIdentifier: Table] = [:]
+        /// Members of to-manys kept in join tables (in order), by relationship and source row.
+        var links: [LinkKey: [StoredReference]] = [:]
         var rowReads = 0
     }
 
@@ -74,6 +82,25 @@ public final class InMemoryStore: PersistentStore {
         throw ObjectGraphError.storage(.corruption(file: "memory", offset: reference, reason: "no external data here"))
     }
 
+    public func relatedObjects(
+        through relationship: RelationshipDescription, of source: StoredReference
+    ) throws -> [StoredReference] {
+        state.withLock { state in
+            switch relationship.storage {
+            case .foreignKey:
+                return []
+            case .inverseForeignKey(let inverse):
+                let rows = state.tables[Self.key(relationship.destinationEntity)]?.rows ?? [:]
+                return rows.filter { _, row in
+                    row.entity.isKind(of: inverse.entity) && row.references[inverse.toOneIndex!]?.rowID == source.rowID
+                }
+                .keys.sorted().map { StoredReference(entity: rows[$0]!.entity, rowID: $0) }
+            case .joinTable:
+                return state.links[LinkKey(relationship: ObjectIdentifier(relationship), source: source.rowID)] ?? []
+            }
+        }
+    }
+
     public func allocateRowIDs(for entity: EntityDescription, count: Int) throws -> [UInt64] {
         state.withLock { state in
             var table = state.tables[Self.key(entity)] ?? Table()
@@ -125,25 +152,54 @@ public final class InMemoryStore: PersistentStore {
                 var table = state.tables[Self.key(insert.entity)] ?? Table()
                 let rowID = insert.rowID ?? table.nextRowID
                 table.nextRowID = max(table.nextRowID, rowID + 1)
-                table.rows[rowID] = StoredRow(entity: insert.entity, version: 1, values: insert.values)
                 state.tables[Self.key(insert.entity)] = table
                 result.insertedRowIDs.append(rowID)
                 result.insertedVersions.append(1)
             }
+            func resolve(_ references: [ObjectReference?]) -> [StoredReference?] {
+                references.map { $0?.resolved(in: changes, insertedRowIDs: result.insertedRowIDs) }
+            }
+            for (insert, rowID) in zip(changes.inserts, result.insertedRowIDs) {
+                state.tables[Self.key(insert.entity)]!.rows[rowID] = StoredRow(
+                    entity: insert.entity, version: 1, values: insert.values,
+                    references: insert.references.isEmpty ? nil : resolve(insert.references))
+            }
             for update in changes.updates {
                 let version = update.expectedVersion + 1
                 state.tables[Self.key(update.entity)]!.rows[update.rowID] = StoredRow(
-                    entity: update.entity, version: version, values: update.values)
+                    entity: update.entity, version: version, values: update.values,
+                    references: update.references.isEmpty ? nil : resolve(update.references))
                 result.updatedVersions.append(version)
+            }
+            for links in changes.links {
+                let source = links.source.resolved(in: changes, insertedRowIDs: result.insertedRowIDs)
+                let key = LinkKey(relationship: ObjectIdentifier(links.relationship), source: source.rowID)
+                let members = links.members.map { $0.resolved(in: changes, insertedRowIDs: result.insertedRowIDs) }
+                state.links[key] = members.isEmpty ? nil : members
             }
             for delete in changes.deletes {
                 state.tables[Self.key(delete.entity)]?.rows[delete.rowID] = nil
+                Self.removeLinks(of: delete, from: &state)
             }
             return result
         }
     }
 
     /// Rows read so far by ``row(_:of:)`` and ``rows(of:includesSubentities:)``: a test hook.
+    /// Removes a deleted row's links: its own join-table memberships and its place in other rows' (a link
+    /// row of a join table is shared by both sides, so deleting it removes both).
+    private static func removeLinks(of delete: StoreChanges.Delete, from state: inout State) {
+        for relationship in delete.entity.relationships where relationship.isToMany {
+            guard case .joinTable = relationship.storage else { continue }
+            state.links[LinkKey(relationship: ObjectIdentifier(relationship), source: delete.rowID)] = nil
+        }
+        let root = delete.entity.rootEntity
+        for key in Array(state.links.keys) {
+            state.links[key]!.removeAll { $0.rowID == delete.rowID && $0.entity.rootEntity === root }
+            if state.links[key]!.isEmpty { state.links[key] = nil }
+        }
+    }
+
     public var rowReads: Int { state.withLock { $0.rowReads } }
 
     /// Does nothing: the rows live as long as the store object.

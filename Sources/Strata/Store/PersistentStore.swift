@@ -33,6 +33,17 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// - Throws: ``ObjectGraphError/storage(_:)`` when it cannot be read (a missing blob is corruption).
     func externalData(_ reference: UInt64) throws -> Data
 
+    /// The objects `source` relates to through a to-many relationship, as saved: in the relationship's
+    /// order when it is ordered, else by row ID. Reads link entries or index entries, never the related rows.
+    ///
+    /// - Parameters:
+    ///   - relationship: a to-many relationship of `source`'s entity.
+    ///   - source: a saved object of this store.
+    /// - Throws: ``ObjectGraphError/storage(_:)`` when the store cannot be read.
+    func relatedObjects(
+        through relationship: RelationshipDescription, of source: StoredReference
+    ) throws -> [StoredReference]
+
     /// Reserves `count` row IDs in `entity`'s table for objects that get permanent IDs before their save.
     ///
     /// - Parameters:

@@ -11,6 +11,8 @@ public struct StoredRow: Sendable, Equatable {
     /// index: their slot in ``values`` is nil until the object reads them (``PersistentStore/externalData(_:)``).
     /// Keeping them out makes faults and the row cache cheap, however large the values.
     public var externalReferences: [Int: UInt64] = [:]
+    /// The to-one relationships' values, by ``RelationshipDescription/toOneIndex`` (nil for none).
+    public var references: [StoredReference?]
 
     /// Creates a row as a store returns it.
     ///
@@ -18,16 +20,19 @@ public struct StoredRow: Sendable, Equatable {
     ///   - entity: the row's concrete entity.
     ///   - version: the row's version: 1 when inserted, one more after each save that changes it.
     ///   - values: the entity's persistent attribute values, in storage order.
-    public init(entity: EntityDescription, version: UInt64, values: [AttributeValue?]) {
+    public init(
+        entity: EntityDescription, version: UInt64, values: [AttributeValue?], references: [StoredReference?]? = nil
+    ) {
         self.entity = entity
         self.version = version
         self.values = values
+        self.references = references ?? Array(repeating: nil, count: entity.toOneRelationships.count)
     }
 
     /// Two rows are equal when they have the same entity (by identity), version and values.
     public static func == (lhs: StoredRow, rhs: StoredRow) -> Bool {
         lhs.entity === rhs.entity && lhs.version == rhs.version && lhs.values == rhs.values
-            && lhs.externalReferences == rhs.externalReferences
+            && lhs.externalReferences == rhs.externalReferences && lhs.references == rhs.references
     }
 }
 
@@ -41,6 +46,8 @@ public struct StoreChanges: Sendable {
         public var values: [AttributeValue?]
         /// A row ID obtained earlier (``PersistentStore/allocateRowIDs(for:count:)``), or nil.
         public var rowID: UInt64?
+        /// The to-ones' values, by ``RelationshipDescription/toOneIndex``.
+        public var references: [ObjectReference?] = []
     }
 
     /// A changed object: the values it now has, and the version it was read at.
@@ -54,6 +61,20 @@ public struct StoreChanges: Sendable {
         /// The row version the object was read at: the save conflicts when the stored row has another version
         /// (or no longer exists), and otherwise writes version `expectedVersion + 1`.
         public var expectedVersion: UInt64
+        /// The to-ones' values, by ``RelationshipDescription/toOneIndex``.
+        public var references: [ObjectReference?] = []
+    }
+
+    /// The complete new membership of a to-many kept in a join table (many-to-many, ordered, or without
+    /// inverse). The store writes only the difference: links added, links removed, and for an ordered
+    /// relationship the positions of the members that moved.
+    public struct Links: Sendable {
+        /// The to-many relationship.
+        public var relationship: RelationshipDescription
+        /// The object whose relationship it is.
+        public var source: ObjectReference
+        /// Every member, in order for an ordered relationship.
+        public var members: [ObjectReference]
     }
 
     /// A deleted object.
@@ -71,14 +92,16 @@ public struct StoreChanges: Sendable {
     public var inserts: [Insert] = []
     /// Changed objects; ``StoreSaveResult/updatedVersions`` follows the same order.
     public var updates: [Update] = []
-    /// Deleted objects.
+    /// Deleted objects. Their links in join tables are removed with them.
     public var deletes: [Delete] = []
+    /// Join-table memberships that changed.
+    public var links: [Links] = []
 
     /// Creates an empty set of changes.
     public init() {}
 
     /// Whether there is nothing to insert, update or delete.
-    public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty }
+    public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty && links.isEmpty }
 }
 
 /// What a store did in a save: the row IDs of the inserts (in order) and every written row's new version.
@@ -93,4 +116,40 @@ public struct StoreSaveResult: Sendable {
     /// store that keeps everything in its rows): the row cache keeps only these references, not the bytes.
     public var insertedExternalReferences: [[Int: UInt64]] = []
     public var updatedExternalReferences: [[Int: UInt64]] = []
+}
+
+/// A to-one's value as a store keeps it: the related object's concrete entity and row ID (in the same
+/// store as the source: relationships never cross stores).
+public struct StoredReference: Sendable, Hashable, CustomStringConvertible {
+    /// The related object's entity (the concrete one, which may be a subentity of the destination).
+    public var entity: EntityDescription
+    /// The related object's row ID.
+    public var rowID: UInt64
+
+    /// A reference to row `rowID` of `entity`.
+    public init(entity: EntityDescription, rowID: UInt64) {
+        self.entity = entity
+        self.rowID = rowID
+    }
+
+    /// E.g. `Department/p3`.
+    public var description: String { "\(entity.name)/p\(rowID)" }
+}
+
+/// An object named in a save: one already in the store, or one the same save inserts (whose row ID the
+/// store assigns).
+public enum ObjectReference: Sendable, Hashable {
+    /// A saved object.
+    case stored(StoredReference)
+    /// The object of ``StoreChanges/inserts``[i].
+    case inserted(Int)
+
+    /// The reference once the inserts have row IDs.
+    public func resolved(in changes: StoreChanges, insertedRowIDs: [UInt64]) -> StoredReference {
+        switch self {
+        case .stored(let reference): reference
+        case .inserted(let index):
+            StoredReference(entity: changes.inserts[index].entity, rowID: insertedRowIDs[index])
+        }
+    }
 }

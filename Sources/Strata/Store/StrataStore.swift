@@ -39,9 +39,12 @@ public final class StrataStore: PersistentStore {
     public let engine: Store
     let model: ManagedObjectModel
     private let tables: [ObjectIdentifier: TableID]
+    /// The join tables of relationships kept in them, by table name.
+    let joinTables: [String: TableID]
     private let coders: [ObjectIdentifier: RowCoder]
-    private let entitiesByID: [UInt16: EntityDescription]
+    let entitiesByID: [UInt16: EntityDescription]
     private let reads = Atomic<Int>(0)
+    let writes = Atomic<Int>(0)
 
     static let metadataTable = "store.metadata"
     static func tableName(for root: EntityDescription) -> String { "entity." + root.name }
@@ -86,7 +89,9 @@ public final class StrataStore: PersistentStore {
                 throw ObjectGraphError.incompatibleModel(storeHash: hash, modelHash: model.versionHash)
             }
             let roots = model.entities.filter { $0.superentity == nil }
-            let created = try engine.write { txn -> ([String: String], [ObjectIdentifier: TableID]) in
+            let joinTableNames = Self.joinTableNames(of: model)
+            let created = try engine.write {
+                txn -> ([String: String], [ObjectIdentifier: TableID], [String: TableID]) in
                 var metadata = stored
                 if metadata.isEmpty {
                     guard txn.table(named: Self.metadataTable) == nil else {
@@ -107,8 +112,13 @@ public final class StrataStore: PersistentStore {
                         try txn.table(named: Self.tableName(for: root))
                         ?? txn.createTable(named: Self.tableName(for: root))
                 }
-                return (metadata, tables)
+                var joinTables: [String: TableID] = [:]
+                for name in joinTableNames {
+                    joinTables[name] = try txn.table(named: name) ?? txn.createTable(named: name)
+                }
+                return (metadata, tables, joinTables)
             }
+            self.joinTables = created.2
             metadata = created.0
             var tables: [ObjectIdentifier: TableID] = [:]
             for entity in model.entities {
@@ -164,7 +174,7 @@ public final class StrataStore: PersistentStore {
 
     // MARK: - Rows
 
-    private func table(for entity: EntityDescription) -> TableID { tables[ObjectIdentifier(entity)]! }
+    func table(for entity: EntityDescription) -> TableID { tables[ObjectIdentifier(entity)]! }
 
     /// Decodes a row, resolving blob references; nil when its entity is not `entity` or below it.
     private func decode(
@@ -180,14 +190,17 @@ public final class StrataStore: PersistentStore {
             // Blob references stay references: the bytes are read when the object reads the value.
             var resolved = fields
             var external: [Int: UInt64] = [:]
-            for (index, field) in fields.enumerated() {
-                if case .blobReference(let blob) = field {
-                    external[index] = blob
-                    resolved[index] = .null
+            for attribute in concrete.persistentAttributes {
+                let position = attribute.fieldIndex!
+                if position < fields.count, case .blobReference(let blob) = fields[position] {
+                    external[attribute.storageIndex!] = blob
+                    resolved[position] = .null
                 }
             }
-            let values = try coders[ObjectIdentifier(concrete)]!.values(from: resolved)
-            var row = StoredRow(entity: concrete, version: header.rowVersion, values: values)
+            let coder = coders[ObjectIdentifier(concrete)]!
+            var row = StoredRow(
+                entity: concrete, version: header.rowVersion, values: try coder.values(from: resolved),
+                references: try coder.references(from: fields))
             row.externalReferences = external
             return row
         } catch let error as FormatError {
@@ -336,30 +349,68 @@ public final class StrataStore: PersistentStore {
                 guard conflicts.isEmpty else { throw ObjectGraphError.optimisticLockingConflict(conflicts) }
 
                 var result = StoreSaveResult(insertedRowIDs: [], insertedVersions: [], updatedVersions: [])
-                for insert in changes.inserts {
+                // A row that names a row inserted in this save needs that row's ID before it is encoded: then
+                // every insert gets its ID up front (one reservation per table).
+                let namesInserts =
+                    changes.inserts.contains {
+                        $0.references.contains { if case .inserted = $0 { true } else { false } }
+                    }
+                    || changes.updates.contains {
+                        $0.references.contains { if case .inserted = $0 { true } else { false } }
+                    }
+                var plannedRowIDs: [UInt64?] = changes.inserts.map(\.rowID)
+                if namesInserts {
+                    var pending: [TableID: [Int]] = [:]
+                    for (index, insert) in changes.inserts.enumerated() where insert.rowID == nil {
+                        pending[table(for: insert.entity), default: []].append(index)
+                    }
+                    for (table, indexes) in pending {
+                        let first = try txn.reserveRowIDs(indexes.count, in: table).rawValue
+                        for (offset, index) in indexes.enumerated() { plannedRowIDs[index] = first + UInt64(offset) }
+                    }
+                }
+                let known = plannedRowIDs.map { $0 ?? 0 }
+                func resolve(_ references: [ObjectReference?]) -> [StoredReference?] {
+                    references.map { $0?.resolved(in: changes, insertedRowIDs: known) }
+                }
+                for (index, insert) in changes.inserts.enumerated() {
                     let (bytes, external) = try encode(
-                        insert.values, of: insert.entity, version: 1, previous: nil, txn: txn)
+                        insert.values, references: resolve(insert.references), of: insert.entity, version: 1,
+                        previous: nil, txn: txn)
                     result.insertedExternalReferences.append(external)
                     let table = table(for: insert.entity)
-                    if let rowID = insert.rowID {
+                    if let rowID = plannedRowIDs[index] {
                         try txn.insert(bytes, into: table, at: RowID(rowID))
+                        writes.add(1, ordering: .relaxed)
                         result.insertedRowIDs.append(rowID)
                     } else {
                         result.insertedRowIDs.append(try txn.insert(bytes, into: table).rawValue)
+                        writes.add(1, ordering: .relaxed)
                     }
                     result.insertedVersions.append(1)
                 }
                 for (index, update) in changes.updates.enumerated() {
                     let version = update.expectedVersion + 1
                     let (bytes, external) = try encode(
-                        update.values, of: update.entity, version: version, previous: oldRows[index], txn: txn)
+                        update.values, references: resolve(update.references), of: update.entity, version: version,
+                        previous: oldRows[index], txn: txn)
                     result.updatedExternalReferences.append(external)
                     try txn.update(RowID(update.rowID), in: table(for: update.entity), to: bytes)
+                    writes.add(1, ordering: .relaxed)
                     result.updatedVersions.append(version)
+                }
+                for links in changes.links {
+                    guard case .joinTable(let side) = links.relationship.storage else { continue }
+                    try writeLinks(
+                        of: links.source.resolved(in: changes, insertedRowIDs: result.insertedRowIDs), side: side,
+                        members: links.members.map { $0.resolved(in: changes, insertedRowIDs: result.insertedRowIDs) },
+                        txn: txn)
                 }
                 for (delete, fields) in zip(changes.deletes, deletedRows) {
                     for case .blobReference(let blob) in fields { try txn.deleteBlob(BlobID(blob)) }
                     try txn.delete(RowID(delete.rowID), from: table(for: delete.entity))
+                    writes.add(1, ordering: .relaxed)
+                    try deleteLinks(of: StoredReference(entity: delete.entity, rowID: delete.rowID), txn: txn)
                 }
                 return result
             }
@@ -376,34 +427,38 @@ public final class StrataStore: PersistentStore {
     /// the previous version is kept when the value did not change, and deleted when it did.
     /// - Returns: the row, and the blob of each value written outside it, by storage index.
     private func encode(
-        _ values: [AttributeValue?], of entity: EntityDescription, version: UInt64, previous: [RowRecord.Field]?,
-        txn: WriteTransaction
+        _ values: [AttributeValue?], references: [StoredReference?], of entity: EntityDescription, version: UInt64,
+        previous: [RowRecord.Field]?, txn: WriteTransaction
     ) throws -> (bytes: [UInt8], external: [Int: UInt64]) {
         var external: [Int: UInt64] = [:]
         let coder = coders[ObjectIdentifier(entity)]!
-        var fields = try coder.fields(for: values)
+        var fields = try coder.fields(for: values, references: references)
         for (index, attribute) in entity.persistentAttributes.enumerated() {
-            let old = previous.flatMap { index < $0.count ? $0[index] : nil }
+            let position = attribute.fieldIndex!
+            let old = previous.flatMap { position < $0.count ? $0[position] : nil }
             var oldBlob: UInt64?
             if case .blobReference(let blob) = old { oldBlob = blob }
-            guard attribute.allowsExternalBinaryDataStorage, case .bytes(let bytes) = fields[index],
+            guard attribute.allowsExternalBinaryDataStorage, case .bytes(let bytes) = fields[position],
                 engine.configuration.shouldStoreAsBlob(length: bytes.count)
             else {
                 if let oldBlob { try txn.deleteBlob(BlobID(oldBlob)) }
                 continue
             }
             if let oldBlob, try txn.readBlob(BlobID(oldBlob)) == bytes {
-                fields[index] = .blobReference(oldBlob)
+                fields[position] = .blobReference(oldBlob)
                 external[index] = oldBlob
                 continue
             }
             if let oldBlob { try txn.deleteBlob(BlobID(oldBlob)) }
             let blob = try txn.storeBlob(bytes).rawValue
-            fields[index] = .blobReference(blob)
+            fields[position] = .blobReference(blob)
             external[index] = blob
         }
         return (RowRecord.encode(entityID: entity.entityID, rowVersion: version, fields: fields), external)
     }
+
+    /// Rows (entity rows and join-table links) written to the engine by saves so far: a test hook.
+    public var rowWrites: Int { writes.load(ordering: .relaxed) }
 
     /// Rows read from the engine so far by ``row(_:of:)`` and ``rows(of:includesSubentities:)``: a test hook.
     public var rowReads: Int { reads.load(ordering: .relaxed) }

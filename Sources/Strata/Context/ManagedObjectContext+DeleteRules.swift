@@ -1,0 +1,94 @@
+extension ManagedObjectContext {
+    /// Runs the delete rules of objects deleted since the last call (Core Data runs them at the end of each
+    /// event; here ``delete(_:)`` runs them at once and ``save()`` runs any left):
+    /// ``DeleteRule/nullify`` removes the deleted object from the inverse side of each related object,
+    /// ``DeleteRule/cascade`` deletes the related objects (whose own rules then run; cycles end because an
+    /// object is deleted once), ``DeleteRule/noAction`` does nothing, and ``DeleteRule/deny`` is checked at
+    /// save. An object that was inserted and never saved then leaves the context.
+    ///
+    /// - Throws: ``ObjectGraphError/storage(_:)`` or ``ObjectGraphError/objectInaccessible(_:)`` when a related
+    ///   object cannot be read; the rules not yet run are kept for the next call.
+    public func processPendingChanges() throws {
+        // Cascades delete objects while rules run: they join the queue this loop is working through.
+        guard !isProcessingDeletions else { return }
+        isProcessingDeletions = true
+        defer { isProcessingDeletions = false }
+        while let object = pendingDeletions.first {
+            for relationship in object.entity.relationships {
+                switch relationship.deleteRule {
+                case .deny, .noAction:
+                    continue
+                case .nullify:
+                    guard let inverse = relationship.inverseRelationship else { continue }
+                    for target in try relatedObjects(of: object, through: relationship) {
+                        if inverse.isToMany {
+                            try target.removeMemberPrimitive(inverse, object)
+                        } else if try target.toOneValue(inverse) === object {
+                            try target.setToOnePrimitive(inverse, nil)
+                        }
+                    }
+                case .cascade:
+                    for target in try relatedObjects(of: object, through: relationship) where !target.isDeleted {
+                        delete(target)
+                    }
+                }
+            }
+            pendingDeletions.removeFirst()
+            if object.objectID.isTemporaryID {
+                object.isDeleted = false
+                unregister(object)
+            }
+        }
+    }
+
+    /// The objects `object` relates to through `relationship` (materializing it).
+    private func relatedObjects(
+        of object: ManagedObject, through relationship: RelationshipDescription
+    ) throws -> [ManagedObject] {
+        if relationship.isToMany { return try object.toManyValue(relationship).objects }
+        return try object.toOneValue(relationship).map { [$0] } ?? []
+    }
+
+    /// Validates every object the save writes: attribute rules, mandatory to-ones and to-many counts of
+    /// inserted and updated objects, and the deny rule of deleted ones.
+    /// - Throws: the ``ValidationError`` of every failure, combined.
+    func validateForSave() throws {
+        var failures: [ValidationError] = []
+        for object in Array(inserted.values) + Array(updated.values) {
+            let name = object.objectID.description
+            for attribute in object.entity.persistentAttributes {
+                do {
+                    try attribute.validate(object.values[attribute.index], objectDescription: name)
+                } catch { failures.append(error) }
+            }
+            for relationship in object.entity.relationships {
+                if !relationship.isToMany {
+                    if !relationship.isOptional, try object.toOneValue(relationship) == nil {
+                        failures.append(.missingMandatoryValue(object: name, key: relationship.name))
+                    }
+                    continue
+                }
+                guard relationship.minCount > 0 || relationship.maxCount != nil else { continue }
+                let count = try object.toManyValue(relationship).count
+                if count < relationship.minCount {
+                    failures.append(
+                        .tooFewObjects(object: name, key: relationship.name, count: count, limit: relationship.minCount)
+                    )
+                }
+                if let maximum = relationship.maxCount, count > maximum {
+                    failures.append(.tooManyObjects(object: name, key: relationship.name, count: count, limit: maximum))
+                }
+            }
+        }
+        for object in deleted.values {
+            for relationship in object.entity.relationships where relationship.deleteRule == .deny {
+                let count = try relatedObjects(of: object, through: relationship).filter { !$0.isDeleted }.count
+                if count > 0 {
+                    failures.append(
+                        .deleteDenied(object: object.objectID.description, key: relationship.name, count: count))
+                }
+            }
+        }
+        if let failure = ValidationError.combining(failures) { throw failure }
+    }
+}

@@ -1,0 +1,206 @@
+import Foundation
+
+/// Relationships of a managed object: reading them (relationship faults), changing one side, and keeping
+/// the inverse side in step.
+///
+/// Reading a to-one gives the related object as a fault, made from the ID in this object's row without
+/// reading the related row. Reading a to-many asks the store for the related IDs only (an index or join
+/// table scan, no rows) and gives faults. Either way the objects are uniqued through the context and held
+/// strongly by this object until it turns into a fault, as in Core Data: two objects that point at each
+/// other form a reference cycle that `refresh(_:mergeChanges: false)` breaks.
+extension ManagedObject {
+    /// The relationship named `key`, or nil when `key` names none.
+    func relationship(forKey key: String) -> RelationshipDescription? { entity.relationshipsByName[key] }
+
+    // MARK: - Reading
+
+    /// The relationship's value, reading it from the row or the store on first access.
+    func materializedValue(_ relationship: RelationshipDescription) throws -> RelationshipValue {
+        if let value = relationshipValues[relationship.index] { return value }
+        guard let context = managedObjectContext else { throw ObjectGraphError.objectInaccessible(objectID) }
+        let value: RelationshipValue
+        if let toOneIndex = relationship.toOneIndex {
+            try fulfillFaultIfNeeded()
+            if let value = relationshipValues[relationship.index] { return value }  // loaded while firing
+            let reference = committedReferences?[toOneIndex] ?? nil
+            value = .toOne(reference.map { context.object(with: objectID(of: $0)) })
+        } else if objectID.isTemporaryID {
+            value = .toMany(RelatedObjects())
+        } else {
+            let members = try context.relatedReferences(of: self, through: relationship)
+            value = .toMany(
+                RelatedObjects(members.map { context.object(with: objectID(of: $0)) }.filter { !$0.isDeleted }))
+        }
+        relationshipValues[relationship.index] = value
+        return value
+    }
+
+    /// The ID of the object a stored reference names: references never leave this object's store.
+    func objectID(of reference: StoredReference) -> ManagedObjectID {
+        ManagedObjectID(entity: reference.entity, storeIdentifier: objectID.storeIdentifier!, rowID: reference.rowID)
+    }
+
+    func toOneValue(_ relationship: RelationshipDescription) throws -> ManagedObject? {
+        guard case .toOne(let object) = try materializedValue(relationship) else { return nil }
+        return object
+    }
+
+    func toManyValue(_ relationship: RelationshipDescription) throws -> RelatedObjects {
+        guard case .toMany(let objects) = try materializedValue(relationship) else { return RelatedObjects() }
+        return objects
+    }
+
+    /// The value key-value coding returns: the object (or nil) for a to-one, a `Set<ManagedObject>` for a
+    /// to-many and a `[ManagedObject]` for an ordered to-many.
+    func relationshipValue(_ relationship: RelationshipDescription) throws -> Any? {
+        if !relationship.isToMany { return try toOneValue(relationship) }
+        let members = try toManyValue(relationship).objects
+        return relationship.isOrdered ? members : Set(members)
+    }
+
+    // MARK: - Changing one side
+
+    /// Records a change of `relationship` (dirtying the object unless change processing is off) and tells
+    /// observers.
+    private func relationshipDidChange(_ relationship: RelationshipDescription) {
+        if changeProcessingEnabled {
+            changedRelationships.insert(relationship.index)
+            managedObjectContext?.objectDidChange(self)
+        }
+        for observer in (observers[relationship.name] ?? [:]).values { observer(self) }
+    }
+
+    /// Sets a to-one on this side only.
+    func setToOnePrimitive(_ relationship: RelationshipDescription, _ target: ManagedObject?) throws {
+        if try toOneValue(relationship) === target { return }
+        relationshipValues[relationship.index] = .toOne(target)
+        relationshipDidChange(relationship)
+    }
+
+    /// Adds `target` to a to-many on this side only, at `index` (or the end) of an ordered one.
+    func insertMemberPrimitive(_ relationship: RelationshipDescription, _ target: ManagedObject, at index: Int?) throws
+    {
+        var members = try toManyValue(relationship)
+        if let index, relationship.isOrdered {
+            if members.contains(target), members.objects.firstIndex(where: { $0 === target }) == index { return }
+            members.insert(target, at: index)
+        } else {
+            guard members.append(target) else { return }
+        }
+        relationshipValues[relationship.index] = .toMany(members)
+        relationshipDidChange(relationship)
+    }
+
+    /// Removes `target` from a to-many on this side only.
+    func removeMemberPrimitive(_ relationship: RelationshipDescription, _ target: ManagedObject) throws {
+        var members = try toManyValue(relationship)
+        guard members.remove(target) else { return }
+        relationshipValues[relationship.index] = .toMany(members)
+        relationshipDidChange(relationship)
+    }
+
+    // MARK: - Changing both sides
+
+    /// Sets a to-one and keeps the inverse in step: the old target loses this object, the new target gains
+    /// it (and, for a one-to-one, the new target's previous partner loses the new target).
+    func setToOne(_ relationship: RelationshipDescription, _ target: ManagedObject?) throws {
+        if let target { try checkRelatable(target, through: relationship) }
+        let old = try toOneValue(relationship)
+        if old === target { return }
+        try setToOnePrimitive(relationship, target)
+        guard let inverse = relationship.inverseRelationship else { return }
+        if let old {
+            if inverse.isToMany {
+                try old.removeMemberPrimitive(inverse, self)
+            } else if try old.toOneValue(inverse) === self {
+                try old.setToOnePrimitive(inverse, nil)
+            }
+        }
+        guard let target else { return }
+        if inverse.isToMany {
+            try target.insertMemberPrimitive(inverse, self, at: nil)
+        } else {
+            if let previous = try target.toOneValue(inverse), previous !== self {
+                try previous.setToOnePrimitive(relationship, nil)
+            }
+            try target.setToOnePrimitive(inverse, self)
+        }
+    }
+
+    /// Adds `target` to a to-many (at `index` of an ordered one) and keeps the inverse in step.
+    func addMember(_ relationship: RelationshipDescription, _ target: ManagedObject, at index: Int? = nil) throws {
+        try checkRelatable(target, through: relationship)
+        if let inverse = relationship.inverseRelationship, !inverse.isToMany {
+            // The to-one side leads: it takes the target from its old owner and appends it here.
+            try target.setToOne(inverse, self)
+            if let index { try insertMemberPrimitive(relationship, target, at: index) }
+            return
+        }
+        try insertMemberPrimitive(relationship, target, at: index)
+        if let inverse = relationship.inverseRelationship { try target.insertMemberPrimitive(inverse, self, at: nil) }
+    }
+
+    /// Removes `target` from a to-many and keeps the inverse in step.
+    func removeMember(_ relationship: RelationshipDescription, _ target: ManagedObject) throws {
+        guard try toManyValue(relationship).contains(target) else { return }
+        if let inverse = relationship.inverseRelationship, !inverse.isToMany {
+            try target.setToOne(inverse, nil)
+            return
+        }
+        try removeMemberPrimitive(relationship, target)
+        if let inverse = relationship.inverseRelationship { try target.removeMemberPrimitive(inverse, self) }
+    }
+
+    /// Replaces a to-many's members (in this order for an ordered one), keeping every inverse in step.
+    func replaceMembers(_ relationship: RelationshipDescription, with targets: [ManagedObject]) throws {
+        for target in targets { try checkRelatable(target, through: relationship) }
+        let keep = Set(targets.map(ObjectIdentifier.init))
+        for old in try toManyValue(relationship).objects where !keep.contains(ObjectIdentifier(old)) {
+            try removeMember(relationship, old)
+        }
+        for (position, target) in targets.enumerated() {
+            try addMember(relationship, target, at: relationship.isOrdered ? position : nil)
+        }
+    }
+
+    /// Checks that `target` may be related to this object through `relationship`: an object of the
+    /// destination entity, in the same context and, when both are saved, the same store.
+    func checkRelatable(_ target: ManagedObject, through relationship: RelationshipDescription) throws {
+        guard target.entity.isKind(of: relationship.destinationEntity) else {
+            throw ObjectGraphError.wrongRelationshipValue(
+                entity: entity.name, key: relationship.name, expected: "\(relationship.destinationEntity.name) objects",
+                got: "a \(target.entity.name)")
+        }
+        guard target.managedObjectContext === managedObjectContext, managedObjectContext != nil else {
+            throw ObjectGraphError.wrongContext(target.objectID)
+        }
+        if let source = objectID.storeIdentifier, let destination = target.objectID.storeIdentifier,
+            source != destination
+        {
+            throw ObjectGraphError.crossStoreRelationship(
+                source: objectID, key: relationship.name, destination: target.objectID)
+        }
+    }
+
+    /// Converts what key-value coding was given for a to-many into its objects, in order.
+    func members(from value: Any?, for relationship: RelationshipDescription) throws -> [ManagedObject] {
+        switch value {
+        case nil: return []
+        case let objects as [ManagedObject]: return objects
+        case let objects as Set<ManagedObject>: return objects.sorted { $0.objectID.precedes($1.objectID) }
+        case let objects as any Sequence:
+            return try objects.map { element in
+                guard let object = element as? ManagedObject else {
+                    throw ObjectGraphError.wrongRelationshipValue(
+                        entity: entity.name, key: relationship.name, expected: "managed objects",
+                        got: "\(type(of: element))")
+                }
+                return object
+            }
+        default:
+            throw ObjectGraphError.wrongRelationshipValue(
+                entity: entity.name, key: relationship.name, expected: "a collection of managed objects",
+                got: "\(type(of: value!))")
+        }
+    }
+}

@@ -1,0 +1,114 @@
+/// A typed relationship property of a ``ManagedObject`` subclass: reads and writes go through the object,
+/// with relationship faults and inverse maintenance, exactly as key-value coding does.
+///
+/// The value type says the relationship's kind: `Department?` for a to-one, `Set<Employee>` for a to-many,
+/// `[Step]` for an ordered to-many.
+///
+/// For example:
+/// ```swift
+/// final class Employee: ManagedObject {
+///     @ManagedRelationship("department") var department: Department?
+/// }
+/// final class Department: ManagedObject {
+///     @ManagedRelationship("employees") var employees: Set<Employee>
+/// }
+/// ada.department = research        // research.employees now holds ada
+/// ```
+///
+/// Errors (an unknown key, an object of another context or store, a row that no longer exists) are
+/// programmer errors here and stop the program; use ``ManagedObject/setValue(_:forKey:)`` to handle them.
+@propertyWrapper
+public struct ManagedRelationship<Value: RelationshipConvertible> {
+    /// The relationship's name in the entity.
+    public let key: String
+
+    /// A property backed by the relationship `key`.
+    public init(_ key: String) { self.key = key }
+
+    @available(*, unavailable, message: "@ManagedRelationship properties exist only in ManagedObject subclasses")
+    public var wrappedValue: Value {
+        get { preconditionFailure("@ManagedRelationship properties exist only in ManagedObject subclasses") }
+        set { preconditionFailure("@ManagedRelationship properties exist only in ManagedObject subclasses") }
+    }
+
+    /// Reads and writes the enclosing object's relationship.
+    public static subscript<Object: ManagedObject>(
+        _enclosingInstance object: Object,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
+    ) -> Value {
+        get {
+            let key = object[keyPath: storageKeyPath].key
+            do {
+                guard let typed = Value(relationshipValue: try object.value(forKey: key)) else {
+                    preconditionFailure("\(object.entity.name).\(key) does not hold \(Value.self)")
+                }
+                return typed
+            } catch {
+                preconditionFailure("\(object.entity.name).\(key): \(error)")
+            }
+        }
+        set {
+            let key = object[keyPath: storageKeyPath].key
+            do { try object.setValue(newValue.relationshipValue, forKey: key) } catch {
+                preconditionFailure("\(object.entity.name).\(key): \(error)")
+            }
+        }
+    }
+}
+
+/// A type a relationship property can have: an optional object (to-one), a set (to-many) or an array
+/// (ordered to-many) of a ``ManagedObject`` class.
+public protocol RelationshipConvertible {
+    /// Converts what key-value coding returns for the relationship; nil when it does not fit.
+    init?(relationshipValue: Any?)
+    /// What key-value coding takes for the relationship.
+    var relationshipValue: Any? { get }
+}
+
+extension Optional: RelationshipConvertible where Wrapped: ManagedObject {
+    /// A to-one's object, nil for none.
+    public init?(relationshipValue: Any?) {
+        guard let value = relationshipValue else {
+            self = .none
+            return
+        }
+        guard let object = value as? Wrapped else { return nil }
+        self = .some(object)
+    }
+
+    /// The object, or nil.
+    public var relationshipValue: Any? { self }
+}
+
+extension Set: RelationshipConvertible where Element: ManagedObject {
+    /// A to-many's objects.
+    public init?(relationshipValue: Any?) {
+        guard let objects = relationshipValue as? Set<ManagedObject> else { return nil }
+        var typed = Set<Element>()
+        for object in objects {
+            guard let member = object as? Element else { return nil }
+            typed.insert(member)
+        }
+        self = typed
+    }
+
+    /// The objects as a set of managed objects.
+    public var relationshipValue: Any? { Set<ManagedObject>(map { $0 as ManagedObject }) }
+}
+
+extension Array: RelationshipConvertible where Element: ManagedObject {
+    /// An ordered to-many's objects, in order.
+    public init?(relationshipValue: Any?) {
+        guard let objects = relationshipValue as? [ManagedObject] else { return nil }
+        var typed: [Element] = []
+        for object in objects {
+            guard let member = object as? Element else { return nil }
+            typed.append(member)
+        }
+        self = typed
+    }
+
+    /// The objects as an array of managed objects.
+    public var relationshipValue: Any? { map { $0 as ManagedObject } }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import Strata
+import Testing
+
+/// Delete rules (nullify, cascade, deny, no action) and to-many count validation, on both store kinds.
+@Suite struct DeleteRuleTests {
+    @Test(arguments: StoreKind.allCases)
+    func nullifyClearsTheInverseOfEveryRelatedObject(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let context = stack.context()
+        let department = try context.make("RelDepartment", ["name": "D"])
+        let people = try (0..<3).map { try context.make("RelEmployee", ["name": "E\($0)"]) }
+        for person in people { try person.setValue(department, forKey: "department") }
+        try context.save()
+
+        let check = stack.context()
+        let reloaded = try check.existingObject(with: department.objectID)
+        check.delete(reloaded)
+        for person in people { #expect(try check.object(with: person.objectID).value(forKey: "department") == nil) }
+        try check.save()
+        let reopened = try stack.reopened()
+        let after = reopened.context()
+        for person in people {
+            #expect(try after.existingObject(with: person.objectID).value(forKey: "department") == nil)
+        }
+        #expect(throws: ObjectGraphError.self) { try after.existingObject(with: department.objectID) }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func cascadeDeletesRecursivelyAndStopsOnCycles(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let context = stack.context()
+        let department = try context.make("RelDepartment", ["name": "D"])
+        let projects = try (0..<2).map { try context.make("RelProject", ["title": "P\($0)"]) }
+        var tasks: [ManagedObject] = []
+        for project in projects {
+            try project.setValue(department, forKey: "department")
+            for index in 0..<3 {
+                let task = try context.make("RelTask", ["title": "T\(index)"])
+                try task.setValue(project, forKey: "project")
+                tasks.append(task)
+            }
+        }
+        let keeper = try context.make("RelEmployee", ["name": "stays"])
+        try keeper.setValue(department, forKey: "department")
+        // A reflexive cycle under cascade: two people each the other's parent.
+        let first = try context.make("RelPerson", ["name": "first"])
+        let second = try context.make("RelPerson", ["name": "second"])
+        try first.setValue(second, forKey: "parent")
+        try second.setValue(first, forKey: "parent")
+        try context.save()
+
+        let check = stack.context()
+        check.delete(check.object(with: department.objectID))
+        check.delete(check.object(with: first.objectID))
+        #expect(check.deletedObjects.count == 1 + 2 + 6 + 2)
+        try check.save()
+        let after = stack.context()
+        for object in projects + tasks + [first, second] {
+            #expect(throws: ObjectGraphError.self) { try after.existingObject(with: object.objectID) }
+        }
+        // Nullify on the employees side of the department.
+        #expect(try after.existingObject(with: keeper.objectID).value(forKey: "department") == nil)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func denyRefusesTheSaveUntilTheRelationshipIsEmpty(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let context = stack.context()
+        let owner = try context.make("RelOwner", ["name": "O"])
+        let pet = try context.make("RelPet", ["name": "Rex"])
+        try pet.setValue(owner, forKey: "owner")
+        try context.save()
+
+        context.delete(owner)
+        #expect {
+            try context.save()
+        } throws: { error in
+            (error as? ValidationError) == .deleteDenied(object: owner.objectID.description, key: "pets", count: 1)
+        }
+        #expect(owner.isDeleted)
+        // Still in the store: nothing was written.
+        let reader1 = stack.context()
+        #expect(try reader1.existingObject(with: owner.objectID).value(forKey: "name") as? String == "O")
+        try pet.setValue(nil, forKey: "owner")
+        try context.save()
+        let reader2 = stack.context()
+        #expect(throws: ObjectGraphError.self) { try reader2.existingObject(with: owner.objectID) }
+        let reader3 = stack.context()
+        #expect(try reader3.existingObject(with: pet.objectID).value(forKey: "owner") == nil)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func noActionLeavesTheInverseDangling(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let context = stack.context()
+        let library = try context.make("RelLibrary", ["name": "L"])
+        let book = try context.make("RelBook", ["title": "B"])
+        try book.setValue(library, forKey: "library")
+        try context.save()
+        context.delete(library)
+        #expect(try book.value(forKey: "library") as? ManagedObject === library)
+        try context.save()
+
+        let check = stack.context()
+        let reloaded = try check.existingObject(with: book.objectID)
+        let dangling = try #require(try reloaded.value(forKey: "library") as? ManagedObject)
+        #expect(dangling.objectID == library.objectID)
+        #expect(throws: ObjectGraphError.self) { try dangling.value(forKey: "name") }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func countsAndMandatoryToOnesAreValidatedAtSave(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let context = stack.context()
+        let coach = try context.make("RelPerson", ["name": "Coach"])
+        let team = try context.make("RelTeam", ["name": "T"])
+        let players = try (0..<4).map { index in
+            let player = try context.make("RelPlayer", ["name": "P\(index)"])
+            try player.setValue(coach, forKey: "coach")
+            return player
+        }
+        let teamName = team.objectID.description
+        #expect {
+            try context.save()
+        } throws: { error in
+            (error as? ValidationError) == .tooFewObjects(object: teamName, key: "players", count: 0, limit: 1)
+        }
+        try team.setValue(players, forKey: "players")
+        #expect {
+            try context.save()
+        } throws: { error in
+            (error as? ValidationError) == .tooManyObjects(object: teamName, key: "players", count: 4, limit: 3)
+        }
+        try team.mutableSetValue(forKey: "players").remove(players[3])
+        try players[3].setValue(nil, forKey: "coach")
+        #expect {
+            try context.save()
+        } throws: { error in
+            (error as? ValidationError) == .missingMandatoryValue(object: players[3].objectID.description, key: "coach")
+        }
+        try players[3].setValue(coach, forKey: "coach")
+        try context.save()
+        let reader4 = stack.context()
+        #expect(try reader4.existingObject(with: team.objectID).value(forKeyPath: "players.@count") as? Int == 3)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func deletingAnInsertedObjectRemovesItFromItsRelationships(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let context = stack.context()
+        let department = try context.make("RelDepartment", ["name": "D"])
+        let person = try context.make("RelEmployee", ["name": "E"])
+        try person.setValue(department, forKey: "department")
+        context.delete(person)
+        #expect(try department.value(forKey: "employees") as? Set<ManagedObject> == [])
+        #expect(person.managedObjectContext == nil)
+        try context.save()
+        let reader5 = stack.context()
+        #expect(
+            try reader5.existingObject(with: department.objectID).value(forKeyPath: "employees.@count") as? Int == 0)
+    }
+}
