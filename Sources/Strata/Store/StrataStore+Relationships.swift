@@ -4,10 +4,10 @@ import Synchronization
 
 /// Reads what the object store needs from the engine, from a snapshot or inside a write transaction.
 protocol EngineReader {
-    func row(_ row: RowID, in table: TableID) throws -> [UInt8]?
-    func forEachRow(
-        in table: TableID, from lower: RowID?, through upper: RowID?, reverse: Bool,
-        _ body: (RowID, UnsafeRawBufferPointer) throws -> Bool
+    func rowIDs(in index: IndexID, matching key: [RowRecord.Field]) throws -> [RowID]
+    func forEachIndexEntry(
+        in index: IndexID, from lower: IndexBound?, through upper: IndexBound?, reverse: Bool,
+        _ body: (IndexEntry) throws -> Bool
     ) throws
 }
 
@@ -58,6 +58,52 @@ extension StrataStore {
         return names.sorted()
     }
 
+    /// The secondary indexes relationships are read through, as `(name, table name, fields, entity IDs)`:
+    /// for each to-one that is the inverse of an unordered to-many, one index per concrete entity that has
+    /// it on the foreign key field (the entity ID filter tells the members' entity without reading their
+    /// rows); for each join table, one index per side on `[source, position, member, member entity]`.
+    static func relationshipIndexes(
+        of model: ManagedObjectModel
+    ) -> [(name: String, table: String, fields: [Int], entityIDs: Set<UInt16>?)] {
+        var specs: [(name: String, table: String, fields: [Int], entityIDs: Set<UInt16>?)] = []
+        for entity in model.entities {
+            for relationship in entity.relationships where relationship.entity === entity {
+                switch relationship.storage {
+                case .foreignKey:
+                    guard let inverse = relationship.inverseRelationship,
+                        case .inverseForeignKey = inverse.storage
+                    else { continue }
+                    for concrete in entity.allEntitiesInHierarchyBelow where !concrete.isAbstract {
+                        specs.append(
+                            (
+                                foreignKeyIndexName(relationship, of: concrete), tableName(for: entity.rootEntity),
+                                [relationship.fieldIndex!], [concrete.entityID]
+                            ))
+                    }
+                case .inverseForeignKey:
+                    continue
+                case .joinTable(let side):
+                    specs.append(
+                        (
+                            joinIndexName(side), side.tableName,
+                            [side.sourceField, side.positionField, side.memberField, side.memberEntityField], nil
+                        ))
+                }
+            }
+        }
+        return specs
+    }
+
+    /// `fk.<Entity>.<relationship>`: the foreign keys of `relationship` in the rows of `concrete`.
+    static func foreignKeyIndexName(_ relationship: RelationshipDescription, of concrete: EntityDescription) -> String {
+        "fk.\(concrete.name).\(relationship.name)"
+    }
+
+    /// `join.<Entity>.<relationship>.<owner|inverse>`: one side of a join table.
+    static func joinIndexName(_ side: JoinTableSide) -> String {
+        side.tableName + (side.isOwnerSide ? ".owner" : ".inverse")
+    }
+
     // MARK: - Reading relationships
 
     public func relatedObjects(
@@ -80,59 +126,48 @@ extension StrataStore {
         }
     }
 
-    /// The rows whose to-one `relationship` names row `target`, by row ID.
+    /// The rows whose to-one `relationship` names row `target`, by row ID within each concrete entity.
     func referencingRows(
         through relationship: RelationshipDescription, to target: UInt64, in reader: some EngineReader
     ) throws -> [StoredReference] {
-        let field = relationship.fieldIndex!
-        let wanted = Set(relationship.entity.allEntitiesInHierarchyBelow.map(\.entityID))
         var result: [StoredReference] = []
-        try reader.forEachRow(in: table(for: relationship.entity), from: nil, through: nil, reverse: false) {
-            id, bytes in
-            let header = try RowRecord.Header.decode(bytes)
-            guard wanted.contains(header.entityID),
-                case .reference(let row) = try RowRecord.field(at: field, in: bytes),
-                row == target
-            else { return true }
-            result.append(StoredReference(entity: entitiesByID[header.entityID]!, rowID: id.rawValue))
-            return true
+        for concrete in relationship.entity.allEntitiesInHierarchyBelow where !concrete.isAbstract {
+            let name = Self.foreignKeyIndexName(relationship, of: concrete)
+            guard let index = indexes[name] else {
+                throw StorageError.corruption(file: name, offset: 0, reason: "the relationship's index is missing")
+            }
+            for row in try reader.rowIDs(in: index, matching: [.reference(target)]) {
+                result.append(StoredReference(entity: concrete, rowID: row.rawValue))
+            }
         }
         return result
     }
 
     /// The links of row `source` on one side of a join table, in position order for an ordered
-    /// relationship, else by member row ID.
+    /// relationship (then by member row ID), else by member row ID: one index range, no row read.
     func links(of source: UInt64, side: JoinTableSide, in reader: some EngineReader) throws -> [JoinLink] {
-        guard let table = joinTables[side.tableName] else { return [] }
+        let name = Self.joinIndexName(side)
+        guard let index = indexes[name] else {
+            throw StorageError.corruption(file: name, offset: 0, reason: "the join table's index is missing")
+        }
         var result: [JoinLink] = []
-        try reader.forEachRow(in: table, from: nil, through: nil, reverse: false) { id, bytes in
-            guard case .reference(let row) = try RowRecord.field(at: side.sourceField, in: bytes), row == source else {
-                return true
+        let bound = IndexBound([.reference(source)])
+        try reader.forEachIndexEntry(in: index, from: bound, through: bound, reverse: false) { entry in
+            guard entry.key.count == 4, case .reference(let member) = entry.key[2],
+                case .int64(let entityID) = entry.key[3],
+                let entity = UInt16(exactly: entityID).flatMap({ entitiesByID[$0] }),
+                entity.isKind(of: side.relationship.destinationEntity)
+            else {
+                throw StorageError.corruption(
+                    file: side.tableName, offset: entry.row.rawValue, reason: "link row does not name a member")
             }
-            result.append(try link(id, bytes, side: side))
+            var position: Int64?
+            if case .int64(let value) = entry.key[1] { position = value }
+            result.append(
+                JoinLink(row: entry.row, member: StoredReference(entity: entity, rowID: member), position: position))
             return true
         }
-        if side.relationship.isOrdered {
-            result.sort { ($0.position ?? .min, $0.member.rowID) < ($1.position ?? .min, $1.member.rowID) }
-        } else {
-            result.sort { $0.member.rowID < $1.member.rowID }
-        }
         return result
-    }
-
-    /// Decodes one link row as `side` sees it.
-    private func link(_ id: RowID, _ bytes: UnsafeRawBufferPointer, side: JoinTableSide) throws -> JoinLink {
-        guard case .reference(let member) = try RowRecord.field(at: side.memberField, in: bytes),
-            case .int64(let entityID) = try RowRecord.field(at: side.memberEntityField, in: bytes),
-            let entity = UInt16(exactly: entityID).flatMap({ entitiesByID[$0] }),
-            entity.isKind(of: side.relationship.destinationEntity)
-        else {
-            throw StorageError.corruption(
-                file: side.tableName, offset: id.rawValue, reason: "link row does not name a member")
-        }
-        var position: Int64?
-        if case .int64(let value) = try RowRecord.field(at: side.positionField, in: bytes) { position = value }
-        return JoinLink(row: id, member: StoredReference(entity: entity, rowID: member), position: position)
     }
 
     // MARK: - Writing relationships

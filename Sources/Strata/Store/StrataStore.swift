@@ -41,6 +41,8 @@ public final class StrataStore: PersistentStore {
     private let tables: [ObjectIdentifier: TableID]
     /// The join tables of relationships kept in them, by table name.
     let joinTables: [String: TableID]
+    /// The secondary indexes relationships are read through, by name (``relationshipIndexes(of:)``).
+    let indexes: [String: IndexID]
     private let coders: [ObjectIdentifier: RowCoder]
     let entitiesByID: [UInt16: EntityDescription]
     private let reads = Atomic<Int>(0)
@@ -90,8 +92,9 @@ public final class StrataStore: PersistentStore {
             }
             let roots = model.entities.filter { $0.superentity == nil }
             let joinTableNames = Self.joinTableNames(of: model)
+            let indexSpecs = Self.relationshipIndexes(of: model)
             let created = try engine.write {
-                txn -> ([String: String], [ObjectIdentifier: TableID], [String: TableID]) in
+                txn -> ([String: String], [ObjectIdentifier: TableID], [String: TableID], [String: IndexID]) in
                 var metadata = stored
                 if metadata.isEmpty {
                     guard txn.table(named: Self.metadataTable) == nil else {
@@ -116,9 +119,19 @@ public final class StrataStore: PersistentStore {
                 for name in joinTableNames {
                     joinTables[name] = try txn.table(named: name) ?? txn.createTable(named: name)
                 }
-                return (metadata, tables, joinTables)
+                var indexes: [String: IndexID] = [:]
+                for spec in indexSpecs {
+                    guard let table = txn.table(named: spec.table) else {
+                        throw StorageError.corruption(file: spec.table, offset: 0, reason: "the table is missing")
+                    }
+                    indexes[spec.name] =
+                        try txn.index(named: spec.name)
+                        ?? txn.createIndex(named: spec.name, on: table, fields: spec.fields, entityIDs: spec.entityIDs)
+                }
+                return (metadata, tables, joinTables, indexes)
             }
             self.joinTables = created.2
+            self.indexes = created.3
             metadata = created.0
             var tables: [ObjectIdentifier: TableID] = [:]
             for entity in model.entities {
