@@ -10,9 +10,9 @@ import StrataStorage
 ///
 /// 1. Remove the previous demo store at DIRECTORY (see "Fresh store" below); create a coordinator for the company
 ///    model (``CompanyModel``) and add a Strata store in DIRECTORY.
-/// 2. Insert the 100 departments of WORKLOAD.md (``CompanyWorkload``) as ``Department`` objects and give them
-///    permanent IDs, then the N employees as ``Employee`` objects: each names its department by row ID (until
-///    relationships land), and every 1,000th gets a 64 KiB photo (external storage: a blob segment).
+/// 2. Insert the 100 departments of WORKLOAD.md (``CompanyWorkload``) as ``Department`` objects, then the N
+///    employees as ``Employee`` objects: setting each one's `department` adds it to the department's
+///    `employees` (the inverse), and every 1,000th gets a 64 KiB photo (external storage: a blob segment).
 /// 3. Save: one save, one engine transaction. Check every object got a permanent ID in the store and a row of its
 ///    own; release the objects; close (remove the store from the coordinator, which checkpoints).
 /// 4. Reopen with a new coordinator and context; fetch every employee as a fault; fire the faults by reading
@@ -20,6 +20,8 @@ import StrataStorage
 ///    the generator; check the photos and the departments.
 /// 5. In a new context, look up 10,000 random employees by object IDs rebuilt from their row IDs (some also
 ///    through a URI round trip), each checked against the generator; scan the employee table with the engine.
+///    List every department's employees through the to-many relationship (faults from an index range, no
+///    employee row read), then delete the last department: the cascade deletes its employees.
 /// 6. Close, and print the store's files, the row cache's counters, the blob segments, what recovery did at the
 ///    reopen, and the engine's counters.
 ///
@@ -39,7 +41,7 @@ struct DemoCommand: ParsableCommand {
             save, checks their permanent IDs and closes. It then reopens the store with a new coordinator, \
             fetches every employee as a fault, fires the faults and checks the count, salary sum, names, photos \
             and departments against the generator, looks up 10,000 random employees by object ID in a new \
-            context, and prints each step's time and rate, the row cache's counters and the engine's report.
+            context, lists each department's employees through the relationship, deletes one department             (cascading to its employees), and prints each step's time and rate, the row cache's counters and the             engine's report.
             """
     )
 

@@ -105,13 +105,11 @@ struct DemoRun {
         var expected = DemoExpectations(
             employeeCount: employeeCount, lookupCount: Self.lookupCount, lookupSeed: Self.lookupSeed)
 
-        var departments = try report.measure("insert departments + IDs", count: workload.departments.count) {
-            try insertDepartments(into: context)
+        var departments = report.measure("insert departments", count: workload.departments.count) {
+            insertDepartments(into: context)
         }
         var employees = report.measure("insert employees", count: employeeCount) {
-            insertEmployees(
-                into: context, departmentRows: departments.map { Int64($0.objectID.rowID!) }, photos: photos,
-                expected: &expected)
+            insertEmployees(into: context, departments: departments, photos: photos, expected: &expected)
         }
         let inserted = context.insertedObjects.count
         try check(inserted == objectCount, "\(inserted) objects inserted, expected \(objectCount)")
@@ -120,6 +118,9 @@ struct DemoRun {
             try checkPermanentIDs(departments: departments, employees: employees, store: store, context: context)
         }
         try report.measure("release objects", count: objectCount) {
+            // Each employee and its department hold each other (Core Data's reference cycle): turning the
+            // objects into faults breaks the cycles, then dropping the arrays frees them.
+            try context.refreshAllObjects()
             departments = []
             employees = []
             try check(context.registeredObjects.isEmpty, "objects still registered after their release")
@@ -131,21 +132,18 @@ struct DemoRun {
             expected: expected)
     }
 
-    private func insertDepartments(into context: ManagedObjectContext) throws -> [Department] {
-        let departments = workload.departments.map { row in
+    private func insertDepartments(into context: ManagedObjectContext) -> [Department] {
+        workload.departments.map { row in
             let department = Department(context: context)
             department.name = row.name
             department.budget = row.budget
             return department
         }
-        // Employees name their department by its row ID until relationships land, so the departments need
-        // their permanent IDs (which reserve their rows) before the employees are made.
-        try context.obtainPermanentIDs(for: departments)
-        return departments
     }
 
     private func insertEmployees(
-        into context: ManagedObjectContext, departmentRows: [Int64], photos: BlobPool, expected: inout DemoExpectations
+        into context: ManagedObjectContext, departments: [Department], photos: BlobPool,
+        expected: inout DemoExpectations
     ) -> [Employee] {
         let wanted = Set(expected.lookupIndexes)
         // Core Data's designated initializer: `Employee(context:)` would look the entity up by class name for
@@ -158,7 +156,8 @@ struct DemoRun {
             employee.name = row.name
             employee.salary = row.salary
             employee.hired = Date(timeIntervalSince1970: row.hired)
-            employee.departmentRow = departmentRows[row.department - 1]
+            // The inverse follows: the department's `employees` gains the employee.
+            employee.department = departments[row.department - 1]
             let hasPhoto = index % Self.photoInterval == 0
             if hasPhoto { employee.photo = Data(photos.chunk(index / Self.photoInterval)) }
             employees.append(employee)
@@ -211,6 +210,7 @@ struct DemoRun {
         let blobs = try store.engine.blobSegmentStatistics()
         let liveBlobs = blobs.reduce(0) { $0 + $1.liveBlobs }
         try check(liveBlobs == photoCount, "\(liveBlobs) blobs in the blob segments, expected \(photoCount) photos")
+        try walkAndCascade(coordinator: coordinator, saved: saved)
         let statistics = store.engine.statistics
         let atClose = coordinator.rowCacheStatistics
         try report.measure("close") { try coordinator.removePersistentStore(store) }
@@ -314,7 +314,7 @@ struct DemoRun {
                 try check(
                     employee.name == row.name && employee.salary == row.salary
                         && employee.hired == Date(timeIntervalSince1970: row.hired)
-                        && employee.departmentRow == Int64(saved.departmentRows[row.department - 1]),
+                        && employee.department?.objectID.rowID == saved.departmentRows[row.department - 1],
                     "employee \(index) (\(id)) differs from the generator's")
                 if lookup < Self.uriRoundTrips {
                     let uri = employee.objectID.uriRepresentation()
@@ -329,6 +329,51 @@ struct DemoRun {
             _ = try context.existingObject(with: missing)
             throw DemoFailure("check failed: existingObject(with:) found \(missing), which was never saved")
         } catch ObjectGraphError.objectInaccessible {}
+    }
+
+    /// Lists every department's employees through the to-many relationship (an index range per department, no
+    /// employee row read), then deletes the last department: its delete rule cascades to its employees.
+    private func walkAndCascade(coordinator: PersistentStoreCoordinator, saved: SavedCompany) throws {
+        var perDepartment = [Int](repeating: 0, count: workload.departments.count)
+        for row in workload.employees { perDepartment[row.department - 1] += 1 }
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let departments = try saved.departmentRows.map { row in
+            try objectID(of: "Department", row: row, saved: saved, coordinator)
+        }
+        let reads = try storeRowReads(coordinator)
+        try report.measure("to-many employees (faults)", count: employeeCount) {
+            for (index, id) in departments.enumerated() {
+                guard let department = context.object(with: id) as? Department else {
+                    throw DemoFailure("check failed: \(id) is not a Department")
+                }
+                let employees = department.employees
+                try check(
+                    employees.count == perDepartment[index] && employees.allSatisfy(\.isFault),
+                    "department \(index) lists \(employees.count) employees, expected \(perDepartment[index]) faults")
+                try context.refresh(department, mergeChanges: false)
+            }
+        }
+        let employeeReads = try storeRowReads(coordinator) - reads - departments.count
+        try check(employeeReads == 0, "listing the employees read \(employeeReads) employee rows")
+
+        let victim = workload.departments.count - 1
+        try report.measure("cascade delete 1 department", count: 1 + perDepartment[victim]) {
+            context.delete(context.object(with: departments[victim]))
+            try check(
+                context.deletedObjects.count == 1 + perDepartment[victim],
+                "deleting a department deleted \(context.deletedObjects.count) objects")
+            try context.save()
+        }
+        let after = ManagedObjectContext(coordinator: coordinator)
+        let remaining = try after.count(for: FetchRequest<Employee>(entityName: "Employee"))
+        try check(
+            remaining == employeeCount - perDepartment[victim],
+            "\(remaining) employees after the cascade, expected \(employeeCount - perDepartment[victim])")
+    }
+
+    private func storeRowReads(_ coordinator: PersistentStoreCoordinator) throws -> Int {
+        guard let store = coordinator.persistentStores.first else { throw DemoFailure("no store") }
+        return store.rowReads
     }
 
     /// Counts the employee rows with the engine alone, under the object graph: the table of the `Employee`

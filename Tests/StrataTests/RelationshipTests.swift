@@ -440,3 +440,22 @@ func seedDepartment(_ stack: TestStack, employees: Int) throws -> (ManagedObject
     try seed.save()
     return (department.objectID, people.map(\.objectID))
 }
+
+/// Saved objects that hold each other leave the context once refreshAllObjects() breaks their cycles.
+@Suite struct RelationshipMemoryTests {
+    @Test(arguments: StoreKind.allCases)
+    func refreshAllObjectsBreaksCyclesOfSavedObjects(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let context = stack.context()
+        try {
+            let department = try context.make("RelDepartment", ["name": "D"])
+            for index in 0..<3 {
+                try context.make("RelEmployee", ["name": "E\(index)"]).setValue(department, forKey: "department")
+            }
+            try context.save()
+        }()
+        #expect(context.registeredObjects.count == 4)
+        try context.refreshAllObjects()
+        #expect(context.registeredObjects.isEmpty)
+    }
+}

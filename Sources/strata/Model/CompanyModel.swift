@@ -17,6 +17,7 @@ enum CompanyModel {
             Entity("Department", className: "Department") {
                 Attribute("name", .string, optional: false)
                 Attribute("budget", .double, optional: false, default: .double(0))
+                Relationship.toMany("employees", "Employee", inverse: "department", deleteRule: .cascade)
             },
             Entity("Employee", className: "Employee") {
                 Attribute("name", .string, optional: false)
@@ -25,9 +26,7 @@ enum CompanyModel {
                 // Photos of at least the engine's blob threshold (16 KiB by default) go to blob segments;
                 // the row keeps the blob's ID.
                 Attribute("photo", .binaryData).allowsExternalStorage()
-                // The row ID of the employee's department, until relationships land: then this attribute
-                // becomes the `department` to-one relationship (inverse `employees`, delete rule nullify).
-                Attribute("departmentRow", .integer64)
+                Relationship.toOne("department", "Department", inverse: "employees", deleteRule: .nullify)
             },
         ])
     }

@@ -6,4 +6,5 @@ import Strata
 final class Department: ManagedObject {
     @Managed("name") var name: String
     @Managed("budget") var budget: Double
+    @ManagedRelationship("employees") var employees: Set<Employee>
 }

@@ -10,5 +10,5 @@ final class Employee: ManagedObject {
     @Managed("hired") var hired: Date
     @Managed("photo") var photo: Data?
     /// The row ID of the employee's department; becomes the `department` relationship when relationships land.
-    @Managed("departmentRow") var departmentRow: Int64?
+    @ManagedRelationship("department") var department: Department?
 }
