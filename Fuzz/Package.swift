@@ -11,6 +11,7 @@ import PackageDescription
 
 let fuzzTargets = [
     "FuzzWALRecord", "FuzzPage", "FuzzRowRecord", "FuzzBlobSegment", "FuzzStoreOpen", "FuzzEngineOperations",
+    "FuzzIndexKey",
 ]
 
 let package = Package(

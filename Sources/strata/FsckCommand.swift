@@ -13,6 +13,7 @@ import StrataStorage
 ///    and byte offset, then a summary.
 /// 3. `--repair`: if a problem is a torn log tail or a transaction without its commit record, open the
 ///    store for writing (recovery cuts the tail; committed transactions are replayed and checkpointed);
+///    if a secondary index is damaged or disagrees with its table, rebuild it from the table;
 ///    if there is dead blob space or a leftover of an interrupted compaction, and no damage, compact.
 ///    Verify again. Damage with no repair (a damaged page, blob or the middle of the log) is left for
 ///    `--salvage`.
@@ -131,7 +132,8 @@ struct FsckCommand: ParsableCommand {
         }
     }
 
-    /// Step 3: recovery, then compaction, each only when a finding calls for it; then verifies again.
+    /// Step 3: recovery, then rebuilding damaged secondary indexes, then compaction, each only when a finding
+    /// calls for it; then verifies again.
     private func runRepairs(_ result: inout Result, bar: ProgressBar) throws -> StoreExitCode {
         let report = result.report
         if report.lockHeldElsewhere {
@@ -151,6 +153,13 @@ struct FsckCommand: ParsableCommand {
                 "recovery: replayed \(recovery.replayedTransactions) transactions, discarded "
                     + "\(recovery.discardedRecords) uncommitted records and \(recovery.discardedLogBytes) log bytes")
             repaired = true
+        }
+        if findings.contains(where: { $0.remedy == .indexRebuild }) {
+            let store = try Store.open(at: options.store, configuration: options.configuration)
+            let rebuilt = try store.repairIndexes()
+            try store.close()
+            result.repairs.append("indexes rebuilt from their tables: \(rebuilt.joined(separator: ", "))")
+            repaired = !rebuilt.isEmpty || repaired
         }
         if findings.contains(where: { $0.remedy == .compaction }), unrepairable.isEmpty {
             let compaction = try Store.compact(

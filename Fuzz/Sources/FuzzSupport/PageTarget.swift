@@ -86,6 +86,40 @@ func checkPage(_ page: UnsafeRawBufferPointer, pageNumber: UInt64, salt: UInt64)
             }
         }
         fuzzCheck(again?.0 == overflow.next && again?.1 == data, "overflow page does not round-trip")
+    case .indexLeaf:
+        guard let entries = try? IndexLeafPage.decode(page, header: header) else { return }
+        fuzzCheck(!entries.isEmpty && entries.count == header.itemCount, "index leaf entry count")
+        fuzzCheck(
+            zip(entries, entries.dropFirst()).allSatisfy { IndexKey.compare($0, $1) < 0 },
+            "index entries not increasing")
+        for entry in entries { checkIndexEntry(entry) }
+        fresh.withUnsafeMutableBytes {
+            IndexLeafPage.encode(
+                entries: entries, into: $0, pageNumber: pageNumber, generation: header.generation, salt: salt)
+        }
+        let again = fresh.withUnsafeBytes { bytes in
+            (try? PageHeader.decode(bytes, expectedPageNumber: pageNumber, salt: salt)).flatMap {
+                try? IndexLeafPage.decode(bytes, header: $0)
+            }
+        }
+        fuzzCheck(again == entries, "index leaf does not round-trip")
+    case .indexInternal:
+        guard let node = try? IndexInternalPage.decode(page, header: header) else { return }
+        fuzzCheck(node.children.count >= 2 && node.keys.count == node.children.count, "index internal child count")
+        fuzzCheck(node.children.allSatisfy { $0 >= 1 && $0 < pageNumber }, "index child after its parent")
+        fresh.withUnsafeMutableBytes {
+            IndexInternalPage.encode(
+                level: node.level, keys: node.keys, children: node.children, into: $0, pageNumber: pageNumber,
+                generation: header.generation, salt: salt)
+        }
+        let again = fresh.withUnsafeBytes { bytes in
+            (try? PageHeader.decode(bytes, expectedPageNumber: pageNumber, salt: salt)).flatMap {
+                try? IndexInternalPage.decode(bytes, header: $0)
+            }
+        }
+        fuzzCheck(
+            again?.level == node.level && again?.keys == node.keys && again?.children == node.children,
+            "index internal page does not round-trip")
     case .rootRecord:
         guard let part = try? RootRecord.part(of: header) else { return }
         fuzzCheck(part.count >= 1 && part.index < part.count, "root record part")
@@ -112,7 +146,8 @@ func checkPage(_ page: UnsafeRawBufferPointer, pageNumber: UInt64, salt: UInt64)
     }
     // Overflow and root-record pages do not check their item count (the format says 0), so only a page
     // with 0 there can re-encode to its own bytes.
-    if paddingIsZero, header.type == .leaf || header.type == .internal || header.itemCount == 0 {
+    let counted: Set<PageType> = [.leaf, .internal, .indexLeaf, .indexInternal]
+    if paddingIsZero, counted.contains(header.type) || header.itemCount == 0 {
         fuzzCheck(fresh.elementsEqual(page), "\(header.type) page re-encodes to other bytes")
     }
 }

@@ -14,11 +14,12 @@ public enum SeedCorpus {
         let store = try SeedStore.build()
         return [
             "FuzzWALRecord": walSeeds(store),
-            "FuzzPage": try pageSeeds(store),
+            "FuzzPage": try pageSeeds(store) + indexPageSeeds(),
             "FuzzRowRecord": try rowSeeds(),
             "FuzzBlobSegment": try blobSeeds(store),
             "FuzzStoreOpen": storeSeeds(store),
             "FuzzEngineOperations": scriptSeeds(),
+            "FuzzIndexKey": indexKeySeeds(),
         ]
     }
 
@@ -60,6 +61,54 @@ public enum SeedCorpus {
             }
         }
         guard seen.count == 4 else { throw SeedError("the seed store lacks a page type: \(seen)") }
+        return seeds
+    }
+
+    /// Index leaf and internal pages of a store of its own (the seed store's rows are not row records), so
+    /// that the other targets' seeds stay as they were.
+    static func indexPageSeeds() throws -> [(name: String, bytes: [UInt8])] {
+        let configuration = StoreConfiguration(durability: .full, pageSize: 512, logger: quietLogger)
+        let fileSystem = InMemoryFileSystem()
+        let store = try Store.open(at: "/indexed", configuration: configuration, fileSystem: fileSystem)
+        try store.write { txn in
+            let table = try txn.createTable(named: "person")
+            for number in 0..<60 {
+                let fields: [RowRecord.Field] = [.string("name \(number % 7)"), .int64(Int64(number) - 20), .null]
+                try txn.insert(RowRecord.encode(entityID: 1, rowVersion: 1, fields: fields), into: table)
+            }
+            try txn.createIndex(named: "person.name,age", on: table, fields: [0, 1])
+        }
+        try store.close()
+        let pageFile = fileSystem.contents(of: "/indexed/" + StoreFileNames.pageFile)!
+        let header = try pageFile.withUnsafeBytes { try StoreHeader.decode($0) }
+        var seeds: [(name: String, bytes: [UInt8])] = []
+        for number in 1..<(pageFile.count / 512) {
+            let page = Array(pageFile[(number * 512)..<((number + 1) * 512)])
+            guard
+                let decoded = page.withUnsafeBytes({
+                    try? PageHeader.decode($0, expectedPageNumber: UInt64(number), salt: header.checksumSalt)
+                }), decoded.type == .indexLeaf || decoded.type == .indexInternal,
+                !seeds.contains(where: { $0.name == "page-\(decoded.type)" })
+            else { continue }
+            seeds.append(("page-\(decoded.type)", [0, 0] + le(header.checksumSalt) + le(UInt64(number)) + page))
+        }
+        guard seeds.count == 2 else { throw SeedError("the index seed store lacks an index page type") }
+        return seeds
+    }
+
+    // MARK: - Index keys
+
+    static func indexKeySeeds() -> [(name: String, bytes: [UInt8])] {
+        let decimal = RowRecord.DecimalBits(exponent: -2, isNegative: true, isCompact: true, mantissa: [12345])
+        let keys: [(String, [RowRecord.Field])] = [
+            ("key-null-int", [.null, .int64(-36)]),
+            ("key-string-escaped", [.string("a\u{0}b"), .uri("https://x/"), .bytes([0, 0xFF, 1])]),
+            ("key-floating", [.double(-1.5), .float(.infinity), .date(secondsSinceReferenceDate: 7e8)]),
+            ("key-decimal", [.decimal(decimal), .boolean(true)]),
+            ("key-ids", [.uuid(0x0123_4567_89AB_CDEF_0123_4567_89AB_CDEF), .reference(9), .blobReference(3)]),
+        ]
+        var seeds = keys.map { ($0.0, IndexKey.encode($0.1)) }
+        seeds.append(("entry", IndexKey.entry(key: IndexKey.encode([.string("Ada"), .int64(36)]), rowID: 7)))
         return seeds
     }
 
