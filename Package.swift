@@ -43,7 +43,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "Strata", dependencies: ["StrataFormat", "StrataStorage"]),
+        .target(name: "Strata", dependencies: ["StrataFormat", "StrataStorage", "StrataQuery"]),
         // The predicate language (NSPredicate format strings, evaluation in memory, sort keys): Foundation only,
         // so that the object graph and the store can both use it.
         .target(name: "StrataQuery"),

@@ -1,93 +1,155 @@
-/// A description of objects to fetch: an entity (with or without its subentities), a window
-/// (``fetchOffset``, ``fetchLimit``) and how results come back. Results are in row order, store by store,
-/// followed by matching objects inserted into the context and not yet saved.
+import Foundation
+import StrataQuery
+
+/// A description of what to fetch (`NSFetchRequest`): an entity (with or without its subentities), a
+/// predicate, a sort order, a window (``fetchOffset``, ``fetchLimit``) and the kind of result.
+///
+/// `Result` is what ``ManagedObjectContext/fetch(_:)`` returns for each match: a ``ManagedObject`` subclass
+/// (``FetchRequestResultType/managedObject``), ``ManagedObjectID`` (``FetchRequestResultType/managedObjectID``),
+/// `[String: QueryValue]` (``FetchRequestResultType/dictionary``) or `Int` (``FetchRequestResultType/count``);
+/// ``resultType`` starts as the one that fits `Result`.
 ///
 /// For example:
 /// ```swift
 /// let request = FetchRequest<Employee>(entityName: "Employee")
+/// request.predicate = try ObjectPredicate(format: "salary > %d AND department.name == %@", 100_000, "Sales")
+/// request.sortKeys = [SortKey("lastName", comparison: .caseInsensitive), SortKey("salary", ascending: false)]
 /// request.fetchLimit = 10
 /// let employees = try context.fetch(request)
 /// ```
-public final class FetchRequest<Result: ManagedObject> {
-    /// The name of the entity to fetch; ``ManagedObjectContext/fetch(_:)`` throws
-    /// ``ObjectGraphError/unknownEntity(_:)`` when the model has no such entity.
+///
+/// Without sort keys, results are in row order, store by store, followed by matching objects inserted
+/// into the context and not yet saved. With sort keys, objects every key finds equal keep that order.
+///
+/// ## Topics
+/// ### What to fetch
+/// - ``entityName``
+/// - ``predicate``
+/// - ``setPredicate(format:_:)``
+/// - ``includesSubentities``
+/// ### Order and window
+/// - ``sortKeys``
+/// - ``fetchOffset``
+/// - ``fetchLimit``
+/// ### Results
+/// - ``resultType``
+/// - ``propertiesToFetch``
+/// - ``propertiesToGroupBy``
+/// - ``havingPredicate``
+/// - ``returnsDistinctResults``
+/// ### Objects
+/// - ``includesPendingChanges``
+/// - ``returnsObjectsAsFaults``
+/// - ``includesPropertyValues``
+/// - ``relationshipKeyPathsForPrefetching``
+/// - ``fetchBatchSize``
+public final class FetchRequest<Result> {
+    /// The name of the entity to fetch; fetching throws ``ObjectGraphError/unknownEntity(_:)`` when the model
+    /// has no such entity.
     public let entityName: String
+    /// The condition objects must meet (nil: every object). Key paths may go through relationships
+    /// (`department.name`, `ANY employees.salary > 10`). Stores evaluate it on their rows, and pending
+    /// objects are evaluated in memory, with the same semantics.
+    public var predicate: ObjectPredicate?
+    /// The order of the results, most significant key first (`NSSortDescriptor`s).
+    public var sortKeys: [SortKey] = []
     /// Whether objects of subentities are included (default true).
     public var includesSubentities = true
     /// At most this many results (0: no limit).
     public var fetchLimit = 0
     /// Skip this many results first.
     public var fetchOffset = 0
-    /// Whether objects not yet registered come back as faults (default true); false fills them.
-    public var returnsObjectsAsFaults = true
-    /// Whether unsaved inserts are included and unsaved deletes excluded (default true).
+    /// What each result is; see ``FetchRequestResultType``.
+    public var resultType: FetchRequestResultType
+    /// For dictionary results: the properties each dictionary holds (key paths and expressions); nil: every
+    /// persistent attribute. Nil values are left out of the dictionaries.
+    public var propertiesToFetch: [FetchProperty]?
+    /// For dictionary results: the key paths to group by (`GROUP BY`); each other property must be an
+    /// aggregate expression.
+    public var propertiesToGroupBy: [QueryKeyPath]?
+    /// For grouped dictionary results: the condition a group's dictionary must meet (`HAVING`), on the
+    /// dictionary's keys.
+    public var havingPredicate: ObjectPredicate?
+    /// For dictionary results: whether equal dictionaries are returned once.
+    public var returnsDistinctResults = false
+    /// Whether unsaved changes count (default true): inserted objects that match are returned, deleted ones
+    /// are not, and updated ones are matched on their current values. Dictionary results reflect the stores
+    /// only, as in Core Data.
     public var includesPendingChanges = true
+    /// Whether objects not yet registered come back as faults (default true); false fills them in the same
+    /// pass.
+    public var returnsObjectsAsFaults = true
+    /// Whether row values are read with the IDs (default true), so that faults fill without another trip
+    /// to the store; false: IDs only, nothing read or cached.
+    public var includesPropertyValues = true
+    /// Relationship key paths (`"department"`, `"department.employees"`) whose objects are fetched and
+    /// filled with the results, one store query per step, instead of one fault at a time.
+    public var relationshipKeyPathsForPrefetching: [String] = []
+    /// With a positive size, ``ManagedObjectContext/fetchBatched(_:)`` returns a collection that loads
+    /// results this many at a time; ``ManagedObjectContext/fetch(_:)`` returns faults without reading rows.
+    /// 0 (the default): no batching.
+    public var fetchBatchSize = 0
 
     /// Creates a request for every object of an entity, with the default options.
     ///
-    /// - Parameter entityName: the entity's name in the model. Its objects (and those of its subentities)
-    ///   must be instances of `Result`, or fetching stops the program.
+    /// - Parameter entityName: the entity's name in the model. With managed-object results, its objects
+    ///   (and those of its subentities) must be instances of `Result`, or fetching stops the program.
     public init(entityName: String) {
         self.entityName = entityName
+        resultType = FetchRequestResultType.default(for: Result.self)
+    }
+
+    /// Creates a request with a predicate and sort keys.
+    ///
+    /// - Parameters:
+    ///   - entityName: the entity's name in the model.
+    ///   - predicate: the condition objects must meet.
+    ///   - sortKeys: the order of the results.
+    public convenience init(entityName: String, predicate: ObjectPredicate?, sortKeys: [SortKey] = []) {
+        self.init(entityName: entityName)
+        self.predicate = predicate
+        self.sortKeys = sortKeys
+    }
+
+    /// Sets ``predicate`` from an `NSPredicate` format string.
+    ///
+    /// For example:
+    /// ```swift
+    /// try request.setPredicate(format: "name BEGINSWITH[c] %@ AND salary > %d", "a", 1000)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - format: the format string.
+    ///   - arguments: the values of `%@`, `%K`, `%d`, `%f`, in order.
+    /// - Throws: `PredicateSyntaxError` when the string does not parse; ``predicate`` is unchanged then.
+    public func setPredicate(format: String, _ arguments: any QueryValueConvertible...) throws {
+        predicate = try ObjectPredicate(format: format, arguments: arguments.map(\.queryValue))
+    }
+
+    /// The sort keys under Core Data's name.
+    public var sortDescriptors: [SortKey] {
+        get { sortKeys }
+        set { sortKeys = newValue }
     }
 }
 
-extension ManagedObjectContext {
-    /// Fetches the objects a request describes, registering them (uniquing: an object already registered is
-    /// returned as it is in memory, never overwritten by the store's values).
-    /// - Throws: ``ObjectGraphError/unknownEntity(_:)``, ``ObjectGraphError/storage(_:)``.
-    public func fetch<Result: ManagedObject>(_ request: FetchRequest<Result>) throws -> [Result] {
-        guard let entity = coordinator.model.entity(named: request.entityName) else {
-            throw ObjectGraphError.unknownEntity(request.entityName)
-        }
-        func matches(_ candidate: EntityDescription) -> Bool {
-            request.includesSubentities ? candidate.isKind(of: entity) : candidate === entity
-        }
-        var results: [ManagedObject] = []
-        for store in coordinator.persistentStores {
-            for (rowID, row) in try store.rows(of: entity, includesSubentities: request.includesSubentities) {
-                let id = ManagedObjectID(entity: row.entity, storeIdentifier: store.identifier, rowID: rowID)
-                let object = object(for: id, row: row, populate: !request.returnsObjectsAsFaults)
-                if request.includesPendingChanges, object.isDeleted { continue }
-                results.append(object)
-            }
-        }
-        if request.includesPendingChanges {
-            results += insertedInOrder.filter { matches($0.entity) }
-        }
-        var window = results.dropFirst(min(request.fetchOffset, results.count))
-        if request.fetchLimit > 0 { window = window.prefix(request.fetchLimit) }
-        return window.map {
-            guard let typed = $0 as? Result else {
-                preconditionFailure(
-                    "\($0.entity.name) objects are \(type(of: $0)), not \(Result.self): register the class")
-            }
-            return typed
-        }
-    }
+/// What each result of a ``FetchRequest`` is (`NSFetchRequestResultType`).
+public enum FetchRequestResultType: Sendable, Hashable {
+    /// Managed objects, registered in the context.
+    case managedObject
+    /// Object IDs; nothing is registered and no row value is cached.
+    case managedObjectID
+    /// `[String: QueryValue]` dictionaries of ``FetchRequest/propertiesToFetch``, possibly grouped and
+    /// aggregated.
+    case dictionary
+    /// One `Int`: the number of matches.
+    case count
 
-    /// How many objects ``fetch(_:)`` would return, without making objects for rows.
-    ///
-    /// - Throws: ``ObjectGraphError/unknownEntity(_:)``, ``ObjectGraphError/storage(_:)``.
-    public func count<Result: ManagedObject>(for request: FetchRequest<Result>) throws -> Int {
-        guard let entity = coordinator.model.entity(named: request.entityName) else {
-            throw ObjectGraphError.unknownEntity(request.entityName)
-        }
-        var count = 0
-        for store in coordinator.persistentStores {
-            for (rowID, row) in try store.rows(of: entity, includesSubentities: request.includesSubentities) {
-                let id = ManagedObjectID(entity: row.entity, storeIdentifier: store.identifier, rowID: rowID)
-                if request.includesPendingChanges, registry[id]?.object?.isDeleted == true { continue }
-                count += 1
-            }
-        }
-        if request.includesPendingChanges {
-            count +=
-                inserted.values.filter {
-                    request.includesSubentities ? $0.entity.isKind(of: entity) : $0.entity === entity
-                }.count
-        }
-        count = max(0, count - request.fetchOffset)
-        return request.fetchLimit > 0 ? min(count, request.fetchLimit) : count
+    /// The result type that fits a request's `Result` type.
+    static func `default`(for type: Any.Type) -> FetchRequestResultType {
+        if type == ManagedObjectID.self { return .managedObjectID }
+        if type == [String: QueryValue].self { return .dictionary }
+        if type == Int.self { return .count }
+        return .managedObject
     }
 }

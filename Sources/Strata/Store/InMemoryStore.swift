@@ -4,18 +4,18 @@ import Synchronization
 /// A persistent store that keeps rows in memory: for tests, and for users who want no file.
 /// It behaves like the Strata store in every way a context can see, save for surviving the process.
 public final class InMemoryStore: PersistentStore {
-    private struct Table {
+    struct Table {
         var rows: [UInt64: StoredRow] = [:]
         var nextRowID: UInt64 = 1
     }
 
     /// One side of a join-table relationship of one source row.
-    private struct LinkKey: Hashable {
+    struct LinkKey: Hashable {
         let relationship: ObjectIdentifier
         let source: UInt64
     }
 
-    private struct State {
+    struct State {
         var tables: [ObjectIdentifier: Table] = [:]
         /// Members of to-manys kept in join tables (in order), by relationship and source row.
         var links: [LinkKey: [StoredReference]] = [:]
@@ -28,7 +28,7 @@ public final class InMemoryStore: PersistentStore {
     public var type: PersistentStoreType { .inMemory }
     /// The store's type, UUID and the model's version hash (see ``PersistentStoreMetadataKey``).
     public let metadata: [String: String]
-    private let state = Mutex(State())
+    let state = Mutex(State())
 
     /// Creates an empty store for `model`.
     ///
@@ -41,7 +41,7 @@ public final class InMemoryStore: PersistentStore {
         ]
     }
 
-    private static func key(_ entity: EntityDescription) -> ObjectIdentifier { ObjectIdentifier(entity.rootEntity) }
+    static func key(_ entity: EntityDescription) -> ObjectIdentifier { ObjectIdentifier(entity.rootEntity) }
 
     /// The row, or nil when it does not exist or its entity is not `entity` or one of its subentities.
     /// Counts one read in ``rowReads``.
@@ -82,22 +82,29 @@ public final class InMemoryStore: PersistentStore {
         throw ObjectGraphError.storage(.corruption(file: "memory", offset: reference, reason: "no external data here"))
     }
 
+    /// The objects `source` relates to through a to-many, as saved.
+    ///
+    /// - Throws: never.
     public func relatedObjects(
         through relationship: RelationshipDescription, of source: StoredReference
     ) throws -> [StoredReference] {
-        state.withLock { state in
-            switch relationship.storage {
-            case .foreignKey:
-                return []
-            case .inverseForeignKey(let inverse):
-                let rows = state.tables[Self.key(relationship.destinationEntity)]?.rows ?? [:]
-                return rows.filter { _, row in
-                    row.entity.isKind(of: inverse.entity) && row.references[inverse.toOneIndex!]?.rowID == source.rowID
-                }
-                .keys.sorted().map { StoredReference(entity: rows[$0]!.entity, rowID: $0) }
-            case .joinTable:
-                return state.links[LinkKey(relationship: ObjectIdentifier(relationship), source: source.rowID)] ?? []
+        state.withLock { state in Self.relatedObjects(through: relationship, of: source, in: state) }
+    }
+
+    static func relatedObjects(
+        through relationship: RelationshipDescription, of source: StoredReference, in state: State
+    ) -> [StoredReference] {
+        switch relationship.storage {
+        case .foreignKey:
+            return []
+        case .inverseForeignKey(let inverse):
+            let rows = state.tables[key(relationship.destinationEntity)]?.rows ?? [:]
+            return rows.filter { _, row in
+                row.entity.isKind(of: inverse.entity) && row.references[inverse.toOneIndex!]?.rowID == source.rowID
             }
+            .keys.sorted().map { StoredReference(entity: rows[$0]!.entity, rowID: $0) }
+        case .joinTable:
+            return state.links[LinkKey(relationship: ObjectIdentifier(relationship), source: source.rowID)] ?? []
         }
     }
 

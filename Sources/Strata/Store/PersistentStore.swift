@@ -29,6 +29,18 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// - Throws: ``ObjectGraphError/storage(_:)`` when a row cannot be read or decoded.
     func rows(of entity: EntityDescription, includesSubentities: Bool) throws -> [(rowID: UInt64, row: StoredRow)]
 
+    /// Answers a query without making objects: the rows (or IDs, values, or the count) of an entity that
+    /// match a predicate, sorted and windowed as the request says. Stores evaluate predicates with
+    /// StrataQuery, on their rows as stored, so that every store and the in-memory evaluation of managed
+    /// objects agree.
+    ///
+    /// - Parameter request: the entity, predicate, sort keys, window and result kind.
+    /// - Returns: what ``StoreFetchRequest/resultKind`` asks for, in result order.
+    /// - Throws: ``ObjectGraphError/storage(_:)`` when the store cannot be read; `PredicateEvaluationError`
+    ///   when the predicate cannot be evaluated on a row; `CancellationError` when
+    ///   ``StoreFetchRequest/isCancelled`` says so.
+    func fetch(_ request: StoreFetchRequest) throws -> StoreFetchResult
+
     /// The bytes of a binary value kept outside its row (``StoredRow/externalReferences``).
     /// - Throws: ``ObjectGraphError/storage(_:)`` when it cannot be read (a missing blob is corruption).
     func externalData(_ reference: UInt64) throws -> Data

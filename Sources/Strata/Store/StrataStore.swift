@@ -45,7 +45,8 @@ public final class StrataStore: PersistentStore {
     let indexes: [String: IndexID]
     private let coders: [ObjectIdentifier: RowCoder]
     let entitiesByID: [UInt16: EntityDescription]
-    private let reads = Atomic<Int>(0)
+    let reads = Atomic<Int>(0)
+    let examined = Atomic<Int>(0)
     let writes = Atomic<Int>(0)
 
     static let metadataTable = "store.metadata"
@@ -92,7 +93,7 @@ public final class StrataStore: PersistentStore {
             }
             let roots = model.entities.filter { $0.superentity == nil }
             let joinTableNames = Self.joinTableNames(of: model)
-            let indexSpecs = Self.relationshipIndexes(of: model)
+            let indexSpecs = Self.relationshipIndexes(of: model) + Self.attributeIndexes(of: model)
             let created = try engine.write {
                 txn -> ([String: String], [ObjectIdentifier: TableID], [String: TableID], [String: IndexID]) in
                 var metadata = stored
@@ -190,7 +191,7 @@ public final class StrataStore: PersistentStore {
     func table(for entity: EntityDescription) -> TableID { tables[ObjectIdentifier(entity)]! }
 
     /// Decodes a row, resolving blob references; nil when its entity is not `entity` or below it.
-    private func decode(
+    func decode(
         _ bytes: [UInt8], rowID: UInt64, as entity: EntityDescription, snapshot: Snapshot
     ) throws -> StoredRow? {
         do {
@@ -472,6 +473,10 @@ public final class StrataStore: PersistentStore {
 
     /// Rows (entity rows and join-table links) written to the engine by saves so far: a test hook.
     public var rowWrites: Int { writes.load(ordering: .relaxed) }
+
+    /// Rows that queries (``fetch(_:)``) examined so far, matching or not: a test hook that shows whether an
+    /// index narrowed a query.
+    public var rowsExamined: Int { examined.load(ordering: .relaxed) }
 
     /// Rows read from the engine so far by ``row(_:of:)`` and ``rows(of:includesSubentities:)``: a test hook.
     public var rowReads: Int { reads.load(ordering: .relaxed) }

@@ -1,0 +1,106 @@
+import Foundation
+import StrataQuery
+
+/// One result of a fetch before it becomes what the request returns: a row from a store, or a pending
+/// object of the context, with what orders it among the others.
+struct FetchMatch {
+    /// The object's ID (temporary for an unsaved insert).
+    var id: ManagedObjectID
+    /// The row, when the store returned it.
+    var row: StoredRow?
+    /// The row's version, when the store returned it.
+    var version: UInt64 = 0
+    /// The pending object itself.
+    var object: ManagedObject?
+    /// The values of the request's sort keys.
+    var sortValues: [QueryValue] = []
+    /// Row order: the store's position then the row ID; unsaved inserts after every store, in insertion order.
+    var position: (store: Int, row: UInt64)
+
+    /// Whether `self` comes before `other` by the sort keys, then by row order.
+    func precedes(_ other: FetchMatch, by keys: [SortKey]) -> Bool {
+        if !keys.isEmpty {
+            switch keys.compare(values: sortValues, other.sortValues) {
+            case .orderedAscending: return true
+            case .orderedDescending: return false
+            case .orderedSame: break
+            }
+        }
+        return position < other.position
+    }
+}
+
+extension ManagedObjectContext {
+    /// The matches of a request across every store, with the context's pending changes folded in when
+    /// the request includes them, sorted and windowed.
+    ///
+    /// When nothing pending concerns the entity and there is one store, the store applies the window itself
+    /// (it can stop reading early); otherwise every store returns all its matches with their sort values and
+    /// the window is applied here.
+    func matches<Result>(
+        of request: FetchRequest<Result>, entity: EntityDescription, kind: StoreFetchRequest.ResultKind,
+        includesPendingChanges: Bool, isCancelled: (@Sendable () -> Bool)? = nil
+    ) throws -> [FetchMatch] {
+        let stores = coordinator.persistentStores
+        func includes(_ candidate: EntityDescription) -> Bool {
+            request.includesSubentities ? candidate.isKind(of: entity) : candidate === entity
+        }
+        var changed = Set<ManagedObjectID>()
+        var pendingObjects: [ManagedObject] = []
+        if includesPendingChanges {
+            for object in updated.values where includes(object.entity) {
+                changed.insert(object.objectID)
+                pendingObjects.append(object)
+            }
+            for object in deleted.values where includes(object.entity) { changed.insert(object.objectID) }
+            pendingObjects += insertedInOrder.filter { includes($0.entity) }
+        }
+        let merges = stores.count > 1 || !changed.isEmpty || !pendingObjects.isEmpty
+        var storeRequest = StoreFetchRequest(entity: entity)
+        storeRequest.includesSubentities = request.includesSubentities
+        storeRequest.predicate = request.predicate
+        storeRequest.sortKeys = request.sortKeys
+        storeRequest.resultKind = kind
+        storeRequest.isCancelled = isCancelled
+        if merges {
+            storeRequest.returnsSortValues = !request.sortKeys.isEmpty
+        } else {
+            storeRequest.fetchOffset = request.fetchOffset
+            storeRequest.fetchLimit = request.fetchLimit
+        }
+        var matches: [FetchMatch] = []
+        for (index, store) in stores.enumerated() {
+            let result = try store.fetch(storeRequest)
+            matches.reserveCapacity(matches.count + result.references.count)
+            for (offset, reference) in result.references.enumerated() {
+                let id = ManagedObjectID(
+                    entity: reference.entity, storeIdentifier: store.identifier, rowID: reference.rowID)
+                if merges, changed.contains(id) { continue }
+                matches.append(
+                    FetchMatch(
+                        id: id, row: result.rows.isEmpty ? nil : result.rows[offset], version: result.versions[offset],
+                        sortValues: result.sortValues.isEmpty ? [] : result.sortValues[offset],
+                        position: (index, reference.rowID)))
+            }
+        }
+        guard merges else { return matches }
+        for object in pendingObjects {
+            if let predicate = request.predicate, !(try predicate.evaluate(with: object)) { continue }
+            let position: (Int, UInt64)
+            if object.isInserted {
+                position = (Int.max, object.insertionSequence)
+            } else {
+                let store = stores.firstIndex { $0.identifier == object.objectID.storeIdentifier } ?? Int.max - 1
+                position = (store, object.objectID.rowID ?? 0)
+            }
+            var sortValues: [QueryValue] = []
+            for key in request.sortKeys { sortValues.append(try key.value(of: object)) }
+            matches.append(FetchMatch(id: object.objectID, object: object, sortValues: sortValues, position: position))
+        }
+        let keys = request.sortKeys
+        matches.sort { $0.precedes($1, by: keys) }
+        var window = matches.dropFirst(min(request.fetchOffset, matches.count))
+        if request.fetchLimit > 0 { window = window.prefix(request.fetchLimit) }
+        return Array(window)
+    }
+}

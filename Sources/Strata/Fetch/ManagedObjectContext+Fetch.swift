@@ -1,0 +1,215 @@
+import Foundation
+import StrataQuery
+
+extension ManagedObjectContext {
+    // MARK: - Fetching
+
+    /// Fetches what a request describes: managed objects (registered, uniqued: an object already registered
+    /// is returned as it is in memory, never overwritten by the store's values), object IDs, dictionaries or
+    /// the count, as ``FetchRequest/resultType`` says.
+    ///
+    /// Stores evaluate the predicate on their rows without making objects for rows that do not match; with
+    /// ``FetchRequest/includesPendingChanges`` (the default) unsaved inserts that match are added, deleted
+    /// objects removed and updated objects matched on their current values, in memory.
+    ///
+    /// For example:
+    /// ```swift
+    /// let request = FetchRequest<Employee>(entityName: "Employee")
+    /// try request.setPredicate(format: "salary BETWEEN {%d, %d}", 100_000, 101_800)
+    /// let employees = try context.fetch(request)
+    /// ```
+    ///
+    /// - Parameter request: what to fetch.
+    /// - Returns: the results, in the request's order.
+    /// - Throws: ``ObjectGraphError/unknownEntity(_:)``, ``ObjectGraphError/storage(_:)``,
+    ///   ``FetchRequestError`` for options that do not go together, `PredicateEvaluationError` when the
+    ///   predicate or a sort key cannot be evaluated.
+    public func fetch<Result>(_ request: FetchRequest<Result>) throws -> [Result] {
+        let entity = try fetchEntity(of: request)
+        switch request.resultType {
+        case .managedObject:
+            return try objects(for: request, entity: entity).map { Self.cast($0, to: Result.self) }
+        case .managedObjectID:
+            return try matches(
+                of: request, entity: entity, kind: .objectIDs, includesPendingChanges: request.includesPendingChanges
+            ).map { Self.cast($0.id, to: Result.self) }
+        case .dictionary:
+            return try dictionaries(for: request, entity: entity).map { Self.cast($0, to: Result.self) }
+        case .count:
+            return [Self.cast(try count(for: request), to: Result.self)]
+        }
+    }
+
+    /// How many results ``fetch(_:)`` would return (for a count or dictionary request: how many objects
+    /// match), without making objects: a store counts without decoding rows, and one that needs no
+    /// predicate answers from the count it keeps.
+    ///
+    /// - Throws: what ``fetch(_:)`` throws.
+    public func count<Result>(for request: FetchRequest<Result>) throws -> Int {
+        let entity = try fetchEntity(of: request)
+        if request.resultType == .dictionary {
+            return try fetch(request).count
+        }
+        let stores = coordinator.persistentStores
+        let pending = request.includesPendingChanges && hasPendingChanges(concerning: entity, request)
+        guard stores.count == 1, !pending else {
+            return try matches(
+                of: request, entity: entity, kind: .objectIDs, includesPendingChanges: request.includesPendingChanges
+            ).count
+        }
+        var storeRequest = StoreFetchRequest(entity: entity)
+        storeRequest.includesSubentities = request.includesSubentities
+        storeRequest.predicate = request.predicate
+        storeRequest.fetchOffset = request.fetchOffset
+        storeRequest.fetchLimit = request.fetchLimit
+        storeRequest.resultKind = .count
+        return try stores[0].fetch(storeRequest).count
+    }
+
+    /// Runs a fetch request in the stores only: no object is registered, no row cached, pending changes
+    /// are ignored. Managed-object requests return their objects' IDs.
+    ///
+    /// - Parameter request: what to fetch.
+    /// - Returns: the IDs, dictionaries or count.
+    /// - Throws: what ``fetch(_:)`` throws.
+    public func execute<Result>(_ request: FetchRequest<Result>) throws -> FetchResult {
+        let entity = try fetchEntity(of: request)
+        switch request.resultType {
+        case .managedObject, .managedObjectID:
+            return .objectIDs(
+                try matches(of: request, entity: entity, kind: .objectIDs, includesPendingChanges: false).map(\.id))
+        case .dictionary:
+            return .dictionaries(try dictionaries(for: request, entity: entity))
+        case .count:
+            let saved = request.includesPendingChanges
+            request.includesPendingChanges = false
+            defer { request.includesPendingChanges = saved }
+            return .count(try count(for: request))
+        }
+    }
+
+    // MARK: - Managed objects
+
+    /// The objects of a managed-object request: registered (a fault or filled), prefetched as asked.
+    func objects<Result>(
+        for request: FetchRequest<Result>, entity: EntityDescription, isCancelled: (@Sendable () -> Bool)? = nil
+    ) throws -> [ManagedObject] {
+        let idsOnly = !request.includesPropertyValues || request.fetchBatchSize > 0
+        let found = try matches(
+            of: request, entity: entity, kind: idsOnly ? .objectIDs : .rows,
+            includesPendingChanges: request.includesPendingChanges, isCancelled: isCancelled)
+        let objects = found.map { object(for: $0, populate: !request.returnsObjectsAsFaults) }
+        try prefetch(request.relationshipKeyPathsForPrefetching, of: objects)
+        return objects
+    }
+
+    /// The registered object of a match: the pending object, the registered one, or a new one from the row
+    /// (a fault, or filled) or from the ID alone (a fault whose row is not cached).
+    func object(for match: FetchMatch, populate: Bool) -> ManagedObject {
+        if let object = match.object { return object }
+        if let row = match.row { return object(for: match.id, row: row, populate: populate) }
+        return object(with: match.id)
+    }
+
+    /// Whether unsaved inserts, updates or deletes of the request's entities exist.
+    func hasPendingChanges<Result>(concerning entity: EntityDescription, _ request: FetchRequest<Result>) -> Bool {
+        func includes(_ candidate: EntityDescription) -> Bool {
+            request.includesSubentities ? candidate.isKind(of: entity) : candidate === entity
+        }
+        return inserted.values.contains { includes($0.entity) } || updated.values.contains { includes($0.entity) }
+            || deleted.values.contains { includes($0.entity) }
+    }
+
+    /// The request's entity, after checking that its options go together.
+    func fetchEntity<Result>(of request: FetchRequest<Result>) throws -> EntityDescription {
+        guard let entity = coordinator.model.entity(named: request.entityName) else {
+            throw ObjectGraphError.unknownEntity(request.entityName)
+        }
+        if request.resultType != .dictionary {
+            if request.propertiesToGroupBy != nil {
+                throw FetchRequestError.requiresDictionaryResults(option: "propertiesToGroupBy")
+            }
+            if request.havingPredicate != nil {
+                throw FetchRequestError.requiresDictionaryResults(option: "havingPredicate")
+            }
+            if request.propertiesToFetch?.contains(where: { if case .expression = $0 { true } else { false } }) == true
+            {
+                throw FetchRequestError.requiresDictionaryResults(option: "an expression in propertiesToFetch")
+            }
+        } else if request.havingPredicate != nil, request.propertiesToGroupBy?.isEmpty ?? true {
+            throw FetchRequestError.havingRequiresGroupBy
+        }
+        return entity
+    }
+
+    static func cast<Result>(_ value: Any, to type: Result.Type) -> Result {
+        guard let typed = value as? Result else {
+            if let object = value as? ManagedObject {
+                preconditionFailure(
+                    "\(object.entity.name) objects are \(Swift.type(of: object)), not \(Result.self): register the class"
+                )
+            }
+            preconditionFailure(
+                "a fetch request of \(Result.self) returns \(Swift.type(of: value)): set its resultType")
+        }
+        return typed
+    }
+
+    // MARK: - Prefetching
+
+    /// Fills the objects at each relationship key path of `objects`: step by step, the related objects of
+    /// every object are gathered (to-ones from the cached rows, to-manys through the store's indexes), and
+    /// those not yet filled are read with one store query per store and entity hierarchy.
+    func prefetch(_ keyPaths: [String], of objects: [ManagedObject]) throws {
+        for keyPath in keyPaths {
+            var current = objects
+            for step in keyPath.split(separator: ".") {
+                var next: [ManagedObject] = []
+                var seen = Set<ObjectIdentifier>()
+                for object in current {
+                    guard let relationship = object.entity.relationshipsByName[String(step)] else {
+                        throw FetchRequestError.unknownKeyPath(keyPath, entity: object.entity.name)
+                    }
+                    let related =
+                        relationship.isToMany
+                        ? try object.toManyValue(relationship).objects
+                        : try object.toOneValue(relationship).map { [$0] } ?? []
+                    for member in related where seen.insert(ObjectIdentifier(member)).inserted { next.append(member) }
+                }
+                try fill(next.filter { $0.isFault })
+                current = next
+            }
+        }
+    }
+
+    /// Fills faults with their rows, one store query per store and entity hierarchy.
+    func fill(_ faults: [ManagedObject]) throws {
+        var groups: [[ObjectIdentifier]: [ManagedObject]] = [:]
+        for fault in faults where !fault.objectID.isTemporaryID {
+            let store = try coordinator.store(for: fault.objectID)
+            groups[[ObjectIdentifier(store), ObjectIdentifier(fault.entity.rootEntity)], default: []].append(fault)
+        }
+        for members in groups.values {
+            let store = try coordinator.store(for: members[0].objectID)
+            var request = StoreFetchRequest(entity: members[0].entity.rootEntity)
+            request.rowIDs = members.map { $0.objectID.rowID! }
+            let result = try store.fetch(request)
+            for (reference, row) in zip(result.references, result.rows) {
+                let id = ManagedObjectID(
+                    entity: reference.entity, storeIdentifier: store.identifier, rowID: reference.rowID)
+                _ = object(for: id, row: row, populate: true)
+            }
+        }
+    }
+}
+
+/// What ``ManagedObjectContext/execute(_:)-(FetchRequest<Result>)`` returns: the stores' answer, with no
+/// object registered.
+public enum FetchResult: Sendable {
+    /// The matching objects' IDs, in the request's order.
+    case objectIDs([ManagedObjectID])
+    /// Dictionary results.
+    case dictionaries([[String: QueryValue]])
+    /// The number of matches.
+    case count(Int)
+}

@@ -1,0 +1,103 @@
+import Foundation
+import StrataQuery
+
+/// What both stores need beyond ``StoredObjectReader`` to answer a ``StoreFetchRequest``.
+protocol StoreQueryReader: StoredObjectReader {
+    /// A row's version (optimistic locking).
+    func version(of row: Row) throws -> UInt64
+    /// A row decoded as contexts receive it.
+    func decode(_ row: Row, _ reference: StoredReference) throws -> StoredRow
+}
+
+/// One query over candidate rows, shared by the stores: filter each candidate with the predicate on the row
+/// as it is stored (no ``StoredRow`` and no object for rows that do not match), sort, apply the window, and
+/// build the result the request asks for.
+///
+/// Candidates come in row-ID order; rows equal by every sort key keep that order, so that every store (and
+/// the in-memory evaluation of pending objects) agrees on one total order.
+struct StoreQuery<Reader: StoreQueryReader> {
+    let reader: Reader
+    let request: StoreFetchRequest
+
+    private struct Match {
+        var reference: StoredReference
+        var version: UInt64
+        var sortValues: [QueryValue]
+        var values: [QueryValue]
+        var row: StoredRow?
+    }
+
+    private var sortPaths: [QueryKeyPath] { request.sortKeys.map(\.keyPath) }
+
+    /// Runs the query over the candidates `enumerate` visits (in row-ID order, rows of requested entities
+    /// only); `enumerate` stops when its body returns false.
+    ///
+    /// - Parameter enumerate: calls its argument with each candidate's reference and row.
+    /// - Throws: what the reader throws, ``PredicateEvaluationError``, `CancellationError`.
+    func run(
+        _ enumerate: (_ body: (StoredReference, Reader.Row) throws -> Bool) throws -> Void
+    ) throws -> StoreFetchResult {
+        let sorted = !request.sortKeys.isEmpty
+        // Without sort keys the window is known as rows come: stop once it is full.
+        let stopAfter = !sorted && request.fetchLimit > 0 ? request.fetchOffset + request.fetchLimit : nil
+        var result = StoreFetchResult()
+        var matches: [Match] = []
+        var matched = 0
+        var visited = 0
+        try enumerate { reference, row in
+            visited &+= 1
+            if visited & 255 == 0 { try request.checkCancellation() }
+            guard try reader.matches(request.predicate, reference, row: row) else { return true }
+            matched += 1
+            if !sorted, matched <= request.fetchOffset { return stopAfter.map { matched < $0 } ?? true }
+            switch request.resultKind {
+            case .count:
+                break
+            case .rows, .objectIDs, .values:
+                var match = Match(
+                    reference: reference, version: try reader.version(of: row),
+                    sortValues: sorted ? try reader.values(of: sortPaths, reference, row: row) : [], values: [])
+                if case .values(let paths) = request.resultKind {
+                    match.values = try reader.values(of: paths, reference, row: row)
+                }
+                if !sorted, request.resultKind == .rows { match.row = try reader.decode(row, reference) }
+                matches.append(match)
+            }
+            return stopAfter.map { matched < $0 } ?? true
+        }
+        try request.checkCancellation()
+        if request.resultKind == .count {
+            var count = max(0, matched - request.fetchOffset)
+            if request.fetchLimit > 0 { count = min(count, request.fetchLimit) }
+            result.count = count
+            return result
+        }
+        if sorted {
+            let keys = request.sortKeys
+            matches = matches.enumerated().sorted { a, b in
+                switch keys.compare(values: a.element.sortValues, b.element.sortValues) {
+                case .orderedAscending: true
+                case .orderedDescending: false
+                case .orderedSame: a.offset < b.offset
+                }
+            }.map(\.element)
+            var window = matches.dropFirst(min(request.fetchOffset, matches.count))
+            if request.fetchLimit > 0 { window = window.prefix(request.fetchLimit) }
+            matches = Array(window)
+            if request.resultKind == .rows {
+                // Read again only the rows the window keeps.
+                for index in matches.indices {
+                    guard let row = try reader.row(matches[index].reference) else { continue }
+                    matches[index].row = try reader.decode(row, matches[index].reference)
+                }
+            }
+        }
+        result.count = matches.count
+        result.references = matches.map(\.reference)
+        result.versions = matches.map(\.version)
+        if request.resultKind == .rows { result.rows = matches.compactMap(\.row) }
+        if case .values = request.resultKind { result.values = matches.map(\.values) }
+        if request.returnsSortValues { result.sortValues = matches.map(\.sortValues) }
+        return result
+    }
+}

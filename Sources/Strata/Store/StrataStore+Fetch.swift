@@ -1,0 +1,396 @@
+import Foundation
+import StrataFormat
+import StrataQuery
+import StrataStorage
+
+/// Reads encoded rows of one engine snapshot for predicates and sort keys: one field at a time
+/// (`RowRecord.field(at:in:)`), related rows on demand (kept for the rest of the query, as many rows name
+/// the same few related rows), to-manys through the relationship indexes.
+final class StrataRowReader: StoreQueryReader {
+    /// A row in the scan's buffer (valid only while the scan visits it) or copied out.
+    enum Row {
+        case buffer(UnsafeRawBufferPointer)
+        case bytes([UInt8])
+
+        func withBytes<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+            switch self {
+            case .buffer(let buffer): try body(buffer)
+            case .bytes(let bytes): try bytes.withUnsafeBytes(body)
+            }
+        }
+    }
+
+    let store: StrataStore
+    let snapshot: Snapshot
+    private var related: [StoredReference: [UInt8]] = [:]
+
+    init(store: StrataStore, snapshot: Snapshot) {
+        self.store = store
+        self.snapshot = snapshot
+    }
+
+    var storeIdentifier: UUID { store.identifier }
+
+    func row(_ reference: StoredReference) throws -> Row? {
+        if let bytes = related[reference] { return .bytes(bytes) }
+        guard let bytes = try snapshot.row(RowID(reference.rowID), in: store.table(for: reference.entity)) else {
+            return nil
+        }
+        // Bounded: a query over many distinct related rows keeps the most recent ones only.
+        if related.count >= 4096 { related.removeAll(keepingCapacity: true) }
+        related[reference] = bytes
+        return .bytes(bytes)
+    }
+
+    func value(of attribute: AttributeDescription, in row: Row) throws -> AttributeValue? {
+        let field = try row.withBytes { buffer in try RowRecord.field(at: attribute.fieldIndex!, in: buffer) }
+        if case .blobReference(let blob) = field {
+            // A large binary value kept outside the row: compared by its bytes.
+            guard let bytes = try snapshot.readBlob(BlobID(blob)) else {
+                throw StorageError.corruption(
+                    file: "blobs", offset: blob, reason: "a row references missing blob \(blob)")
+            }
+            return try RowCoder.value(from: .bytes(bytes), of: attribute)
+        }
+        return try RowCoder.value(from: field, of: attribute)
+    }
+
+    func toOne(_ relationship: RelationshipDescription, in row: Row) throws -> StoredReference? {
+        let position = relationship.fieldIndex!
+        let (target, entityField) = try row.withBytes { buffer in
+            (try RowRecord.field(at: position, in: buffer), try RowRecord.field(at: position + 1, in: buffer))
+        }
+        guard case .reference(let rowID) = target else { return nil }
+        if case .int64(let entityID) = entityField, let id = UInt16(exactly: entityID),
+            let concrete = store.entitiesByID[id], concrete.isKind(of: relationship.destinationEntity)
+        {
+            return StoredReference(entity: concrete, rowID: rowID)
+        }
+        return StoredReference(entity: relationship.destinationEntity, rowID: rowID)
+    }
+
+    func toMany(_ relationship: RelationshipDescription, of reference: StoredReference) throws -> [StoredReference] {
+        switch relationship.storage {
+        case .foreignKey:
+            return []
+        case .inverseForeignKey(let inverse):
+            return try store.referencingRows(through: inverse, to: reference.rowID, in: snapshot)
+        case .joinTable(let side):
+            return try store.links(of: reference.rowID, side: side, in: snapshot).map(\.member)
+        }
+    }
+
+    func version(of row: Row) throws -> UInt64 {
+        try row.withBytes { try RowRecord.Header.decode($0).rowVersion }
+    }
+
+    func decode(_ row: Row, _ reference: StoredReference) throws -> StoredRow {
+        let bytes: [UInt8]
+        switch row {
+        case .buffer(let buffer): bytes = Array(buffer)
+        case .bytes(let array): bytes = array
+        }
+        guard let decoded = try store.decode(bytes, rowID: reference.rowID, as: reference.entity, snapshot: snapshot)
+        else {
+            throw StorageError.corruption(
+                file: StrataStore.tableName(for: reference.entity.rootEntity), offset: reference.rowID,
+                reason: "row is not a \(reference.entity.name)")
+        }
+        return decoded
+    }
+}
+
+extension StrataStore {
+    // MARK: - Attribute indexes
+
+    /// The secondary indexes of attributes marked indexed in the model, as `(name, table name, fields,
+    /// entity IDs)`: for each concrete entity and each of its indexed persistent attributes (inherited ones
+    /// too), `attr.<Entity>.<attribute>` on the attribute's field, filtered to the entity's rows.
+    static func attributeIndexes(
+        of model: ManagedObjectModel
+    ) -> [(name: String, table: String, fields: [Int], entityIDs: Set<UInt16>?)] {
+        var specs: [(name: String, table: String, fields: [Int], entityIDs: Set<UInt16>?)] = []
+        for entity in model.entities where !entity.isAbstract {
+            for attribute in entity.persistentAttributes where attribute.isIndexed {
+                specs.append(
+                    (
+                        attributeIndexName(attribute, of: entity), tableName(for: entity.rootEntity),
+                        [attribute.fieldIndex!], [entity.entityID]
+                    ))
+            }
+        }
+        return specs
+    }
+
+    /// `attr.<Entity>.<attribute>`: the values of `attribute` in the rows of `concrete`.
+    static func attributeIndexName(_ attribute: AttributeDescription, of concrete: EntityDescription) -> String {
+        "attr.\(concrete.name).\(attribute.name)"
+    }
+
+    // MARK: - Fetching
+
+    /// Answers a query in one engine snapshot, without making objects: candidate rows come from row IDs the
+    /// predicate names (`SELF IN %@`), from a range of an attribute index (a comparison of an indexed
+    /// attribute with a constant, `BETWEEN`, `IN`, `BEGINSWITH`), from the relationship index of a to-one
+    /// whose destination matches (`department.name == %@`), or else from a scan of the hierarchy's table
+    /// that skips other entities' rows by their header. Each candidate is then filtered by the whole
+    /// predicate on its encoded bytes; only matching rows are decoded, and only when rows are asked for.
+    ///
+    /// - Throws: ``ObjectGraphError/storage(_:)`` for an engine failure or an undecodable row;
+    ///   `PredicateEvaluationError` when the predicate cannot be evaluated on a row (a transient attribute,
+    ///   operands an operator cannot compare); `CancellationError`.
+    public func fetch(_ request: StoreFetchRequest) throws -> StoreFetchResult {
+        do {
+            let snapshot = engine.snapshot()
+            return try fetch(request, in: snapshot)
+        } catch let error as StorageError {
+            throw ObjectGraphError.storage(error)
+        } catch let error as FormatError {
+            throw ObjectGraphError.storage(
+                .corruption(file: Self.tableName(for: request.entity.rootEntity), offset: 0, reason: "\(error)"))
+        } catch let error as RowCodingError {
+            throw ObjectGraphError.storage(
+                .corruption(file: Self.tableName(for: request.entity.rootEntity), offset: 0, reason: "\(error)"))
+        }
+    }
+
+    func fetch(_ request: StoreFetchRequest, in snapshot: Snapshot) throws -> StoreFetchResult {
+        let table = table(for: request.entity)
+        let wanted = request.entityIDs
+        let plan = try candidates(for: request, in: snapshot)
+        if request.resultKind == .count, request.predicate == nil, request.rowIDs == nil,
+            Set(request.entity.rootEntity.allEntitiesInHierarchyBelow.map(\.entityID)).isSubset(of: wanted)
+        {
+            // Every row of the table counts: the engine keeps the count.
+            var result = StoreFetchResult()
+            var count = max(0, try snapshot.rowCount(in: table) - request.fetchOffset)
+            if request.fetchLimit > 0 { count = min(count, request.fetchLimit) }
+            result.count = count
+            return result
+        }
+        let reader = StrataRowReader(store: self, snapshot: snapshot)
+        let query = StoreQuery(reader: reader, request: request)
+        let result = try query.run { body in
+            func visit(_ id: RowID, _ bytes: UnsafeRawBufferPointer) throws -> Bool {
+                let header = try RowRecord.Header.decode(bytes)
+                guard wanted.contains(header.entityID), let entity = entitiesByID[header.entityID] else { return true }
+                examined.add(1, ordering: .relaxed)
+                return try body(StoredReference(entity: entity, rowID: id.rawValue), .buffer(bytes))
+            }
+            switch plan {
+            case .scan:
+                try snapshot.forEachRow(in: table) { id, bytes in try visit(id, bytes) }
+            case .rows(let rowIDs):
+                for rowID in rowIDs {
+                    let go = try snapshot.withRow(RowID(rowID), in: table) { bytes in try visit(RowID(rowID), bytes) }
+                    if go == false { break }
+                }
+            }
+        }
+        if request.resultKind == .rows { reads.add(result.rows.count, ordering: .relaxed) }
+        return result
+    }
+
+    // MARK: - Planning
+
+    /// Where a query's candidate rows come from.
+    enum CandidatePlan {
+        /// Every row of the hierarchy's table.
+        case scan
+        /// These rows, in increasing row-ID order without duplicates.
+        case rows([UInt64])
+    }
+
+    /// The narrowest candidate set one term of the predicate's top-level `AND` gives: row IDs named by the
+    /// request or by `SELF`, an attribute index range, a to-one's index; else a scan.
+    func candidates(for request: StoreFetchRequest, in snapshot: Snapshot) throws -> CandidatePlan {
+        if let rowIDs = request.rowIDs { return .rows(Array(Set(rowIDs)).sorted()) }
+        guard let predicate = request.predicate else { return .scan }
+        let terms: [ObjectPredicate]
+        if case .and(let all) = predicate { terms = all } else { terms = [predicate] }
+        var best: [UInt64]?
+        for term in terms {
+            guard case .comparison(let comparison) = term else {
+                if case .constant(false) = term { return .rows([]) }
+                continue
+            }
+            var rows = selfRows(comparison, request)
+            if rows == nil { rows = try indexedRows(comparison, request, snapshot) }
+            if rows == nil { rows = try relatedRows(comparison, request, snapshot) }
+            if let rows, best == nil || rows.count < best!.count { best = rows }
+        }
+        guard let best else { return .scan }
+        return .rows(Array(Set(best)).sorted())
+    }
+
+    /// `SELF == id`, `SELF IN {ids}`: the rows of this store's hierarchy those IDs name.
+    private func selfRows(_ comparison: PredicateComparison, _ request: StoreFetchRequest) -> [UInt64]? {
+        guard comparison.modifier == .direct, case .evaluatedObject = comparison.left,
+            case .constant(let value) = comparison.right
+        else { return nil }
+        let values: [QueryValue]
+        switch (comparison.operator, value) {
+        case (.equal, _): values = [value]
+        case (.in, .array(let elements)): values = elements
+        default: return nil
+        }
+        return values.compactMap { value in
+            guard case .identity(let identity) = value, let id = identity.base as? ManagedObjectID,
+                id.storeIdentifier == identifier, id.entity.rootEntity === request.entity.rootEntity
+            else { return nil }
+            return id.rowID
+        }
+    }
+
+    /// The index key of a constant compared with an attribute, when the index orders it as the predicate
+    /// does: a value of the attribute's own kind (integers, doubles, dates, strings compared without
+    /// options, Booleans, UUIDs).
+    private func indexField(_ value: QueryValue, for attribute: AttributeDescription) -> RowRecord.Field? {
+        switch (attribute.type, value) {
+        case (.integer16, .int(let number)), (.integer32, .int(let number)), (.integer64, .int(let number)):
+            return .int64(number)
+        case (.double, .double(let number)) where !number.isNaN: return .double(number)
+        case (.date, .date(let date)) where !date.timeIntervalSinceReferenceDate.isNaN:
+            return .date(secondsSinceReferenceDate: date.timeIntervalSinceReferenceDate)
+        case (.string, .string(let string)): return .string(string)
+        case (.boolean, .bool(let flag)): return .boolean(flag)
+        case (.uuid, .uuid(let uuid)): return .uuid(uuid.bigEndianNumber)
+        default: return nil
+        }
+    }
+
+    /// The rows an attribute index range gives for `attribute op constant`, or nil when no index applies.
+    private func indexedRows(
+        _ comparison: PredicateComparison, _ request: StoreFetchRequest, _ snapshot: Snapshot
+    ) throws -> [UInt64]? {
+        guard comparison.modifier == .direct else { return nil }
+        var key: String
+        var op: PredicateComparison.Operator
+        var value: QueryValue
+        if let simple = comparison.keyComparison {
+            guard simple.options.isEmpty else { return nil }
+            (key, op, value) = (simple.key, simple.operator, simple.value)
+        } else if comparison.operator == .between, comparison.options.isEmpty,
+            case .keyPath(let path, .evaluatedObject) = comparison.left, let single = path.singleKey,
+            case .constant(let bounds) = comparison.right
+        {
+            (key, op, value) = (single, .between, bounds)
+        } else {
+            return nil
+        }
+        guard let attribute = request.entity.attributesByName[key], attribute.isIndexed, attribute.storageIndex != nil
+        else { return nil }
+        var ranges: [(IndexBound?, IndexBound?)] = []
+        let notNull = IndexBound([.null], inclusive: false)
+        switch op {
+        case .equal:
+            guard let field = indexField(value, for: attribute) else { return nil }
+            ranges = [(IndexBound([field]), IndexBound([field]))]
+        case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
+            guard let field = indexField(value, for: attribute) else { return nil }
+            switch op {
+            case .lessThan: ranges = [(notNull, IndexBound([field], inclusive: false))]
+            case .lessThanOrEqual: ranges = [(notNull, IndexBound([field]))]
+            case .greaterThan: ranges = [(IndexBound([field], inclusive: false), nil)]
+            default: ranges = [(IndexBound([field]), nil)]
+            }
+        case .between:
+            guard case .array(let bounds) = value, bounds.count == 2, let low = indexField(bounds[0], for: attribute),
+                let high = indexField(bounds[1], for: attribute)
+            else { return nil }
+            ranges = [(IndexBound([low]), IndexBound([high]))]
+        case .in:
+            guard case .array(let elements) = value else { return nil }
+            for element in elements {
+                guard let field = indexField(element, for: attribute) else { return nil }
+                ranges.append((IndexBound([field]), IndexBound([field])))
+            }
+        case .beginsWith:
+            guard attribute.type == .string, case .string(let prefix) = value, !prefix.isEmpty else { return nil }
+            let upper = Self.successor(of: prefix).map { IndexBound([.string($0)], inclusive: false) }
+            ranges = [(IndexBound([.string(prefix)]), upper)]
+        default:
+            return nil
+        }
+        var rows: [UInt64] = []
+        for concrete in request.entity.allEntitiesInHierarchyBelow where request.includes(concrete) {
+            guard !concrete.isAbstract else { continue }
+            guard let index = indexes[Self.attributeIndexName(attribute, of: concrete)] else { return nil }
+            for (lower, upper) in ranges {
+                try snapshot.forEachIndexEntry(in: index, from: lower, through: upper, reverse: false) { entry in
+                    rows.append(entry.row.rawValue)
+                    return true
+                }
+            }
+        }
+        return rows
+    }
+
+    /// The least string greater than every string that starts with `prefix` (in Unicode scalar order, which
+    /// is the UTF-8 byte order the index keeps), or nil when there is none.
+    static func successor(of prefix: String) -> String? {
+        var scalars = Array(prefix.unicodeScalars)
+        while let last = scalars.popLast() {
+            var next = last.value + 1
+            if (0xD800...0xDFFF).contains(next) { next = 0xE000 }
+            if let scalar = Unicode.Scalar(next) {
+                scalars.append(scalar)
+                var string = ""
+                string.unicodeScalars.append(contentsOf: scalars)
+                return string
+            }
+        }
+        return nil
+    }
+
+    /// `toOne.key op constant` (e.g. `department.name == "Sales"`) when the to-one has relationship indexes:
+    /// the destinations that match (a query of their own, through their indexes when they have them), then
+    /// the rows that name them, one index lookup each. `toOne == object` looks up the object directly.
+    private func relatedRows(
+        _ comparison: PredicateComparison, _ request: StoreFetchRequest, _ snapshot: Snapshot
+    ) throws -> [UInt64]? {
+        guard comparison.modifier == .direct, case .keyPath(let path, .evaluatedObject) = comparison.left,
+            case .constant = comparison.right, case .key(let first) = path.components[0],
+            let relationship = request.entity.relationshipsByName[first], !relationship.isToMany
+        else { return nil }
+        let concretes = request.entity.allEntitiesInHierarchyBelow.filter { request.includes($0) && !$0.isAbstract }
+        guard concretes.allSatisfy({ indexes[Self.foreignKeyIndexName(relationship, of: $0)] != nil }) else {
+            return nil
+        }
+        // The rows without a destination are not candidates: only a comparison false for nil may use this.
+        guard case .constant(let constant) = comparison.right, constant != .null else { return nil }
+        switch comparison.operator {
+        case .notEqual: return nil
+        case .in:
+            if case .array(let elements) = constant, elements.contains(.null) { return nil }
+        default: break
+        }
+        var targets: [UInt64]
+        if path.components.count == 1 {
+            let identities: [QueryValue]
+            if case .array(let elements) = constant { identities = elements } else { identities = [constant] }
+            guard identities.allSatisfy({ if case .identity = $0 { true } else { false } }) else { return nil }
+            // `department == %@`, `department IN %@`: the objects named.
+            let rest = PredicateComparison(
+                .evaluatedObject, comparison.operator, comparison.right, options: comparison.options)
+            guard let rows = selfRows(rest, StoreFetchRequest(entity: relationship.destinationEntity)) else {
+                return nil
+            }
+            targets = rows
+        } else {
+            var inner = StoreFetchRequest(entity: relationship.destinationEntity)
+            inner.predicate = .comparison(
+                PredicateComparison(
+                    .keyPath(QueryKeyPath(components: Array(path.components.dropFirst())), of: .evaluatedObject),
+                    comparison.operator, comparison.right, options: comparison.options))
+            inner.resultKind = .objectIDs
+            inner.isCancelled = request.isCancelled
+            targets = try fetch(inner, in: snapshot).references.map(\.rowID)
+        }
+        var rows: [UInt64] = []
+        for target in targets {
+            rows += try referencingRows(through: relationship, to: target, in: snapshot).map(\.rowID)
+        }
+        return rows
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import Strata
+import Testing
+
+/// One query of the shared data set: every operator and modifier of the predicate language, sort keys
+/// and windows, run through the Strata store (index ranges and row filtering), the in-memory store, and the
+/// in-memory evaluation of unsaved objects; the three must return the same objects in the same order.
+struct AgreementCase: CustomTestStringConvertible, Sendable {
+    var entity = "FetchEmployee"
+    var format: String
+    var arguments: @Sendable (FetchLookup) -> [QueryValue] = { _ in [] }
+    var variables: [String: QueryValue] = [:]
+    var sortKeys: [SortKey] = []
+    var offset = 0
+    var limit = 0
+    var includesSubentities = true
+
+    var testDescription: String {
+        "\(entity) \(format)" + (sortKeys.isEmpty ? "" : " sorted \(sortKeys)")
+            + (offset > 0 || limit > 0 ? " [\(offset), \(limit)]" : "")
+    }
+}
+
+private let day1 = FetchTestModel.epoch.addingTimeInterval(86_400 * 5)
+private let day2 = FetchTestModel.epoch.addingTimeInterval(86_400 * 17)
+
+let agreementCases: [AgreementCase] = {
+    var cases: [AgreementCase] = []
+    func add(_ format: String, _ entity: String = "FetchEmployee") {
+        cases.append(AgreementCase(entity: entity, format: format))
+    }
+    // Comparisons on integers (indexed), doubles, mixed numbers.
+    for format in [
+        "salary == 124", "salary != 124", "salary < 120", "salary <= 124", "salary > 200", "salary >= 198",
+        "124 == salary", "200 < salary", "salary > 100.5", "salary == 124.0", "rating == 3.5", "rating == 3",
+        "rating < 2", "rating >= 5.5", "salary BETWEEN {100, 150}", "serial IN {1, 3, 5, 40}", "serial IN {}",
+        "serial == 31",
+    ] { add(format) }
+    // Strings: every operator, with [c], [d] and [cd].
+    for format in [
+        "name == 'Ada'", "name ==[c] 'ada'", "name ==[d] 'Adam'", "name ==[cd] 'adam'", "name != 'Ada'",
+        "name < 'M'", "name >= 'b'", "name <[c] 'b'", "name BETWEEN {'B', 'H'}", "name IN {'Ada', 'bob', 'Nobody'}",
+        "name IN[c] {'ADA'}", "'da' IN name", "name BEGINSWITH 'A'", "name BEGINSWITH[c] 'a'",
+        "name BEGINSWITH[cd] 'a'", "name BEGINSWITH ''", "name ENDSWITH 'e'", "name ENDSWITH[c] 'E'",
+        "name ENDSWITH[d] 'e'", "name CONTAINS 'o'", "name CONTAINS[cd] 'O'", "name LIKE 'A*'",
+        "name LIKE[c] '?ve'", "name LIKE[cd] '*e'", "name MATCHES '[A-D].*'", "name MATCHES[c] 'z.*'",
+        "name MATCHES[cd] 'zoe'",
+    ] { add(format) }
+    // Nil, Booleans, dates, compound predicates, constants.
+    for format in [
+        "name == nil", "name != nil", "nil == name", "rating == nil", "rating != nil", "hired == nil",
+        "active == YES", "active == NO", "active == 1", "active != TRUE",
+        "salary > 100 AND active == YES", "salary < 80 OR name BEGINSWITH 'Z'", "NOT (salary > 100)",
+        "NOT active == YES AND rating > 2", "(salary > 100 OR rating < 2) AND NOT name CONTAINS[c] 'a'",
+        "TRUEPREDICATE", "FALSEPREDICATE", "salary > 100 AND FALSEPREDICATE", "salary > 100 OR TRUEPREDICATE",
+    ] { add(format) }
+    cases.append(AgreementCase(format: "hired > %@", arguments: { _ in [.date(day1)] }))
+    cases.append(AgreementCase(format: "hired <= %@", arguments: { _ in [.date(day2)] }))
+    cases.append(AgreementCase(format: "hired BETWEEN %@", arguments: { _ in [.array([.date(day1), .date(day2)])] }))
+    cases.append(AgreementCase(format: "hired == %@", arguments: { _ in [.date(day1)] }))
+    // Key paths through to-ones, objects and IDs as arguments, SELF.
+    for format in [
+        "department.name == 'Sales'", "department.name BEGINSWITH[cd] 'e'", "department.floor == 2",
+        "department.name != 'Sales'", "department == nil", "department != nil", "department.name == nil",
+        "department.name IN {'Sales', 'research'}", "department.name > 'F'",
+    ] { add(format) }
+    cases.append(
+        AgreementCase(format: "department == %@", arguments: { [.identity(ObjectIdentity($0.departments["Sales"]!))] }))
+    cases.append(
+        AgreementCase(
+            format: "department IN %@",
+            arguments: { [.array([$0.departments["Émigré"]!.queryValue, $0.departments["research"]!.queryValue])] }))
+    cases.append(
+        AgreementCase(
+            format: "SELF IN %@", arguments: { l in [.array([3, 7, 28, 11].map { l.employees[$0]!.queryValue })] }))
+    cases.append(AgreementCase(format: "SELF == %@", arguments: { [$0.employees[4]!.queryValue] }))
+    cases.append(
+        AgreementCase(
+            format: "NOT SELF IN %@", arguments: { l in [.array([1, 2].map { l.employees[$0]!.queryValue })] }))
+    cases.append(
+        AgreementCase(
+            format: "SELF IN %@ AND salary > 100",
+            arguments: { l in [.array((1...20).map { l.employees[Int64($0)]!.queryValue })] }))
+    // Variables.
+    cases.append(
+        AgreementCase(format: "salary > $min AND name BEGINSWITH[c] $prefix", variables: ["min": 90, "prefix": "a"]))
+    // To-many: ANY, ALL, NONE, collection operators, SUBQUERY, through a to-one and from the to-many side.
+    for format in [
+        "department.employees.@count > 6", "department.employees.@avg.salary > 150",
+        "ANY department.employees.name == 'Ada'", "SUBQUERY(department.employees, $e, $e.salary > 200).@count > 1",
+    ] { add(format) }
+    for format in [
+        "ANY employees.salary > 220", "ALL employees.salary > 60", "NONE employees.name BEGINSWITH 'A'",
+        "employees.@count == 0", "employees.@count >= 6", "employees.@sum.salary > 900", "employees.@avg.salary < 140",
+        "employees.@min.salary < 60", "employees.@max.rating >= 6",
+        "SUBQUERY(employees, $e, $e.active == NO).@count >= 2",
+        "ANY employees.rating == nil", "name ==[cd] 'emigre'", "name BEGINSWITH 'E'", "name == nil",
+        "ANY employees.department.name == 'Sales'", "employees.@min.name == 'Ada'",
+    ] { add(format, "FetchDepartment") }
+    // Subentities.
+    add("agency == 'Acme'", "FetchContractor")
+    add("salary > 50", "FetchContractor")
+    cases.append(AgreementCase(format: "salary > 50", includesSubentities: false))
+    // Sort keys: several, both directions, case and diacritic folding, nil placement, key paths, windows.
+    let sorts: [[SortKey]] = [
+        [SortKey("name")], [SortKey("name", comparison: .caseInsensitive)],
+        [SortKey("name", ascending: false, comparison: .caseAndDiacriticInsensitive), SortKey("serial")],
+        [SortKey("name", comparison: .diacriticInsensitive)], [SortKey("rating")],
+        [SortKey("rating", ascending: false)],
+        [SortKey("department.name"), SortKey("salary", ascending: false)], [SortKey("hired", ascending: false)],
+        [SortKey("active"), SortKey("salary")], [SortKey("salary", ascending: false)],
+    ]
+    for keys in sorts {
+        cases.append(AgreementCase(format: "TRUEPREDICATE", sortKeys: keys))
+        cases.append(AgreementCase(format: "salary > 100", sortKeys: keys, offset: 2, limit: 5))
+    }
+    cases.append(AgreementCase(format: "TRUEPREDICATE", offset: 4, limit: 3))
+    cases.append(AgreementCase(format: "salary > 100", offset: 100))
+    cases.append(AgreementCase(format: "salary BETWEEN {60, 200}", limit: 4))
+    cases.append(
+        AgreementCase(
+            entity: "FetchDepartment", format: "TRUEPREDICATE",
+            sortKeys: [SortKey("floor"), SortKey("name", ascending: false)]))
+    return cases
+}()
+
+@Suite struct PredicateStoreAgreementTests {
+    /// The keys of the objects a case fetches, and its count, in a context.
+    static func run(_ testCase: AgreementCase, in context: ManagedObjectContext, lookup: FetchLookup) throws -> [String]
+    {
+        let request = FetchRequest<ManagedObject>(entityName: testCase.entity)
+        var predicate = try ObjectPredicate(format: testCase.format, arguments: testCase.arguments(lookup))
+        if !testCase.variables.isEmpty { predicate = predicate.withSubstitutionVariables(testCase.variables) }
+        request.predicate = predicate
+        request.sortKeys = testCase.sortKeys
+        request.fetchOffset = testCase.offset
+        request.fetchLimit = testCase.limit
+        request.includesSubentities = testCase.includesSubentities
+        let keys = try context.fetch(request).map(fetchKey)
+        #expect(try context.count(for: request) == keys.count, "count(for:) of \(testCase)")
+        let ids = FetchRequest<ManagedObjectID>(entityName: testCase.entity)
+        ids.predicate = request.predicate
+        ids.sortKeys = request.sortKeys
+        ids.fetchOffset = request.fetchOffset
+        ids.fetchLimit = request.fetchLimit
+        ids.includesSubentities = request.includesSubentities
+        #expect(try context.fetch(ids).map { fetchKey(context.object(with: $0)) } == keys, "IDs of \(testCase)")
+        return keys
+    }
+
+    /// The expected keys, computed by filtering and sorting the unsaved objects directly with StrataQuery.
+    static func evaluateDirectly(
+        _ testCase: AgreementCase, _ objects: [ManagedObject], lookup: FetchLookup
+    ) throws -> [String] {
+        let entity = FetchTestModel.model.entity(named: testCase.entity)!
+        var predicate = try ObjectPredicate(format: testCase.format, arguments: testCase.arguments(lookup))
+        if !testCase.variables.isEmpty { predicate = predicate.withSubstitutionVariables(testCase.variables) }
+        let candidates = objects.filter {
+            testCase.includesSubentities ? $0.entity.isKind(of: entity) : $0.entity === entity
+        }
+        var matching = try candidates.filter { try predicate.evaluate(with: $0) }.sorted(by: testCase.sortKeys)
+        matching = Array(matching.dropFirst(testCase.offset))
+        if testCase.limit > 0 { matching = Array(matching.prefix(testCase.limit)) }
+        return matching.map(fetchKey)
+    }
+
+    @Test(arguments: agreementCases)
+    func storesAndPendingObjectsAgree(_ testCase: AgreementCase) throws {
+        // Unsaved objects, evaluated in memory by the fetch, and directly.
+        let pendingStack = try TestStack(.inMemory, model: FetchTestModel.model)
+        let pendingContext = pendingStack.context()
+        let inserted = FetchTestModel.insertDataSet(into: pendingContext)
+        let all: [ManagedObject] = inserted.departments + inserted.employees
+        let pendingLookup = FetchLookup(all)
+        let direct = try Self.evaluateDirectly(testCase, all, lookup: pendingLookup)
+        let pending = try Self.run(testCase, in: pendingContext, lookup: pendingLookup)
+        #expect(pending == direct, "pending objects: \(testCase)")
+
+        for kind in StoreKind.allCases {
+            let stack = try FetchTestModel.savedStack(kind)
+            let context = stack.context()
+            let saved = try Self.run(testCase, in: context, lookup: try FetchLookup(context: stack.context()))
+            #expect(saved == direct, "\(kind) store: \(testCase)")
+        }
+    }
+}
