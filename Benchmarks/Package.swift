@@ -17,6 +17,7 @@ let package = Package(
         .executableTarget(
             name: "CompanyBenchmark",
             dependencies: [
+                .product(name: "StrataFormat", package: "Strata"),
                 .product(name: "StrataStorage", package: "Strata"),
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "StrataWorkload", package: "Strata"),

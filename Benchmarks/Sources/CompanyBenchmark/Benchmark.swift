@@ -12,6 +12,10 @@ final class Benchmark {
     let lookupCount: Int
     /// Figures printed at the end (M1 comes last in WORKLOAD.md but is measured with W1 and the graph).
     var deferredFigures: [() -> Void] = []
+    /// The employees' salaries in the engine stores (after W7's updates once it has run), which W8 and W12
+    /// check; and in the graph stores (after W7.graph), which W8.graph checks.
+    var engineSalaries: [Int64]
+    var graphSalaries: [Int64]
 
     init(employeeCount: Int, scratch: String, repetitions: Int, only: Set<String>?) {
         self.scratch = scratch
@@ -20,6 +24,8 @@ final class Benchmark {
         let start = now()
         company = Company(employeeCount: employeeCount)
         lookupCount = min(1_000_000, 10 * employeeCount)
+        engineSalaries = company.salaries
+        graphSalaries = company.salaries
         note("generated 100 departments + \(grouped(employeeCount)) employees in \(format(now() - start)) s")
     }
 
@@ -41,41 +47,28 @@ final class Benchmark {
         try step("W2") { try durableCommits() }
         try step("W2c") { try concurrentCommits() }
         if ["W3", "W4a", "W4b", "W4c", "W5"].contains(where: wants) {
-            let (store, _, table) = try StrataCompany.open(at: engineStrata)
+            let (store, departments, table) = try StrataCompany.open(at: engineStrata)
             let queue = try SQLiteCompany.open(engineSQLite)
             try step("W3") { try pointLookups(store, table, queue) }
             try step("W4a") { try predicateScan(store, table, queue) }
-            // W4b and W4c need secondary indexes (StrataStorage has none yet); W4c also needs relationships.
-            if wants("W4b") {
-                emitUnavailable("W4b", "engine", unit: "queries/s", because: "Strata has no secondary indexes yet")
-            }
-            if wants("W4c") {
-                emitUnavailable(
-                    "W4c", "engine", unit: "queries/s", because: "Strata has no secondary indexes or relationships yet")
-            }
+            try step("W4b") { try indexedPredicate(store, table, queue) }
+            try step("W4c") { try relationshipQueries(store, departments, table, queue) }
             try step("W5") { try aggregate(store, table, queue) }
             try store.close()
             try queue.close()
         }
         try step("W6") { try blobs() }
         try step("W7") { try updates() }
-        // W8 needs relationships with a cascade delete rule in the object graph.
-        if wants("W8") {
-            emitUnavailable("W8", "engine", unit: "s", because: "Strata has no relationships or cascade delete yet")
-        }
+        try step("W8") { try cascadeDelete() }
         try step("W9") { try reopen() }
         try step("W10") { try recovery() }
         try step("W11") { try verification() }
-        // W12 measures compaction after W7 and W8; W8 cannot run yet.
-        if wants("W12") {
-            emitUnavailable(
-                "W12", "engine", unit: "MB/s",
-                because: "it compacts after W8's cascade delete, which Strata cannot do yet")
-        }
+        try step("W12") { try compaction() }
 
-        // Object-graph level. W1.graph builds the graph stores that W3.graph, M1.graph and W7.graph use.
+        // Object-graph level. W1.graph builds the graph stores that the other graph figures use.
         try step("W1.graph") { try graphBulkInsert() }
-        if !wants("W1.graph") && (wants("W3.graph") || wants("W7.graph") || wants("M1.graph")) {
+        let graphFigures = ["W3.graph", "M1.graph", "W4c.graph", "W7.graph", "W8.graph"]
+        if !wants("W1.graph") && graphFigures.contains(where: wants) {
             // The graph stores are needed anyway: build them once, unprinted.
             _ = try ChildProcess.run("w1-graph-strata", [graphStrata, "\(company.count)"])
             try FileManager.default.createDirectory(
@@ -84,11 +77,11 @@ final class Benchmark {
         }
         try step("W3.graph") { try graphLookups() }
         try step("M1.graph") { try graphMemory() }
+        // W4a.graph, W4b.graph and W5.graph need predicates in fetch requests: GraphPredicateFigures.swift.
+        try graphPredicateFigures()
+        try step("W4c.graph") { try graphRelationship() }
         try step("W7.graph") { try graphUpdates() }
-        if wants("W8.graph") {
-            emitUnavailable(
-                "W8", "graph", unit: "s", because: "the object graph has no relationships or cascade delete yet")
-        }
+        try step("W8.graph") { try graphCascadeDelete() }
 
         for figure in deferredFigures { figure() }
         note("all figures checked; total \(format(now() - started)) s")

@@ -76,6 +76,8 @@ enum Child {
         let totals = try StrataCompany.totals(snapshot, employees)
         let expected = company.totals(salaries: company.salaries)
         try check(totals.count == count, "W1 Strata: \(totals.count) employees, expected \(count)")
+        let entries = try snapshot.index(named: StrataCompany.departmentIndex).map { try snapshot.indexEntryCount($0) }
+        try check(entries == count, "W1 Strata: \(entries ?? -1) entries in \(StrataCompany.departmentIndex)")
         try check(
             totals.salarySum == expected.salarySum,
             "W1 Strata: salary sum \(totals.salarySum), expected \(expected.salarySum)")
@@ -136,17 +138,14 @@ enum Child {
             department.budget = row.budget
             return department
         }
-        // Employees name their department by row ID until relationships land (as in the demo), so the
-        // departments get their permanent IDs first.
-        try context.obtainPermanentIDs(for: departments)
-        let departmentRows = departments.map { Int64($0.objectID.rowID!) }
         for row in company.employees {
-            // The context keeps inserted objects until the save; nothing else holds them.
+            // The context keeps inserted objects until the save; setting the to-one adds the employee to its
+            // department's `employees` (the inverse), as Core Data does.
             let employee = GraphEmployee(entity: employeeEntity, insertInto: context)
             employee.name = row.name
             employee.salary = row.salary
             employee.hired = Date(timeIntervalSince1970: row.hired)
-            employee.departmentRow = departmentRows[row.department - 1]
+            employee.department = departments[row.department - 1]
         }
         let inserted = now()
         try context.save()
@@ -156,6 +155,16 @@ enum Child {
         reportMemory(before: before)
         try check(!context.hasChanges, "W1.graph Strata: changes left after the save")
         try check(departments.allSatisfy { !$0.objectID.isTemporaryID }, "W1.graph Strata: a temporary department ID")
+        let perDepartment = company.employees.reduce(into: [Int](repeating: 0, count: Company.departmentCount + 1)) {
+            $0[$1.department] += 1
+        }
+        for (index, department) in departments.enumerated() {
+            try check(
+                department.employees.count == perDepartment[index + 1],
+                "W1.graph Strata: department \(index + 1) has \(department.employees.count) employees")
+        }
+        // Each employee and its department hold each other: turning them into faults breaks the cycles.
+        try context.refreshAllObjects()
         let totals = try GraphModel.storeTotals(store, model: model)
         let expected = company.totals(salaries: company.salaries)
         try check(totals.count == count, "W1.graph Strata: \(totals.count) employees, expected \(count)")

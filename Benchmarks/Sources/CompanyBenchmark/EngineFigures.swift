@@ -13,6 +13,7 @@ extension Benchmark {
     /// Each repetition runs in a child process (a clean heap and a clean peak RSS); the last one's stores are the
     /// N-row stores of the figures after it.
     func bulkInsert() throws {
+        try EmployeeRow.checkEncoding(company.employees[0])
         var strataPeaks: [Double] = []
         var sqlitePeaks: [Double] = []
         var strataCommits: [Double] = []
@@ -611,6 +612,8 @@ extension Benchmark {
             })
         try strataStore.close()
         try queue.close()
+        try check(strataSalaries == sqliteSalaries, "W7: the two sides applied different updates")
+        engineSalaries = strataSalaries
         emitFigure(
             "W7", "engine", strata: Double(count) / strata, sqlite: Double(count) / sqlite, unit: "rows/s",
             better: .higher)

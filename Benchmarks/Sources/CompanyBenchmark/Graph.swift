@@ -6,22 +6,28 @@ import StrataStorage
 
 // MARK: - Strata's object graph
 
-/// The company model of `strata demo` (Sources/strata/Model/CompanyModel.swift), copied: the demo is an
-/// executable target, so its model cannot be imported.
+/// The company model of WORKLOAD.md and of `strata demo` (Sources/strata/Model/CompanyModel.swift), copied: the demo
+/// is an executable target, so its model cannot be imported.
+///
+/// ```
+/// Department  name: String, budget: Double; employees: to-many Employee, inverse department, cascade
+/// Employee    name: String, salary: Integer 64, hired: Date, photo: Binary (optional, external storage);
+///             department: to-one Department, inverse employees, nullify
+/// ```
 enum GraphModel {
     static func make() throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
             Entity("Department", className: "GraphDepartment") {
                 Attribute("name", .string, optional: false)
                 Attribute("budget", .double, optional: false, default: .double(0))
+                Relationship.toMany("employees", "Employee", inverse: "department", deleteRule: .cascade)
             },
             Entity("Employee", className: "GraphEmployee") {
                 Attribute("name", .string, optional: false)
                 Attribute("salary", .integer64, optional: false, default: .integer(0))
                 Attribute("hired", .date, optional: false)
                 Attribute("photo", .binaryData).allowsExternalStorage()
-                // The department's row ID until relationships land (as in the demo).
-                Attribute("departmentRow", .integer64)
+                Relationship.toOne("department", "Department", inverse: "employees", deleteRule: .nullify)
             },
         ])
     }
@@ -31,8 +37,11 @@ enum GraphModel {
         GraphEmployee.register(forEntityName: "Employee")
     }
 
-    /// The engine's table of the Employee hierarchy (``StrataStore``'s naming).
+    /// The engine's tables of the two hierarchies and the index behind `Department.employees`
+    /// (``StrataStore``'s naming).
     static let employeeTable = "entity.Employee"
+    static let departmentTable = "entity.Department"
+    static let departmentIndex = "fk.Employee.department"
 
     /// A coordinator with the store at `directory` added, full durability.
     static func open(
@@ -65,13 +74,29 @@ enum GraphModel {
         let snapshot = store.engine.snapshot()
         guard let table = snapshot.table(named: employeeTable) else { throw BenchmarkFailure("no \(employeeTable)") }
         try check(try snapshot.rowCount(in: table) == count, "the engine's row count differs from the decoded rows")
+        // Every employee has a department: one entry each in the index behind `Department.employees`.
+        guard let index = snapshot.index(named: departmentIndex) else {
+            throw BenchmarkFailure("no \(departmentIndex)")
+        }
+        let entries = try snapshot.indexEntryCount(index)
+        try check(entries == count, "\(departmentIndex) has \(entries) entries for \(count) employees")
         return (count, sum)
+    }
+
+    /// The number of department rows in the engine.
+    static func departmentCount(_ store: StrataStore) throws -> Int {
+        let snapshot = store.engine.snapshot()
+        guard let table = snapshot.table(named: departmentTable) else {
+            throw BenchmarkFailure("no \(departmentTable)")
+        }
+        return try snapshot.rowCount(in: table)
     }
 }
 
 final class GraphDepartment: ManagedObject {
     @Managed("name") var name: String
     @Managed("budget") var budget: Double
+    @ManagedRelationship("employees") var employees: Set<GraphEmployee>
 }
 
 final class GraphEmployee: ManagedObject {
@@ -79,7 +104,7 @@ final class GraphEmployee: ManagedObject {
     @Managed("salary") var salary: Int64
     @Managed("hired") var hired: Date
     @Managed("photo") var photo: Data?
-    @Managed("departmentRow") var departmentRow: Int64?
+    @ManagedRelationship("department") var department: GraphDepartment?
 }
 
 // MARK: - GRDB records

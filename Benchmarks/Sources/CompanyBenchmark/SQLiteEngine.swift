@@ -8,8 +8,9 @@ import StrataWorkload
 /// Settings, the same for every SQLite figure (README.md, "Settings"):
 /// - `journal_mode=WAL`; `synchronous=FULL` (GRDB's WAL setup sets NORMAL; we set FULL after it and check it).
 /// - `cache_size=-65536`: a 64 MiB page cache, the memory Strata's engine gets by default (16,384 pages of 4 KiB).
-/// - foreign keys not enforced (SQLite's own default; GRDB turns them on): Strata has no relationships yet, so
-///   neither side checks references. The `employee_department` index of the schema is kept.
+/// - foreign keys not enforced (SQLite's own default; GRDB turns them on), except in W8 and W8.graph, whose
+///   cascade needs them (`foreign_keys=ON`). Strata's engine does not check references either. The schema's
+///   `employee_department` index is kept, and Strata's engine keeps the same index (`StrataCompany.create`).
 /// - `wal_autocheckpoint` left at SQLite's default (1,000 pages).
 enum SQLiteCompany {
     static let schema = """
@@ -19,10 +20,10 @@ enum SQLiteCompany {
         CREATE INDEX employee_department ON employee(departmentId);
         """
 
-    static func configuration() -> Configuration {
+    static func configuration(foreignKeys: Bool = false) -> Configuration {
         var configuration = Configuration()
         configuration.journalMode = .wal
-        configuration.foreignKeysEnabled = false
+        configuration.foreignKeysEnabled = foreignKeys
         return configuration
     }
 
@@ -38,9 +39,13 @@ enum SQLiteCompany {
     }
 
     /// Opens a database queue (one connection) with the settings.
-    static func open(_ path: String, synchronous: String = "FULL") throws -> DatabaseQueue {
-        let queue = try DatabaseQueue(path: path, configuration: configuration())
-        try queue.writeWithoutTransaction { try setUp($0, synchronous: synchronous) }
+    static func open(_ path: String, synchronous: String = "FULL", foreignKeys: Bool = false) throws -> DatabaseQueue {
+        let queue = try DatabaseQueue(path: path, configuration: configuration(foreignKeys: foreignKeys))
+        try queue.writeWithoutTransaction { db in
+            try setUp(db, synchronous: synchronous)
+            let enforced = try Bool.fetchOne(db, sql: "PRAGMA foreign_keys")
+            try check(enforced == foreignKeys, "SQLite foreign_keys is \(enforced.map(String.init) ?? "nil")")
+        }
         return queue
     }
 
