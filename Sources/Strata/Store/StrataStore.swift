@@ -110,6 +110,8 @@ public final class StrataStore: PersistentStore {
                     let table = try txn.createTable(named: Self.metadataTable)
                     try txn.insert(Self.encodeMetadata(metadata), into: table)
                 }
+                // For `strata fsck`: where each relationship is kept (RelationshipLayout.swift).
+                try Self.recordRelationshipLayout(of: model, in: &metadata, txn: txn)
                 var tables: [ObjectIdentifier: TableID] = [:]
                 for root in roots {
                     tables[ObjectIdentifier(root)] =
