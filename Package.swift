@@ -82,8 +82,9 @@ let package = Package(
         .testTarget(name: "StrataWorkloadTests", dependencies: ["StrataWorkload"]),
         .testTarget(name: "StrataQueryTests", dependencies: ["StrataQuery"]),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTestSupport"]),
-        // Runs the built `strata` binary as a subprocess (fsck, compact, info, dump and their exit codes).
-        .testTarget(name: "StrataCLITests", dependencies: ["strata", "StrataStorage", "StrataTestSupport"]),
+        // Runs the built `strata` binary as a subprocess (fsck, compact, info, dump and their exit codes), on
+        // engine stores and on stores of the object graph built through Strata.
+        .testTarget(name: "StrataCLITests", dependencies: ["strata", "Strata", "StrataStorage", "StrataTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Strata
 import StrataStorage
 
 /// `strata fsck STORE [--json] [--repair | --salvage OUT]`: checks a store without changing it, and
@@ -9,19 +10,22 @@ import StrataStorage
 /// 1. Open the store read-only (``ReadOnlyStore``): nothing is written, not even the lock file; what
 ///    recovery would replay is replayed in memory and reported.
 /// 2. Verify everything (``ReadOnlyStore/verify(checkBlobContents:progress:)``): header, log, every
-///    reachable page and tree invariant, page accounting, every blob. Print each problem with its file
-///    and byte offset, then a summary.
+///    reachable page and tree invariant, page accounting, every blob. Then, for an object store, its
+///    relationships (``RelationshipVerifier``, from the layout its metadata records): dangling foreign keys,
+///    one-to-one pairs, join-table links and their agreement with to-ones. Print each problem with its
+///    location (file and byte offset; table, row and field), then a summary.
 /// 3. `--repair`: if a problem is a torn log tail or a transaction without its commit record, open the
 ///    store for writing (recovery cuts the tail; committed transactions are replayed and checkpointed);
 ///    if a secondary index is damaged or disagrees with its table, rebuild it from the table;
+///    if a join table has links naming rows that no longer exist, delete those links (and nothing else);
 ///    if there is dead blob space or a leftover of an interrupted compaction, and no damage, compact.
 ///    Verify again. Damage with no repair (a damaged page, blob or the middle of the log) is left for
 ///    `--salvage`.
 /// 4. `--salvage OUT`: copy every readable row and blob into a new store at OUT
 ///    (``Store/salvage(from:to:configuration:fileSystem:progress:)``); the damaged store is not touched.
 ///
-/// Relationship integrity and whether rows decode against the model are the object graph's to check:
-/// at this level a row is bytes.
+/// Whether every attribute decodes against the model is not checked: fsck has no model, only the
+/// relationship layout the store records.
 struct FsckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fsck",
@@ -30,16 +34,20 @@ struct FsckCommand: ParsableCommand {
             Checks the store header and lock, every log record and what recovery would replay, every page's \
             checksum and each B+tree's invariants (key order, key ranges between levels, page types, \
             references in bounds, no page reachable twice, row counts), page accounting, every blob's records \
-            and content checksum and the segments' live and orphaned bytes. Each problem is printed with its \
-            file and byte offset. Nothing is written unless --repair or --salvage is given.
+            and content checksum and the segments' live and orphaned bytes. In a store of the object graph, \
+            checks relationships from the layout the store's metadata records: every foreign key names an \
+            existing row of the destination's entities (references left dangling by design, with no inverse \
+            or a "no action" inverse, are notes), one-to-one pairs point back at each other, every join-table \
+            link names existing rows of the recorded entities and agrees with the to-one backing it. Each \
+            problem is printed with its location (file and byte offset, or table, row and field). Nothing is \
+            written unless --repair or --salvage is given.
 
             --repair fixes what can be fixed without losing committed data: a torn log tail is cut and \
-            committed transactions replayed (recovery); orphaned blob bytes and leftovers of an interrupted \
-            compaction are dropped (compaction, only when nothing is damaged). --salvage OUT copies every \
-            readable row and blob of a damaged store into a new store at OUT.
-
-            Rows are checked as bytes: whether they decode against the model and relationship integrity \
-            belong to the object graph.
+            committed transactions replayed (recovery); a secondary index that disagrees with its table is \
+            rebuilt; join-table links naming rows that no longer exist are deleted; orphaned blob bytes and \
+            leftovers of an interrupted compaction are dropped (compaction, only when nothing is damaged). \
+            Dangling foreign keys are reported, never changed. --salvage OUT copies every readable row and \
+            blob of a damaged store into a new store at OUT.
 
             \(StoreExitCode.help)
             """
@@ -65,10 +73,13 @@ struct FsckCommand: ParsableCommand {
         var exitCode: Int32
         var clean: Bool
         var report: VerificationReport
+        /// The relationships' report; nil for a store that is not an object store.
+        var relationships: RelationshipReport?
         /// What --repair did, in order.
         var repairs: [String] = []
-        /// The report after repairs, when any was made.
+        /// The reports after repairs, when any was made.
         var afterRepair: VerificationReport?
+        var relationshipsAfterRepair: RelationshipReport?
         var salvage: SalvageReport?
         var salvageDestination: String?
         var compaction: CompactionReport?
@@ -78,16 +89,18 @@ struct FsckCommand: ParsableCommand {
         options.bootstrap()
         let bar = ProgressBar()
         defer { bar.finish() }
-        var report: VerificationReport
+        let findings: Findings
         do {
-            report = try check(bar)
+            findings = try check(bar)
         } catch {
             bar.finish()
             Output.error("strata fsck: \(Output.describe(error, store: options.store))")
             throw StoreExitCode.operationalError.exitCode
         }
-        var result = Result(store: options.store, exitCode: 0, clean: report.isClean, report: report)
-        var outcome: StoreExitCode = report.isClean ? .clean : .problemsLeft
+        var result = Result(
+            store: options.store, exitCode: 0, clean: findings.isClean, report: findings.report,
+            relationships: findings.relationships)
+        var outcome: StoreExitCode = findings.isClean ? .clean : .problemsLeft
 
         if repair {
             do {
@@ -119,16 +132,27 @@ struct FsckCommand: ParsableCommand {
         if outcome != .clean { throw outcome.exitCode }
     }
 
-    /// Verifies the store read-only; a header too damaged to open is reported as a problem.
-    private func check(_ bar: ProgressBar) throws -> VerificationReport {
+    /// What one check found: the engine's report and, for an object store, the relationships'.
+    struct Findings {
+        var report: VerificationReport
+        var relationships: RelationshipReport?
+
+        var isClean: Bool { report.isClean && relationships?.isClean != false }
+    }
+
+    /// Verifies the store read-only, then its relationships in the same state; a header too damaged to open
+    /// is reported as a problem.
+    private func check(_ bar: ProgressBar) throws -> Findings {
         do {
             let store = try ReadOnlyStore.open(at: options.store)
             defer { store.close() }
-            return store.verify(progress: bar.handler)
+            let report = store.verify(progress: bar.handler)
+            let relationships = RelationshipVerifier.verify(store.snapshot(), progress: bar.handler)
+            return Findings(report: report, relationships: relationships)
         } catch StorageError.corruption(let file, let offset, let reason) {
             var report = VerificationReport()
             report.problems.append(.init(file: file, offset: offset, message: reason))
-            return report
+            return Findings(report: report)
         }
     }
 
@@ -161,6 +185,20 @@ struct FsckCommand: ParsableCommand {
             result.repairs.append("indexes rebuilt from their tables: \(rebuilt.joined(separator: ", "))")
             repaired = !rebuilt.isEmpty || repaired
         }
+        if let relationships = result.relationships, relationships.orphanLinks > 0 {
+            let store = try Store.open(at: options.store, configuration: options.configuration)
+            let removed: Int
+            do {
+                removed = try RelationshipVerifier.removeOrphanLinks(in: store, progress: bar.handler)
+                bar.finish()
+            } catch {
+                try? store.close()
+                throw error
+            }
+            try store.close()
+            result.repairs.append("orphan links removed from join tables: \(Output.count(removed))")
+            repaired = removed > 0 || repaired
+        }
         if findings.contains(where: { $0.remedy == .compaction }), unrepairable.isEmpty {
             let compaction = try Store.compact(
                 at: options.store, configuration: options.configuration, progress: bar.handler)
@@ -171,23 +209,28 @@ struct FsckCommand: ParsableCommand {
             )
             repaired = true
         }
-        guard repaired else { return report.isClean ? .clean : .problemsLeft }
+        let relationshipsClean = result.relationships?.isClean != false
+        guard repaired else { return report.isClean && relationshipsClean ? .clean : .problemsLeft }
         let after = try check(bar)
-        result.afterRepair = after
+        result.afterRepair = after.report
+        result.relationshipsAfterRepair = after.relationships
         result.clean = after.isClean
         return after.isClean ? .repaired : .problemsLeft
     }
 
     private func printText(_ result: Result, outcome: StoreExitCode) {
         print("strata fsck \(options.store)")
-        Self.printSummary(result.report)
+        Self.printSummary(result.report, relationships: result.relationships)
         for problem in result.report.problems { print("problem: \(problem)") }
+        Self.printFindings(result.relationships, notes: false)
         for note in result.report.notes { print("note: \(note)") }
+        Self.printFindings(result.relationships, notes: true)
         for repair in result.repairs { print("repaired: \(repair)") }
         if let after = result.afterRepair {
             print("after repair:")
-            Self.printSummary(after)
+            Self.printSummary(after, relationships: result.relationshipsAfterRepair)
             for problem in after.problems { print("problem: \(problem)") }
+            Self.printFindings(result.relationshipsAfterRepair, notes: false)
         }
         if let salvage = result.salvage, let destination = result.salvageDestination {
             print(
@@ -209,14 +252,27 @@ struct FsckCommand: ParsableCommand {
         case .clean: verdict = "clean"
         case .repaired: verdict = "problems repaired; the store is clean"
         case .problemsLeft:
-            let count = (result.afterRepair ?? result.report).problems.count
+            let count =
+                (result.afterRepair ?? result.report).problems.count
+                + ((result.afterRepair != nil ? result.relationshipsAfterRepair : result.relationships)?.problemCount
+                    ?? 0)
             verdict = "\(count) problem\(count == 1 ? "" : "s") left"
         case .operationalError: verdict = "operational error"
         }
         print("result: \(verdict) (exit \(outcome.rawValue))")
     }
 
-    static func printSummary(_ report: VerificationReport) {
+    /// The relationship problems (or notes), and how many more there are than the report keeps.
+    static func printFindings(_ report: RelationshipReport?, notes: Bool) {
+        guard let report else { return }
+        let kind = notes ? "note" : "problem"
+        let findings = notes ? report.notes : report.problems
+        for finding in findings { print("\(kind): \(finding)") }
+        let more = (notes ? report.noteCount : report.problemCount) - findings.count
+        if more > 0 { print("\(kind): ... and \(Output.count(more)) more relationship \(kind)s") }
+    }
+
+    static func printSummary(_ report: VerificationReport, relationships: RelationshipReport?) {
         if let header = report.header {
             print("store: format \(header.formatVersion), page size \(header.pageSize), store ID \(header.storeID)")
         }
@@ -233,5 +289,10 @@ struct FsckCommand: ParsableCommand {
         print(
             "blobs: \(report.blobCount) (\(Output.count(report.blobBytes)) bytes) in \(report.segments.count) segments, "
                 + "\(Output.count(report.orphanedBlobBytes)) orphaned bytes")
+        if !report.indexes.isEmpty {
+            let entries = report.indexes.reduce(UInt64(0)) { $0 + $1.entryCount }
+            print("indexes: \(report.indexes.count), \(Output.count(entries)) entries")
+        }
+        if let relationships { print("relationships: \(relationships.summary)") }
     }
 }

@@ -11,7 +11,7 @@ struct InfoCommand: ParsableCommand {
         discussion: """
             Prints the store header (format version, feature flags, page size, store ID), the newest checkpoint \
             (generation, LSN), the page file's live and dead space, each table (rows, next row ID, tree height, \
-            pages, bytes, leaf fill), the log (size, LSNs, what recovery would replay) and each blob segment \
+            pages, bytes, leaf fill), each secondary index (table, fields, entity filter, entries, pages), the log (size, LSNs, what recovery would replay) and each blob segment \
             (live and dead bytes, compression ratio). Reads every tree page (checksums included) but no blob \
             contents: run `strata fsck` for a full check.
 
@@ -46,6 +46,22 @@ struct InfoCommand: ParsableCommand {
             var leafFill: Double
             var unwrittenNodes: Int
         }
+        struct Index: Encodable {
+            var name: String
+            var indexID: UInt32
+            /// The table it indexes.
+            var table: String
+            /// The row-record fields of its key.
+            var fields: [Int]
+            /// The entity IDs whose rows it holds; nil: every row.
+            var entityIDs: [UInt16]?
+            var entries: UInt64
+            var height: Int
+            var leafPages: Int
+            var internalPages: Int
+            var bytes: UInt64
+            var unwrittenNodes: Int
+        }
         struct Segment: Encodable {
             var segmentID: UInt32
             var fileBytes: UInt64
@@ -63,6 +79,7 @@ struct InfoCommand: ParsableCommand {
         var checkpointLSN: UInt64
         var pageFile: PageFile
         var tables: [Table]
+        var indexes: [Index]
         var wal: VerificationReport.LogSummary?
         var blobCount: Int
         var blobBytes: UInt64
@@ -110,6 +127,13 @@ struct InfoCommand: ParsableCommand {
                 leafFill: table.leafPages == 0 ? 0 : Double(table.leafBytes) / (Double(table.leafPages) * bodyCapacity),
                 unwrittenNodes: table.unwrittenNodes)
         }
+        let indexes = report.indexes.map { index in
+            Info.Index(
+                name: index.name, indexID: index.indexID, table: index.table, fields: index.fields,
+                entityIDs: index.entityIDs, entries: index.entryCount, height: index.height,
+                leafPages: index.leafPages, internalPages: index.internalPages,
+                bytes: UInt64(index.leafPages + index.internalPages) * pageSize, unwrittenNodes: index.unwrittenNodes)
+        }
         let segments = report.segments.map { segment in
             Info.Segment(
                 segmentID: segment.segmentID, fileBytes: segment.fileBytes, liveBytes: segment.liveBytes,
@@ -126,7 +150,7 @@ struct InfoCommand: ParsableCommand {
                 bytes: report.pageFileBytes, pages: pages, reachablePages: report.reachablePages,
                 unreferencedPages: report.unreferencedPages, tailPages: report.tailPages, liveBytes: live,
                 deadBytes: report.pageFileBytes > live ? report.pageFileBytes - live : 0),
-            tables: tables, wal: report.log, blobCount: report.blobCount, blobBytes: report.blobBytes,
+            tables: tables, indexes: indexes, wal: report.log, blobCount: report.blobCount, blobBytes: report.blobBytes,
             orphanedBlobBytes: report.orphanedBlobBytes, segments: segments,
             lockHeldElsewhere: report.lockHeldElsewhere,
             problems: report.problems.count, notes: report.notes.map(\.description))
@@ -156,6 +180,16 @@ struct InfoCommand: ParsableCommand {
                     + "internal + \(table.overflowPages) overflow pages (\(Output.count(table.bytes)) bytes), "
                     + String(format: "leaf fill %.0f%%", table.leafFill * 100)
                     + (table.unwrittenNodes > 0 ? ", \(table.unwrittenNodes) nodes only in the log" : ""))
+        }
+        if !info.indexes.isEmpty { print("indexes:") }
+        for index in info.indexes {
+            let fields = index.fields.map(String.init).joined(separator: ", ")
+            let entities = index.entityIDs.map { " for entities \($0.map(String.init).joined(separator: ", "))" } ?? ""
+            print(
+                "  \(index.name) (#\(index.indexID)) on \(index.table) fields [\(fields)]\(entities): "
+                    + "\(Output.count(index.entries)) entries, height \(index.height), \(index.leafPages) leaf + "
+                    + "\(index.internalPages) internal pages (\(Output.count(index.bytes)) bytes)"
+                    + (index.unwrittenNodes > 0 ? ", \(index.unwrittenNodes) nodes only in the log" : ""))
         }
         if let wal = info.wal {
             print(
