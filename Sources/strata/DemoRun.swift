@@ -102,6 +102,8 @@ struct DemoRun {
                 .strata(directory: directory, configuration: configuration(createIfMissing: true)))
         }
         let context = ManagedObjectContext(coordinator: coordinator)
+        // An import needs no undo: without an undo manager the context does not keep every object alive.
+        context.undoManager = nil
         var expected = DemoExpectations(
             employeeCount: employeeCount, lookupCount: Self.lookupCount, lookupSeed: Self.lookupSeed)
 
@@ -337,6 +339,7 @@ struct DemoRun {
         var perDepartment = [Int](repeating: 0, count: workload.departments.count)
         for row in workload.employees { perDepartment[row.department - 1] += 1 }
         let context = ManagedObjectContext(coordinator: coordinator)
+        context.undoManager = nil  // no undo wanted: its actions would keep the deleted objects alive
         let departments = try saved.departmentRows.map { row in
             try objectID(of: "Department", row: row, saved: saved, coordinator)
         }

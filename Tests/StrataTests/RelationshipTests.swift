@@ -446,7 +446,7 @@ func seedDepartment(_ stack: TestStack, employees: Int) throws -> (ManagedObject
     @Test(arguments: StoreKind.allCases)
     func refreshAllObjectsBreaksCyclesOfSavedObjects(_ kind: StoreKind) throws {
         let stack = try TestStack.relationships(kind)
-        let context = stack.context()
+        let context = stack.contextWithoutUndo()
         try {
             let department = try context.make("RelDepartment", ["name": "D"])
             for index in 0..<3 {

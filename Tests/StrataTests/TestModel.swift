@@ -214,6 +214,13 @@ final class TestStack {
 
     func context() -> ManagedObjectContext { ManagedObjectContext(coordinator: coordinator) }
 
+    /// A context without an undo manager: only the context's own references keep its objects alive.
+    func contextWithoutUndo() -> ManagedObjectContext {
+        let context = ManagedObjectContext(coordinator: coordinator)
+        context.undoManager = nil
+        return context
+    }
+
     /// Entities of the model by name.
     func entity(_ name: String) -> EntityDescription { model.entity(named: name)! }
 

@@ -3,7 +3,9 @@ import Strata
 import Testing
 
 /// Uniquing (one object per ID per context) and the memory model of COREDATA.md §1.3 and §5 #4, #19:
-/// registered objects are held weakly, changed objects strongly until save, rollback or reset.
+/// registered objects are held weakly, changed objects strongly until save, rollback or reset. The undo stack
+/// holds the objects it names strongly too (UndoTests), so these tests use contexts without an undo manager
+/// to see the context's own references.
 @Suite struct UniquingAndMemoryTests {
     // MARK: - Helpers that create objects in a scope of their own (so that the caller holds nothing)
 
@@ -49,7 +51,7 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func savedObjectNobodyHoldsLeavesTheContextAndReleasesItsRowCacheEntry(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
-        let context = stack.context()
+        let context = stack.contextWithoutUndo()
         let id = try insertSaveAndDrop(stack, context)
         #expect(context.registeredObjects.isEmpty)
         #expect(context.registeredObject(for: id) == nil)
@@ -62,7 +64,7 @@ import Testing
     func fetchedObjectsNobodyHoldsLeaveTheContextAndTheRowCache(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
         _ = try seedEmployees(stack, [("A", "X", 1), ("B", "Y", 2), ("C", "Z", 3)])
-        let context = stack.context()
+        let context = stack.contextWithoutUndo()
         #expect(try fetchAndDrop(context) == 3)
         #expect(context.registeredObjects.isEmpty)
         #expect(stack.coordinator.rowCacheStatistics.entries == 0)
@@ -72,7 +74,7 @@ import Testing
     func faultFromObjectWithNobodyHoldsLeavesTheContext(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let id = try seedAda(stack)
-        let context = stack.context()
+        let context = stack.contextWithoutUndo()
         faultAndDrop(id, in: context)
         #expect(context.registeredObject(for: id) == nil)
         #expect(stack.coordinator.rowCacheStatistics.entries == 0)
@@ -82,7 +84,7 @@ import Testing
     func heldObjectStaysRegisteredAndKeepsItsRowCacheEntry(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let id = try seedAda(stack)
-        let context = stack.context()
+        let context = stack.contextWithoutUndo()
         let ada = try employee(id, in: context)
         #expect(context.registeredObject(for: id) === ada)
         #expect(stack.coordinator.rowCacheStatistics.entries == 1)
@@ -95,7 +97,7 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func insertedObjectNobodyHoldsStaysRegisteredUntilSave(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
-        let context = stack.context()
+        let context = stack.contextWithoutUndo()
         let temporaryID = insertAndDrop(context)
         #expect(context.registeredObjects.count == 1)
         #expect(context.insertedObjects.count == 1)
@@ -110,7 +112,7 @@ import Testing
     func updatedObjectNobodyHoldsStaysRegisteredUntilSave(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let id = try seedAda(stack)
-        let context = stack.context()
+        let context = stack.contextWithoutUndo()
         try updateAndDrop(id, in: context, salary: 250)
         #expect(context.registeredObjects.count == 1)
         #expect(context.updatedObjects.count == 1)
@@ -125,7 +127,7 @@ import Testing
     func deletedObjectNobodyHoldsStaysRegisteredUntilSave(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let id = try seedAda(stack)
-        let context = stack.context()
+        let context = stack.contextWithoutUndo()
         try deleteAndDrop(id, in: context)
         #expect(context.registeredObjects.count == 1)
         #expect(context.deletedObjects.count == 1)
@@ -139,7 +141,7 @@ import Testing
     func rollbackReleasesChangedObjectsNobodyHolds(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let ids = try seedEmployees(stack, [("A", "X", 1), ("B", "Y", 2)])
-        let context = stack.context()
+        let context = stack.contextWithoutUndo()
         _ = insertAndDrop(context)
         try updateAndDrop(ids[0], in: context, salary: 10)
         try deleteAndDrop(ids[1], in: context)
@@ -154,7 +156,7 @@ import Testing
     func resetReleasesEverythingEvenObjectsStillHeldElsewhere(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let id = try seedAda(stack)
-        let context = stack.context()
+        let context = stack.contextWithoutUndo()
         let ada = try employee(id, in: context)
         ada.salary = 1
         _ = insertAndDrop(context)
@@ -169,7 +171,7 @@ import Testing
     func droppedContextReleasesItsRowCacheEntries(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let id = try seedAda(stack)
-        var context: ManagedObjectContext? = stack.context()
+        var context: ManagedObjectContext? = stack.contextWithoutUndo()
         let ada = try employee(id, in: context!)
         #expect(stack.coordinator.rowCacheStatistics.entries == 1)
         context = nil
@@ -183,7 +185,7 @@ import Testing
     func retainsRegisteredObjectsKeepsUnchangedObjectsRegistered(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let ids = try seedEmployees(stack, [("A", "X", 1), ("B", "Y", 2), ("C", "Z", 3)])
-        let context = stack.context()
+        let context = stack.contextWithoutUndo()
         context.retainsRegisteredObjects = true
         #expect(try fetchAndDrop(context) == 3)
         #expect(context.registeredObjects.count == 3)
@@ -201,7 +203,7 @@ import Testing
     func retainsRegisteredObjectsSetAfterFetchingHoldsTheObjectsAlreadyRegistered(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let ids = try seedEmployees(stack, [("A", "X", 1), ("B", "Y", 2)])
-        let context = stack.context()
+        let context = stack.contextWithoutUndo()
         var held: [GraphEmployee]? = try fetchEmployees(context)
         context.retainsRegisteredObjects = true
         held = nil
@@ -224,7 +226,7 @@ import Testing
     func fetchingTwiceReturnsTheIdenticalInstances(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
         _ = try seedEmployees(stack, [("A", "X", 1), ("B", "Y", 2)])
-        let context = stack.context()
+        let context = stack.contextWithoutUndo()
         let first = try context.fetch(FetchRequest<GraphEmployee>(entityName: "GraphEmployee"))
         let second = try fetchEmployees(context)
         #expect(first.count == 2 && second.count == 2)
@@ -236,7 +238,7 @@ import Testing
     func objectWithIDReturnsTheRegisteredInstance(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let id = try seedAda(stack)
-        let context = stack.context()
+        let context = stack.contextWithoutUndo()
         let fetched = try fetchEmployees(context)[0]
         #expect(context.object(with: id) === fetched)
         #expect(try context.existingObject(with: id) === fetched)
@@ -251,12 +253,12 @@ import Testing
     func fetchNeverOverwritesInMemoryState(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let ids = try seedEmployees(stack, [("Dirty", "X", 100), ("Clean", "Y", 100)])
-        let context = stack.context()
+        let context = stack.contextWithoutUndo()
         let dirty = try employee(ids[0], in: context)
         let clean = try employee(ids[1], in: context)
         dirty.salary = 200
 
-        let other = stack.context()
+        let other = stack.contextWithoutUndo()
         try employee(ids[0], in: other).salary = 300
         try employee(ids[1], in: other).salary = 300
         try other.save()
@@ -274,8 +276,8 @@ import Testing
     func twoContextsHoldTwoDistinctObjectsForTheSameRow(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let id = try seedAda(stack)
-        let first = stack.context()
-        let second = stack.context()
+        let first = stack.contextWithoutUndo()
+        let second = stack.contextWithoutUndo()
         let a = try employee(id, in: first)
         let b = try employee(id, in: second)
         #expect(a !== b)

@@ -39,6 +39,8 @@ extension ManagedObjectContext {
                 unregister(object)
             }
         }
+        undoManager?.closeAutomaticGroup()
+        postObjectsDidChange()
     }
 
     /// The objects `object` relates to through `relationship` (materializing it).

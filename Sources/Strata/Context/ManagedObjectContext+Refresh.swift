@@ -20,6 +20,7 @@ extension ManagedObjectContext {
         guard mergeChanges, !object.changedIndexes.isEmpty || !object.changedRelationships.isEmpty else {
             updated[key] = nil
             if deleted[key] == nil { object.turnIntoFault() }
+            changes.refreshed.insert(object.objectID)
             if !retainsRegisteredObjects, deleted[key] == nil { retainedObjects[key] = nil }
             return
         }
@@ -32,6 +33,7 @@ extension ManagedObjectContext {
         }
         object.turnIntoFault()
         object.load(row)
+        changes.refreshed.insert(object.objectID)
         for (index, value) in saved {
             object.values[index] = value
             object.changedIndexes.insert(index)

@@ -14,6 +14,7 @@ extension ManagedObjectContext {
     public func save() throws {
         try processPendingChanges()
         guard hasChanges else { return }
+        post(.willSave)
         let changing = Array(inserted.values) + Array(updated.values) + Array(deleted.values)
         for object in changing { object.willSave() }
 
@@ -128,6 +129,14 @@ extension ManagedObjectContext {
         insertionOrder = insertedInOrder
         for object in changing { object.didSave() }
         if !retainsRegisteredObjects { retainedObjects = [:] }
+        var saved = ContextSave()
+        for batch in batches.values {
+            saved.inserted.formUnion(batch.inserted.map(\.objectID))
+            saved.updated.formUnion(batch.updated.map(\.objectID))
+            saved.deleted.formUnion(batch.deleted.map(\.objectID))
+        }
+        changes = ObjectChanges()
+        post(.didSave(saved))
     }
 
     private func apply(
@@ -177,6 +186,7 @@ extension ManagedObjectContext {
         object.committed = values
         object.committedReferences = references
         object.changedRelationships = []
+        object.clearBaselines()
         object.committedExternalReferences = [:]
         object.version = version
         object.changedIndexes = []
@@ -204,6 +214,9 @@ extension ManagedObjectContext {
         pendingDeletions = []
         insertionOrder = []
         if !retainsRegisteredObjects { retainedObjects = [:] }
+        // As in Core Data: the undo stack describes changes that no longer exist.
+        undoManager?.removeAllActions()
+        changes = ObjectChanges()
     }
 
     func restoreCommittedValues(_ object: ManagedObject) {
@@ -222,6 +235,7 @@ extension ManagedObjectContext {
         // Relationships become faults again: read back from the committed row and the store when next used.
         object.relationshipValues = Array(repeating: nil, count: object.entity.relationships.count)
         object.changedRelationships = []
+        object.clearBaselines()
     }
 
     /// Forgets every object: the context is as new. Objects held elsewhere no longer belong to it.
@@ -238,5 +252,7 @@ extension ManagedObjectContext {
         assignedStores = [:]
         pendingDeletions = []
         insertionOrder = []
+        undoManager?.removeAllActions()
+        changes = ObjectChanges()
     }
 }

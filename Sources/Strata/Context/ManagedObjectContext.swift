@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A scratch pad of managed objects: it registers the objects you fetch or insert, guarantees one object
 /// per ID (uniquing), tracks their changes, and writes them to the stores on ``save()``.
@@ -54,6 +55,15 @@ public final class ManagedObjectContext {
     var insertionOrder: [ManagedObject] = []
     /// Deleted objects whose delete rules have not run yet (``processPendingChanges()``).
     var pendingDeletions: [ManagedObject] = []
+    /// Objects changed since the last objects-did-change notification.
+    var changes = ObjectChanges()
+    var notificationObservers: [UUID: (ContextNotification) -> Void] = [:]
+    /// The continuations of ``notifications()`` streams: locked, as a stream's termination may run on any thread.
+    let notificationStreams = NotificationStreams()
+
+    /// The context's undo manager (Core Data's `undoManager`): on by default, with unlimited levels. Set it
+    /// to nil to turn undo off (and save the memory its actions hold).
+    public var undoManager: ContextUndoManager? = ContextUndoManager()
     /// Whether ``processPendingChanges()`` is running (a cascade's deletes only queue).
     var isProcessingDeletions = false
 
@@ -148,6 +158,8 @@ public final class ManagedObjectContext {
         register(object)
         inserted[ObjectIdentifier(object)] = object
         object.isInserted = true
+        changes.inserted.insert(object.objectID)
+        registerUndoOfInsertion(object)
         object.awakeFromInsert()
     }
 
@@ -158,16 +170,19 @@ public final class ManagedObjectContext {
         let key = ObjectIdentifier(object)
         guard deleted[key] == nil else { return }
         object.prepareForDeletion()
+        registerUndoOfDeletion(object)
         pendingDeletions.append(object)
         if inserted[key] != nil {
             object.isInserted = false
             object.isDeleted = true
             inserted[key] = nil
             insertionOrder.removeAll { $0 === object }
+            changes.inserted.remove(object.objectID)
         } else {
             updated[key] = nil
             deleted[key] = object
             object.isDeleted = true
+            changes.deleted.insert(object.objectID)
         }
         // Delete rules run now when they can; a failure to read a related object is thrown by the next
         // processPendingChanges() or save(), which run them again.
@@ -189,6 +204,7 @@ public final class ManagedObjectContext {
         let key = ObjectIdentifier(object)
         guard object.managedObjectContext === self, inserted[key] == nil, deleted[key] == nil else { return }
         updated[key] = object
+        changes.updated.insert(object.objectID)
     }
 
     // MARK: - Rows

@@ -25,6 +25,8 @@ extension ManagedObject {
         }
         version = row.version
         changedIndexes = []
+        // Relationship changes made while the object was a fault (inverse maintenance) stay, with their baselines.
+        attributeBaselines = [:]
         isFault = false
         changeProcessingEnabled = false
         awakeFromFetch()
@@ -48,6 +50,7 @@ extension ManagedObject {
         relationshipValues = Array(repeating: nil, count: entity.relationships.count)
         committedReferences = nil
         changedRelationships = []
+        clearBaselines()
         isFault = true
         didTurnIntoFault()
     }

@@ -178,9 +178,25 @@ extension ManagedObject {
         let attribute = try attribute(forKey: key)
         if let value { try Self.check(value, for: attribute, entity: entity) }
         try willChangeValue(forKey: key)
-        values[attribute.index] = value
-        externalReferences[attribute.index] = nil
-        didChangeValue(forKey: key)
+        applyAttribute(attribute, value, external: nil)
+    }
+
+    /// Sets an attribute's value (and external reference) as a recorded change: dirties the object, tells
+    /// observers, and registers the reverse with the context's undo manager.
+    func applyAttribute(_ attribute: AttributeDescription, _ value: AttributeValue?, external: UInt64?) {
+        let index = attribute.index
+        let (oldValue, oldExternal) = (values[index], externalReferences[index])
+        if changeProcessingEnabled, !changedIndexes.contains(index), attributeBaselines[index] == nil {
+            attributeBaselines[index] = AttributeBaseline(value: oldValue, external: oldExternal)
+        }
+        values[index] = value
+        externalReferences[index] = external
+        didChangeValue(forKey: attribute.name)
+        guard changeProcessingEnabled, let context = managedObjectContext else { return }
+        context.registerUndo { [self] in
+            applyAttribute(attribute, oldValue, external: oldExternal)
+            revertIfUnchanged()
+        }
     }
 
     // MARK: - Changes

@@ -28,8 +28,9 @@ extension ManagedObject {
             value = .toMany(RelatedObjects())
         } else {
             let members = try context.relatedReferences(of: self, through: relationship)
-            value = .toMany(
-                RelatedObjects(members.map { context.object(with: objectID(of: $0)) }.filter { !$0.isDeleted }))
+            // Objects deleted but not yet saved are still members: their delete rules remove them (nullify,
+            // which undo can revert), or leave them (no action), as in Core Data.
+            value = .toMany(RelatedObjects(members.map { context.object(with: objectID(of: $0)) }))
         }
         relationshipValues[relationship.index] = value
         return value
@@ -60,43 +61,67 @@ extension ManagedObject {
 
     // MARK: - Changing one side
 
-    /// Records a change of `relationship` (dirtying the object unless change processing is off) and tells
-    /// observers.
-    private func relationshipDidChange(_ relationship: RelationshipDescription) {
+    /// Records a change of `relationship` whose value was `old` (dirtying the object unless change
+    /// processing is off), registers `reverse` with the context's undo manager, and tells observers.
+    private func relationshipDidChange(
+        _ relationship: RelationshipDescription, from old: RelationshipValue, reverse: @escaping () throws -> Void
+    ) {
         if changeProcessingEnabled {
+            if !changedRelationships.contains(relationship.index), relationshipBaselines[relationship.index] == nil {
+                relationshipBaselines[relationship.index] = old
+            }
             changedRelationships.insert(relationship.index)
-            managedObjectContext?.objectDidChange(self)
+            if let context = managedObjectContext {
+                context.objectDidChange(self)
+                context.registerUndo { [self] in
+                    try? reverse()
+                    revertIfUnchanged()
+                }
+            }
         }
         for observer in (observers[relationship.name] ?? [:]).values { observer(self) }
     }
 
     /// Sets a to-one on this side only.
     func setToOnePrimitive(_ relationship: RelationshipDescription, _ target: ManagedObject?) throws {
-        if try toOneValue(relationship) === target { return }
+        let old = try toOneValue(relationship)
+        if old === target { return }
         relationshipValues[relationship.index] = .toOne(target)
-        relationshipDidChange(relationship)
+        relationshipDidChange(relationship, from: .toOne(old)) { [self] in try setToOnePrimitive(relationship, old) }
     }
 
     /// Adds `target` to a to-many on this side only, at `index` (or the end) of an ordered one.
     func insertMemberPrimitive(_ relationship: RelationshipDescription, _ target: ManagedObject, at index: Int?) throws
     {
-        var members = try toManyValue(relationship)
+        let old = try toManyValue(relationship)
+        var members = old
+        let oldPosition = members.objects.firstIndex { $0 === target }
         if let index, relationship.isOrdered {
-            if members.contains(target), members.objects.firstIndex(where: { $0 === target }) == index { return }
+            if oldPosition == index { return }
             members.insert(target, at: index)
         } else {
             guard members.append(target) else { return }
         }
         relationshipValues[relationship.index] = .toMany(members)
-        relationshipDidChange(relationship)
+        relationshipDidChange(relationship, from: .toMany(old)) { [self] in
+            if let oldPosition {
+                try insertMemberPrimitive(relationship, target, at: oldPosition)
+            } else {
+                try removeMemberPrimitive(relationship, target)
+            }
+        }
     }
 
     /// Removes `target` from a to-many on this side only.
     func removeMemberPrimitive(_ relationship: RelationshipDescription, _ target: ManagedObject) throws {
-        var members = try toManyValue(relationship)
-        guard members.remove(target) else { return }
+        let old = try toManyValue(relationship)
+        var members = old
+        guard let position = members.objects.firstIndex(where: { $0 === target }) else { return }
+        members.remove(target)
         relationshipValues[relationship.index] = .toMany(members)
-        relationshipDidChange(relationship)
+        relationshipDidChange(relationship, from: .toMany(old)) { [self] in
+            try insertMemberPrimitive(relationship, target, at: relationship.isOrdered ? position : nil)
+        }
     }
 
     // MARK: - Changing both sides

@@ -57,6 +57,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var committedReferences: [StoredReference?]?
     /// Indexes of the relationships changed since the last fetch or save.
     var changedRelationships: Set<Int> = []
+    /// Each changed attribute's value before its first change since the last fetch or save, by index:
+    /// what tells that undo brought the object back to its unchanged state.
+    var attributeBaselines: [Int: AttributeBaseline] = [:]
+    /// Each changed relationship's value before its first change since the last fetch or save.
+    var relationshipBaselines: [Int: RelationshipValue] = [:]
     /// Off while awakeFromFetch and refresh run: changes then do not dirty the object.
     var changeProcessingEnabled = true
     var observers: [String: [UUID: (ManagedObject) -> Void]] = [:]
@@ -162,4 +167,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         let fields = entity.attributes.map { "\($0.name)=\(values[$0.index].map { "\($0)" } ?? "nil")" }
         return "<\(entity.name) \(objectID) \(fields.joined(separator: " "))>"
     }
+}
+
+/// An attribute's value before its first change (see ``ManagedObject/attributeBaselines``).
+struct AttributeBaseline {
+    var value: AttributeValue?
+    var external: UInt64?
 }

@@ -1,0 +1,55 @@
+import Foundation
+import Synchronization
+
+extension ManagedObjectContext {
+    /// Calls `handler` with every notification of this context, on the context's thread, right when it
+    /// happens (objects-did-change during ``processPendingChanges()``, will-save and did-save during
+    /// ``save()``).
+    ///
+    /// - Returns: a token for ``removeObserver(_:)``.
+    @discardableResult
+    public func addObserver(_ handler: @escaping (ContextNotification) -> Void) -> ContextObservation {
+        let token = ContextObservation(id: UUID())
+        notificationObservers[token.id] = handler
+        return token
+    }
+
+    /// Stops the calls of an observer added with ``addObserver(_:)``.
+    public func removeObserver(_ observation: ContextObservation) {
+        notificationObservers[observation.id] = nil
+    }
+
+    /// The context's notifications as an asynchronous sequence, from now until the sequence is dropped or
+    /// cancelled; each call makes a new sequence. The elements hold object IDs only, so any task may read
+    /// them (and, for example, hand a did-save to another context's ``mergeChanges(fromContextDidSave:)``).
+    public func notifications() -> AsyncStream<ContextNotification> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<ContextNotification>.makeStream(bufferingPolicy: .unbounded)
+        let streams = notificationStreams
+        streams.continuations.withLock { $0[id] = continuation }
+        continuation.onTermination = { _ in streams.continuations.withLock { _ = $0.removeValue(forKey: id) } }
+        return stream
+    }
+
+    /// Delivers a notification to the observers and the streams.
+    func post(_ notification: ContextNotification) {
+        for handler in notificationObservers.values { handler(notification) }
+        for continuation in notificationStreams.continuations.withLock({ Array($0.values) }) {
+            continuation.yield(notification)
+        }
+    }
+
+    /// Posts the objects changed since the last call, if any.
+    func postObjectsDidChange() {
+        guard !changes.isEmpty else { return }
+        let pending = changes
+        changes = ObjectChanges()
+        post(.objectsDidChange(pending))
+    }
+}
+
+/// The continuations of a context's notification streams, shared with their termination handlers (which
+/// may run on any thread).
+final class NotificationStreams: Sendable {
+    let continuations = Mutex<[UUID: AsyncStream<ContextNotification>.Continuation]>([:])
+}

@@ -1,0 +1,92 @@
+extension ManagedObjectContext {
+    /// Records an action that reverts a change, when the context has an undo manager.
+    func registerUndo(_ action: @escaping () -> Void) {
+        undoManager?.register(action)
+    }
+
+    /// Called when undo brings an object back to its unchanged state: the context stops holding it.
+    func objectBecameUnchanged(_ object: ManagedObject) {
+        let key = ObjectIdentifier(object)
+        guard inserted[key] == nil, deleted[key] == nil, updated[key] === object else { return }
+        updated[key] = nil
+        if !retainsRegisteredObjects { retainedObjects[key] = nil }
+    }
+
+    // MARK: - Inserts
+
+    /// Records the undo of an insert.
+    func registerUndoOfInsertion(_ object: ManagedObject) {
+        registerUndo { [unowned self] in undoInsertion(object) }
+    }
+
+    /// Takes an inserted object out of the context again (it keeps its values, ready for a redo).
+    private func undoInsertion(_ object: ManagedObject) {
+        let key = ObjectIdentifier(object)
+        guard inserted[key] === object else { return }
+        inserted[key] = nil
+        insertionOrder.removeAll { $0 === object }
+        object.isInserted = false
+        unregister(object)
+        changes.inserted.remove(object.objectID)
+        registerUndo { [unowned self] in reinsert(object) }
+    }
+
+    /// Puts an object whose insert was undone back, without calling `awakeFromInsert` again.
+    private func reinsert(_ object: ManagedObject) {
+        let key = ObjectIdentifier(object)
+        guard object.managedObjectContext == nil, inserted[key] == nil else { return }
+        insertionOrder.append(object)
+        register(object)
+        inserted[key] = object
+        object.isInserted = true
+        object.isDeleted = false
+        changes.inserted.insert(object.objectID)
+        registerUndo { [unowned self] in undoInsertion(object) }
+    }
+
+    // MARK: - Deletes
+
+    /// Records the undo of a delete. Registered before the delete rules run, so that undo reverts their
+    /// changes first and then the deletion itself.
+    func registerUndoOfDeletion(_ object: ManagedObject) {
+        registerUndo { [unowned self] in undoDeletion(object) }
+    }
+
+    /// Takes back a deletion (the rules' changes are reverted by their own actions).
+    private func undoDeletion(_ object: ManagedObject) {
+        let key = ObjectIdentifier(object)
+        pendingDeletions.removeAll { $0 === object }
+        if object.objectID.isTemporaryID {
+            object.isDeleted = false
+            reinsert(object)
+        } else {
+            guard deleted[key] === object else { return }
+            deleted[key] = nil
+            object.isDeleted = false
+            if !object.changedIndexes.isEmpty || !object.changedRelationships.isEmpty { updated[key] = object }
+            changes.deleted.remove(object.objectID)
+        }
+        registerUndo { [unowned self] in redoDeletion(object) }
+    }
+
+    /// Deletes again after an undo, without running the delete rules (their changes are redone by their
+    /// own actions).
+    private func redoDeletion(_ object: ManagedObject) {
+        let key = ObjectIdentifier(object)
+        if object.objectID.isTemporaryID {
+            guard inserted[key] === object else { return }
+            inserted[key] = nil
+            insertionOrder.removeAll { $0 === object }
+            object.isInserted = false
+            unregister(object)
+            changes.inserted.remove(object.objectID)
+        } else {
+            guard object.managedObjectContext === self, deleted[key] == nil else { return }
+            updated[key] = nil
+            deleted[key] = object
+            object.isDeleted = true
+            changes.deleted.insert(object.objectID)
+        }
+        registerUndo { [unowned self] in undoDeletion(object) }
+    }
+}
