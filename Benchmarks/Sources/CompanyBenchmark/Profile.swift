@@ -11,6 +11,12 @@ import StrataWorkload
 /// - `w6-read <directory> <N>`: stores the 10,000 compressible blobs, then reads them back three times.
 /// - `w10-open <crashed store> <N>`: opens a store a crash writer left (`__child w10-writer-strata`).
 /// - `w3-graph`, `w7-graph <graph store> <N>`: the object-graph lookups and updates.
+/// - `w8 <engine store> <N>`: W8's cascade delete (10 departments through `employee_department`), then a
+///   checkpoint. It deletes: profile a copy.
+/// - `w4c-graph <graph store> <N>`: W4c.graph's 20 departments by name and their employees through the
+///   relationship, 3 times. `w8-graph <graph store> <N>`: W8.graph's delete through a context (a copy!).
+/// - `w1-index <directory> <N>`: the engine's bulk load three ways (no index; `employee_department` kept from
+///   the start; built after the load) and the cost per index entry.
 enum Profile {
     static func run(_ figure: String, directory: String, count: Int) throws {
         let start = now()
@@ -22,6 +28,10 @@ enum Profile {
         case "w10-open": try recovery(directory)
         case "w3-graph": try graphLookups(directory, count: count)
         case "w7-graph": try graphUpdates(directory, count: count)
+        case "w8": try cascade(directory, count: count)
+        case "w4c-graph": try graphRelationship(directory, count: count)
+        case "w8-graph": try graphCascade(directory, count: count)
+        case "w1-index": try indexCost(directory, count: count)
         default: throw BenchmarkFailure("unknown profile \(figure)")
         }
         report("seconds", now() - start)
@@ -135,5 +145,125 @@ enum Profile {
         report("save_seconds", saved - changed)
         report("checkpoint_seconds", now() - saved)
         try coordinator.removePersistentStore(store)
+    }
+
+    static func cascade(_ directory: String, count: Int) throws {
+        let (store, departments, employees) = try StrataCompany.open(at: directory)
+        let index = store.snapshot().index(named: StrataCompany.departmentIndex)!
+        var deleted = 0
+        let start = now()
+        try store.write { txn in
+            for department in Benchmark.cascadeDepartments {
+                for row in try txn.rowIDs(in: index, matching: [.reference(UInt64(department))]) {
+                    if try txn.delete(row, from: employees) { deleted += 1 }
+                }
+                _ = try txn.delete(RowID(UInt64(department)), from: departments)
+            }
+        }
+        let committed = now()
+        try store.checkpoint()
+        report("commit_seconds", committed - start)
+        report("checkpoint_seconds", now() - committed)
+        report("deleted", deleted)
+        try store.close()
+    }
+
+    static func graphRelationship(_ directory: String, count: Int) throws {
+        let company = Company(employeeCount: count)
+        let model = try GraphModel.make()
+        GraphModel.registerClasses()
+        let (coordinator, store) = try GraphModel.open(directory, model: model, create: false)
+        let names = Benchmark.relationshipDepartments.map { company.departments[$0 - 1].name }
+        var read = 0
+        let start = now()
+        for _ in 0..<3 {
+            let context = ManagedObjectContext(coordinator: coordinator)
+            let departments = try context.fetch(FetchRequest<GraphDepartment>(entityName: "Department"))
+            for name in names {
+                guard let department = departments.first(where: { $0.name == name }) else {
+                    throw BenchmarkFailure("profile w4c-graph: no department \(name)")
+                }
+                for employee in department.employees {
+                    read += 1
+                    _ = employee.salary
+                }
+            }
+            try context.refreshAllObjects()
+        }
+        report("read", read)
+        report("query_seconds", now() - start)
+        try coordinator.removePersistentStore(store)
+    }
+
+    static func graphCascade(_ directory: String, count: Int) throws {
+        let company = Company(employeeCount: count)
+        let model = try GraphModel.make()
+        GraphModel.registerClasses()
+        let (coordinator, store) = try GraphModel.open(directory, model: model, create: false)
+        let names = Set(Benchmark.cascadeDepartments.map { company.departments[$0 - 1].name })
+        let ids = try {
+            let context = ManagedObjectContext(coordinator: coordinator)
+            return try context.fetch(FetchRequest<GraphDepartment>(entityName: "Department"))
+                .filter { names.contains($0.name) }.map(\.objectID)
+        }()
+        let start = now()
+        let context = ManagedObjectContext(coordinator: coordinator)
+        for id in ids { context.delete(context.object(with: id)) }
+        try context.save()
+        let saved = now()
+        try store.engine.checkpoint()
+        report("save_seconds", saved - start)
+        report("checkpoint_seconds", now() - saved)
+        try coordinator.removePersistentStore(store)
+    }
+
+    /// The engine's bulk load without an index, with `employee_department` from the start, and with the index
+    /// built after the load: the difference is the cost of the index entries.
+    static func indexCost(_ directory: String, count: Int) throws {
+        let company = Company(employeeCount: count)
+        func load(index: Bool) throws -> (seconds: Double, store: Store, employees: TableID) {
+            remove(directory)
+            let store = try Store.open(at: directory, configuration: StrataCompany.configuration())
+            let (departments, employees) = try store.write { txn in
+                let tables = (
+                    try txn.createTable(named: StrataCompany.departmentTable),
+                    try txn.createTable(named: StrataCompany.employeeTable)
+                )
+                if index {
+                    try txn.createIndex(
+                        named: StrataCompany.departmentIndex, on: tables.1, fields: [EmployeeRow.departmentField])
+                }
+                return tables
+            }
+            let time = try seconds {
+                try store.write { txn in
+                    for department in company.departments {
+                        try txn.insert(DepartmentRow.encode(department), into: departments)
+                    }
+                    for employee in company.employees {
+                        try txn.insert(EmployeeRow.encode(employee), into: employees)
+                    }
+                }
+                try store.checkpoint()
+            }
+            return (time, store, employees)
+        }
+        let plain = try load(index: false)
+        let build = try seconds {
+            try plain.store.write { txn in
+                try txn.createIndex(
+                    named: StrataCompany.departmentIndex, on: plain.employees, fields: [EmployeeRow.departmentField])
+            }
+            try plain.store.checkpoint()
+        }
+        try plain.store.close()
+        let indexed = try load(index: true)
+        try indexed.store.close()
+        remove(directory)
+        report("load_seconds_no_index", plain.seconds)
+        report("index_build_after_load_seconds", build)
+        report("load_seconds_with_index", indexed.seconds)
+        report("microseconds_per_index_entry", (indexed.seconds - plain.seconds) / Double(count) * 1e6)
+        report("microseconds_per_unindexed_row", plain.seconds / Double(count) * 1e6)
     }
 }
