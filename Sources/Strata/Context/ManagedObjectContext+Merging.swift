@@ -63,7 +63,7 @@ extension ManagedObjectContext {
 
     /// Removes an object whose row is gone from the context and from the relationships of the objects
     /// that hold it.
-    private func invalidate(_ object: ManagedObject) {
+    func invalidate(_ object: ManagedObject) {
         for relationship in object.entity.relationships {
             guard let inverse = relationship.inverseRelationship,
                 let value = object.relationshipValues[relationship.index]

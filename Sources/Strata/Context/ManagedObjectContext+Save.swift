@@ -12,6 +12,7 @@ extension ManagedObjectContext {
     /// - Throws: ``ValidationError``, ``ObjectGraphError/optimisticLockingConflict(_:)``,
     ///   ``ObjectGraphError/storage(_:)``.
     public func save() throws {
+        checkConfinement()
         try processPendingChanges()
         guard hasChanges else { return }
         post(.willSave)

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Synchronization
 
@@ -55,6 +56,8 @@ public final class ManagedObjectContext {
     var insertionOrder: [ManagedObject] = []
     /// Deleted objects whose delete rules have not run yet (``processPendingChanges()``).
     var pendingDeletions: [ManagedObject] = []
+    /// The queue a queue-confined context belongs to (``PrivateQueueContext``, ``mainQueue(coordinator:)``).
+    var ownerQueue: DispatchQueue?
     /// Objects changed since the last objects-did-change notification.
     var changes = ObjectChanges()
     var notificationObservers: [UUID: (ContextNotification) -> Void] = [:]
@@ -141,6 +144,7 @@ public final class ManagedObjectContext {
 
     /// Inserts a new object (made with `init(entity:insertInto: nil)`), calling its ``ManagedObject/awakeFromInsert()``.
     public func insert(_ object: ManagedObject) {
+        checkConfinement()
         if let other = object.managedObjectContext, other !== self {
             preconditionFailure("\(object.objectID) belongs to another context")
         }
@@ -166,6 +170,7 @@ public final class ManagedObjectContext {
     /// Deletes an object: its deletion is written at the next save. Deleting an object that was inserted and
     /// never saved simply removes it from the context.
     public func delete(_ object: ManagedObject) {
+        checkConfinement()
         guard object.managedObjectContext === self else { return }
         let key = ObjectIdentifier(object)
         guard deleted[key] == nil else { return }

@@ -25,6 +25,7 @@ extension ManagedObjectContext {
     ///   ``FetchRequestError`` for options that do not go together, `PredicateEvaluationError` when the
     ///   predicate or a sort key cannot be evaluated.
     public func fetch<Result>(_ request: FetchRequest<Result>) throws -> [Result] {
+        checkConfinement()
         let entity = try fetchEntity(of: request)
         switch request.resultType {
         case .managedObject:
@@ -46,6 +47,7 @@ extension ManagedObjectContext {
     ///
     /// - Throws: what ``fetch(_:)`` throws.
     public func count<Result>(for request: FetchRequest<Result>) throws -> Int {
+        checkConfinement()
         let entity = try fetchEntity(of: request)
         if request.resultType == .dictionary {
             return try fetch(request).count
