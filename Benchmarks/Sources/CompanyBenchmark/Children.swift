@@ -131,7 +131,7 @@ enum Child {
         try resetPeakRSS()
         let before = processStatus("VmRSS")
         let start = now()
-        let context = ManagedObjectContext(coordinator: coordinator)
+        let context = GraphModel.context(coordinator)
         let departments = company.departments.map { row in
             let department = GraphDepartment(entity: departmentEntity, insertInto: context)
             department.name = row.name
@@ -279,7 +279,7 @@ enum Child {
             return true
         }
         try check(rows == count, "M1.graph Strata: \(rows) rows")
-        let context = ManagedObjectContext(coordinator: coordinator)
+        let context = GraphModel.context(coordinator)
         let before = processStatus("VmRSS")
         let employees = try context.fetch(FetchRequest<GraphEmployee>(entityName: "Employee"))
         let registered = processStatus("VmRSS")

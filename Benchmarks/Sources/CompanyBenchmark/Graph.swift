@@ -43,6 +43,14 @@ enum GraphModel {
     static let departmentTable = "entity.Department"
     static let departmentIndex = "fk.Employee.department"
 
+    /// A context for a figure, with undo off: GRDB has no undo, and a bulk import or delete through Core Data
+    /// turns it off too (as `strata demo` does), since the undo stack holds every change and object it names.
+    static func context(_ coordinator: PersistentStoreCoordinator) -> ManagedObjectContext {
+        let context = ManagedObjectContext(coordinator: coordinator)
+        context.undoManager = nil
+        return context
+    }
+
     /// A coordinator with the store at `directory` added, full durability.
     static func open(
         _ directory: String, model: ManagedObjectModel, create: Bool

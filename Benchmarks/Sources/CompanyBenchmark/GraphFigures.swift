@@ -36,7 +36,7 @@ extension Benchmark {
     /// The permanent IDs of every employee of the graph store, by row (row `i + 1` at index `i`), read with one
     /// fetch whose objects are then released.
     func employeeIDs(_ coordinator: PersistentStoreCoordinator) throws -> [ManagedObjectID] {
-        let context = ManagedObjectContext(coordinator: coordinator)
+        let context = GraphModel.context(coordinator)
         let employees = try context.fetch(FetchRequest<GraphEmployee>(entityName: "Employee"))
         try check(employees.count == company.count, "graph store: \(employees.count) employees")
         let ids = employees.map(\.objectID)
@@ -65,7 +65,7 @@ extension Benchmark {
             strata: { _ in
                 // A new context: every lookup makes a fault and fires it from the store (nothing else holds the
                 // object, so it leaves the context again and the row cache keeps nothing).
-                let context = ManagedObjectContext(coordinator: coordinator)
+                let context = GraphModel.context(coordinator)
                 var salaries: Int64 = 0
                 var names: UInt64 = 0
                 let time = seconds {
@@ -168,7 +168,7 @@ extension Benchmark {
             strata: { repetition in
                 let updates = company.salaryUpdates(count, seed: 170 + UInt64(repetition))
                 let time = try seconds {
-                    let context = ManagedObjectContext(coordinator: coordinator)
+                    let context = GraphModel.context(coordinator)
                     for update in updates {
                         let employee = context.object(with: ids[Int(update.row) - 1]) as! GraphEmployee
                         employee.salary = update.salary

@@ -104,11 +104,11 @@ enum Profile {
         GraphModel.registerClasses()
         let (coordinator, store) = try GraphModel.open(directory, model: model, create: false)
         let ids = try {
-            let context = ManagedObjectContext(coordinator: coordinator)
+            let context = GraphModel.context(coordinator)
             return try context.fetch(FetchRequest<GraphEmployee>(entityName: "Employee")).map(\.objectID)
         }()
         let rows = company.lookupRows(min(1_000_000, 10 * count), seed: 3)
-        let context = ManagedObjectContext(coordinator: coordinator)
+        let context = GraphModel.context(coordinator)
         let start = now()
         var salaries: Int64 = 0
         for row in rows {
@@ -127,12 +127,12 @@ enum Profile {
         GraphModel.registerClasses()
         let (coordinator, store) = try GraphModel.open(directory, model: model, create: false)
         let ids = try {
-            let context = ManagedObjectContext(coordinator: coordinator)
+            let context = GraphModel.context(coordinator)
             return try context.fetch(FetchRequest<GraphEmployee>(entityName: "Employee")).map(\.objectID)
         }()
         let updates = company.salaryUpdates(min(100_000, count), seed: 199)
         let start = now()
-        let context = ManagedObjectContext(coordinator: coordinator)
+        let context = GraphModel.context(coordinator)
         for update in updates {
             let employee = context.object(with: ids[Int(update.row) - 1]) as! GraphEmployee
             employee.salary = update.salary
@@ -177,10 +177,11 @@ enum Profile {
         var read = 0
         let start = now()
         for _ in 0..<3 {
-            let context = ManagedObjectContext(coordinator: coordinator)
-            let departments = try context.fetch(FetchRequest<GraphDepartment>(entityName: "Department"))
+            let context = GraphModel.context(coordinator)
             for name in names {
-                guard let department = departments.first(where: { $0.name == name }) else {
+                let request = FetchRequest<GraphDepartment>(
+                    entityName: "Department", predicate: try ObjectPredicate(format: "name == %@", name))
+                guard let department = try context.fetch(request).first else {
                     throw BenchmarkFailure("profile w4c-graph: no department \(name)")
                 }
                 for employee in department.employees {
@@ -202,12 +203,12 @@ enum Profile {
         let (coordinator, store) = try GraphModel.open(directory, model: model, create: false)
         let names = Set(Benchmark.cascadeDepartments.map { company.departments[$0 - 1].name })
         let ids = try {
-            let context = ManagedObjectContext(coordinator: coordinator)
+            let context = GraphModel.context(coordinator)
             return try context.fetch(FetchRequest<GraphDepartment>(entityName: "Department"))
                 .filter { names.contains($0.name) }.map(\.objectID)
         }()
         let start = now()
-        let context = ManagedObjectContext(coordinator: coordinator)
+        let context = GraphModel.context(coordinator)
         for id in ids { context.delete(context.object(with: id)) }
         try context.save()
         let saved = now()
