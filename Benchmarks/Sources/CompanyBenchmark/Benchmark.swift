@@ -67,7 +67,9 @@ final class Benchmark {
 
         // Object-graph level. W1.graph builds the graph stores that the other graph figures use.
         try step("W1.graph") { try graphBulkInsert() }
-        let graphFigures = ["W3.graph", "M1.graph", "W4c.graph", "W7.graph", "W8.graph"]
+        let graphFigures = [
+            "W3.graph", "M1.graph", "W4a.graph", "W4b.graph", "W5.graph", "W4c.graph", "W7.graph", "W8.graph",
+        ]
         if !wants("W1.graph") && graphFigures.contains(where: wants) {
             // The graph stores are needed anyway: build them once, unprinted.
             _ = try ChildProcess.run("w1-graph-strata", [graphStrata, "\(company.count)"])
