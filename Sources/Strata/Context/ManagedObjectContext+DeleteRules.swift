@@ -12,8 +12,15 @@ extension ManagedObjectContext {
         // Cascades delete objects while rules run: they join the queue this loop is working through.
         guard !isProcessingDeletions else { return }
         isProcessingDeletions = true
-        defer { isProcessingDeletions = false }
-        while let object = pendingDeletions.first {
+        // The queue is walked with a cursor (a cascade of 100,000 objects must not shift it 100,000 times);
+        // what was processed leaves it at the end, also when a rule throws.
+        var processed = 0
+        defer {
+            pendingDeletions.removeFirst(processed)
+            isProcessingDeletions = false
+        }
+        while processed < pendingDeletions.count {
+            let object = pendingDeletions[processed]
             for relationship in object.entity.relationships {
                 switch relationship.deleteRule {
                 case .deny, .noAction:
@@ -33,7 +40,7 @@ extension ManagedObjectContext {
                     }
                 }
             }
-            pendingDeletions.removeFirst()
+            processed += 1
             if object.objectID.isTemporaryID {
                 object.isDeleted = false
                 unregister(object)

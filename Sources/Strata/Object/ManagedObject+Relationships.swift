@@ -61,15 +61,21 @@ extension ManagedObject {
 
     // MARK: - Changing one side
 
-    /// Records a change of `relationship` whose value was `old` (dirtying the object unless change
-    /// processing is off), registers `reverse` with the context's undo manager, and tells observers.
+    /// Keeps the relationship's value before its first change since the last fetch or save (what undo
+    /// compares with). Called before a change; copies the value only for the first change of a cycle.
+    private func noteBaseline(_ relationship: RelationshipDescription, _ value: RelationshipValue) {
+        guard changeProcessingEnabled, !changedRelationships.contains(relationship.index),
+            relationshipBaselines[relationship.index] == nil
+        else { return }
+        relationshipBaselines[relationship.index] = value
+    }
+
+    /// Records a change of `relationship` (dirtying the object unless change processing is off), registers
+    /// `reverse` with the context's undo manager, and tells observers.
     private func relationshipDidChange(
-        _ relationship: RelationshipDescription, from old: RelationshipValue, reverse: @escaping () throws -> Void
+        _ relationship: RelationshipDescription, reverse: @escaping () throws -> Void
     ) {
         if changeProcessingEnabled {
-            if !changedRelationships.contains(relationship.index), relationshipBaselines[relationship.index] == nil {
-                relationshipBaselines[relationship.index] = old
-            }
             changedRelationships.insert(relationship.index)
             if let context = managedObjectContext {
                 context.objectDidChange(self)
@@ -86,24 +92,27 @@ extension ManagedObject {
     func setToOnePrimitive(_ relationship: RelationshipDescription, _ target: ManagedObject?) throws {
         let old = try toOneValue(relationship)
         if old === target { return }
+        noteBaseline(relationship, .toOne(old))
         relationshipValues[relationship.index] = .toOne(target)
-        relationshipDidChange(relationship, from: .toOne(old)) { [self] in try setToOnePrimitive(relationship, old) }
+        relationshipDidChange(relationship) { [self] in try setToOnePrimitive(relationship, old) }
     }
 
     /// Adds `target` to a to-many on this side only, at `index` (or the end) of an ordered one.
     func insertMemberPrimitive(_ relationship: RelationshipDescription, _ target: ManagedObject, at index: Int?) throws
     {
-        let old = try toManyValue(relationship)
-        var members = old
-        let oldPosition = members.objects.firstIndex { $0 === target }
-        if let index, relationship.isOrdered {
+        var members = try toManyValue(relationship)
+        let oldPosition = members.position(of: target)
+        if relationship.isOrdered, let index {
             if oldPosition == index { return }
-            members.insert(target, at: index)
-        } else {
-            guard members.append(target) else { return }
+        } else if oldPosition != nil {
+            return
         }
+        noteBaseline(relationship, .toMany(members))
+        // Mutate the only copy: with the slot still holding the value, each change would copy every member.
+        relationshipValues[relationship.index] = nil
+        if relationship.isOrdered, let index { members.insert(target, at: index) } else { members.append(target) }
         relationshipValues[relationship.index] = .toMany(members)
-        relationshipDidChange(relationship, from: .toMany(old)) { [self] in
+        relationshipDidChange(relationship) { [self] in
             if let oldPosition {
                 try insertMemberPrimitive(relationship, target, at: oldPosition)
             } else {
@@ -114,12 +123,13 @@ extension ManagedObject {
 
     /// Removes `target` from a to-many on this side only.
     func removeMemberPrimitive(_ relationship: RelationshipDescription, _ target: ManagedObject) throws {
-        let old = try toManyValue(relationship)
-        var members = old
-        guard let position = members.objects.firstIndex(where: { $0 === target }) else { return }
-        members.remove(target)
+        var members = try toManyValue(relationship)
+        guard let position = members.position(of: target) else { return }
+        noteBaseline(relationship, .toMany(members))
+        relationshipValues[relationship.index] = nil
+        members.remove(target, keepingOrder: relationship.isOrdered)
         relationshipValues[relationship.index] = .toMany(members)
-        relationshipDidChange(relationship, from: .toMany(old)) { [self] in
+        relationshipDidChange(relationship) { [self] in
             try insertMemberPrimitive(relationship, target, at: relationship.isOrdered ? position : nil)
         }
     }

@@ -1,8 +1,9 @@
-/// The objects of a to-many relationship in memory: an array for order, a set of identities for
-/// membership, so that both `contains` and positional access are cheap.
+/// The objects of a to-many relationship in memory: an array for order and a position map for
+/// membership, so that `contains`, `append` and (unordered) removal take constant time.
 struct RelatedObjects {
     private(set) var objects: [ManagedObject] = []
-    private var identities: Set<ObjectIdentifier> = []
+    /// Each member's index in `objects`.
+    private var positions: [ObjectIdentifier: Int] = [:]
 
     init() {}
 
@@ -12,29 +13,53 @@ struct RelatedObjects {
 
     var count: Int { objects.count }
 
-    func contains(_ object: ManagedObject) -> Bool { identities.contains(ObjectIdentifier(object)) }
+    func contains(_ object: ManagedObject) -> Bool { positions[ObjectIdentifier(object)] != nil }
+
+    /// The index of `object`, nil when it is not a member.
+    func position(of object: ManagedObject) -> Int? { positions[ObjectIdentifier(object)] }
 
     /// Appends `object` unless it is a member already; returns whether it was added.
     @discardableResult
     mutating func append(_ object: ManagedObject) -> Bool {
-        guard identities.insert(ObjectIdentifier(object)).inserted else { return false }
+        let key = ObjectIdentifier(object)
+        guard positions[key] == nil else { return false }
+        positions[key] = objects.count
         objects.append(object)
         return true
     }
 
     /// Inserts `object` at `index` (clamped to the end), moving it there when it is a member already.
     mutating func insert(_ object: ManagedObject, at index: Int) {
-        if contains(object) { remove(object) }
-        identities.insert(ObjectIdentifier(object))
-        objects.insert(object, at: min(max(index, 0), objects.count))
+        remove(object, keepingOrder: true)
+        let index = min(max(index, 0), objects.count)
+        objects.insert(object, at: index)
+        renumber(from: index)
     }
 
-    /// Removes `object`; returns whether it was a member.
+    /// Removes `object`; returns whether it was a member. Without `keepingOrder` the last member takes
+    /// its place (constant time: the order of an unordered relationship means nothing).
     @discardableResult
-    mutating func remove(_ object: ManagedObject) -> Bool {
-        guard identities.remove(ObjectIdentifier(object)) != nil else { return false }
-        objects.removeAll { $0 === object }
+    mutating func remove(_ object: ManagedObject, keepingOrder: Bool) -> Bool {
+        guard let index = positions.removeValue(forKey: ObjectIdentifier(object)) else { return false }
+        if keepingOrder {
+            objects.remove(at: index)
+            renumber(from: index)
+        } else {
+            let last = objects.removeLast()
+            if index < objects.count {
+                objects[index] = last
+                positions[ObjectIdentifier(last)] = index
+            }
+        }
         return true
+    }
+
+    /// Removes `object`, keeping the others' order; returns whether it was a member.
+    @discardableResult
+    mutating func remove(_ object: ManagedObject) -> Bool { remove(object, keepingOrder: true) }
+
+    private mutating func renumber(from index: Int) {
+        for position in index..<objects.count { positions[ObjectIdentifier(objects[position])] = position }
     }
 }
 
