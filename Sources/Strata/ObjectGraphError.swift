@@ -19,8 +19,14 @@ public enum ObjectGraphError: Error, Sendable, CustomStringConvertible {
     case invalidURI(URL)
     /// The store was written with another model (migration is not supported yet).
     case incompatibleModel(storeHash: String, modelHash: String)
-    /// Rows changed in the store since these objects were read (optimistic locking).
+    /// Rows changed in the store since these objects were read (optimistic locking): what a
+    /// ``PersistentStore`` and the batch requests report. A context's save reports ``mergeConflicts(_:)``.
     case optimisticLockingConflict([ManagedObjectID])
+    /// A save found rows changed or deleted in the store since the context read them, and its
+    /// ``ManagedObjectContext/mergePolicy`` (``MergePolicy/error``, or a policy that cannot write an object
+    /// back to a deleted row) did not resolve them: one ``MergeConflict`` per object, with its cached and
+    /// persisted snapshots. Nothing was written and the context's changes are as they were.
+    case mergeConflicts([MergeConflict])
     /// The object belongs to another context.
     case wrongContext(ManagedObjectID)
     /// A transformable attribute names a transformer that is not registered.
@@ -55,6 +61,9 @@ public enum ObjectGraphError: Error, Sendable, CustomStringConvertible {
         case .incompatibleModel(let store, let model):
             "the store was written with model version \(store), the coordinator's model is \(model)"
         case .optimisticLockingConflict(let ids): "rows changed in the store since they were read: \(ids)"
+        case .mergeConflicts(let conflicts):
+            "rows changed in the store since they were read: "
+                + conflicts.map(\.description).joined(separator: "; ")
         case .wrongContext(let id): "\(id) belongs to another context"
         case .missingTransformer(let name): "no value transformer registered as '\(name)'"
         case .transformationFailed(let key, let reason): "transforming '\(key)' failed: \(reason)"

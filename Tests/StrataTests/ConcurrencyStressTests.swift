@@ -122,7 +122,7 @@ import Testing
             try context.save()
             ledger.saves.add(1, ordering: .relaxed)
             acknowledged()
-        } catch ObjectGraphError.optimisticLockingConflict {
+        } catch ObjectGraphError.mergeConflicts {
             ledger.conflicts.add(1, ordering: .relaxed)
             context.rollback()
         }

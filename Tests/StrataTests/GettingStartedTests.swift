@@ -122,9 +122,9 @@ import Testing
         try writer.save()
         do {
             try reader.save()  // book was read before the writer's last save
-        } catch ObjectGraphError.optimisticLockingConflict(let ids) {
-            for conflicted in ids {  // here, only book's ID
-                try reader.refresh(reader.object(with: conflicted), mergeChanges: true)
+        } catch ObjectGraphError.mergeConflicts(let conflicts) {
+            for conflict in conflicts {  // here, only book's
+                try reader.refresh(reader.object(with: conflict.objectID), mergeChanges: true)
             }
             try reader.save()
         }

@@ -302,6 +302,7 @@ extension ObjectGraphError {
         switch self {
         case .objectInaccessible(let id): [id]
         case .optimisticLockingConflict(let ids): ids
+        case .mergeConflicts(let conflicts): conflicts.map(\.objectID)
         default: []
         }
     }
@@ -312,8 +313,10 @@ extension ObjectGraphError {
     }
 
     var isOptimisticLockingConflict: Bool {
-        if case .optimisticLockingConflict = self { return true }
-        return false
+        switch self {
+        case .optimisticLockingConflict, .mergeConflicts: true
+        default: false
+        }
     }
 
     var isInvalidURI: Bool {

@@ -8,8 +8,11 @@ extension ManagedObjectContext {
     /// 4. Temporary IDs become permanent, the row cache takes the new rows, ``ManagedObject/didSave()`` runs
     ///    and the context lets go of the objects it held only because they had changes.
     ///
+    /// Rows that changed in the store since the context read them are conflicts, which ``mergePolicy``
+    /// resolves (the save then starts over from step 2 with the merged objects) or reports.
+    ///
     /// A failed save throws and leaves the context's changes as they were, so they can be fixed and saved again.
-    /// - Throws: ``ValidationError``, ``ObjectGraphError/optimisticLockingConflict(_:)``,
+    /// - Throws: ``ValidationError``, ``ObjectGraphError/mergeConflicts(_:)``,
     ///   ``ObjectGraphError/storage(_:)``.
     public func save() throws {
         checkConfinement()
@@ -18,7 +21,11 @@ extension ManagedObjectContext {
         post(.willSave)
         let changing = Array(inserted.values) + Array(updated.values) + Array(deleted.values)
         for object in changing { object.willSave() }
+        try writeChanges(of: changing, attempt: 1)
+    }
 
+    /// Steps 2 to 4 of ``save()``: they run again when the merge policy resolved conflicts (`attempt` counts).
+    private func writeChanges(of changing: [ManagedObject], attempt: Int) throws {
         // Rows are written whole: faults changed only through a relationship are filled, and binary values
         // still in the store are read (and kept if unchanged).
         for object in Array(inserted.values) + Array(updated.values) {
@@ -120,9 +127,19 @@ extension ManagedObjectContext {
 
         // Conflicts anywhere stop the save before any store is written. Each store's write is atomic; should a
         // later store fail (a full disk), the stores already written stay written and their objects saved.
-        for batch in batches.values { try batch.store.checkConflicts(batch.changes) }
-        for batch in batches.values {
-            let result = try batch.store.save(batch.changes)
+        // The merge policy resolves version conflicts (ManagedObjectContext+Conflicts.swift) and the save starts
+        // over; so it does when another writer got in between the check and the write of the first store.
+        if try resolveVersionConflicts(in: batches.values.map { ($0.store, $0.changes) }, attempt: attempt) {
+            return try writeChanges(of: changing, attempt: attempt + 1)
+        }
+        for (position, batch) in batches.values.enumerated() {
+            let result: StoreSaveResult
+            do {
+                result = try batch.store.save(batch.changes)
+            } catch ObjectGraphError.optimisticLockingConflict(let ids) where position == 0 {
+                try resolveVersionConflicts(ids, attempt: attempt)
+                return try writeChanges(of: changing, attempt: attempt + 1)
+            }
             apply(
                 result, of: batch.changes, store: batch.store, inserted: batch.inserted, updated: batch.updated,
                 deleted: batch.deleted)

@@ -34,6 +34,10 @@ public final class ManagedObjectContext {
     /// the row was fetched. Negative (the default, as in Core Data) means cached data never goes stale; 0 means
     /// every fault goes to the store.
     public var stalenessInterval: TimeInterval = -1
+    /// How ``save()`` resolves rows changed in the store since the context read them (optimistic locking) and
+    /// uniqueness conflicts: ``MergePolicy/error`` (the default, as in Core Data) reports them; see
+    /// ``MergePolicy`` for the others.
+    public var mergePolicy: MergePolicy = .error
     /// Whether the context holds every registered object strongly (default false: weakly).
     public var retainsRegisteredObjects = false {
         didSet {
