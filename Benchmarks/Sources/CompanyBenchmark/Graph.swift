@@ -15,7 +15,9 @@ import StrataStorage
 ///             department: to-one Department, inverse employees, nullify
 /// ```
 enum GraphModel {
-    static func make() throws -> ManagedObjectModel {
+    /// The model; `salaryIndexed` marks `Employee.salary` `.indexed()` (W4b.graph's model: the version hash does
+    /// not change, so it opens the same stores and creates the engine index `attr.Employee.salary` at the open).
+    static func make(salaryIndexed: Bool = false) throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
             Entity("Department", className: "GraphDepartment") {
                 Attribute("name", .string, optional: false)
@@ -24,7 +26,7 @@ enum GraphModel {
             },
             Entity("Employee", className: "GraphEmployee") {
                 Attribute("name", .string, optional: false)
-                Attribute("salary", .integer64, optional: false, default: .integer(0))
+                Attribute("salary", .integer64, optional: false, default: .integer(0)).indexed(salaryIndexed)
                 Attribute("hired", .date, optional: false)
                 Attribute("photo", .binaryData).allowsExternalStorage()
                 Relationship.toOne("department", "Department", inverse: "employees", deleteRule: .nullify)
