@@ -27,6 +27,12 @@ public enum ObjectGraphError: Error, Sendable, CustomStringConvertible {
     /// back to a deleted row) did not resolve them: one ``MergeConflict`` per object, with its cached and
     /// persisted snapshots. Nothing was written and the context's changes are as they were.
     case mergeConflicts([MergeConflict])
+    /// A save would break uniqueness constraints and its ``ManagedObjectContext/mergePolicy`` did not resolve
+    /// them: ``MergePolicy/error``, or an updated (not inserted) object that takes values another row holds,
+    /// which no policy but store trumps and rollback (which undo the object's change of those values) can
+    /// settle. One ``ConstraintConflict`` per constraint and values; nothing was written and the context's
+    /// changes are as they were.
+    case constraintConflicts([ConstraintConflict])
     /// The object belongs to another context.
     case wrongContext(ManagedObjectID)
     /// A transformable attribute names a transformer that is not registered.
@@ -64,6 +70,8 @@ public enum ObjectGraphError: Error, Sendable, CustomStringConvertible {
         case .mergeConflicts(let conflicts):
             "rows changed in the store since they were read: "
                 + conflicts.map(\.description).joined(separator: "; ")
+        case .constraintConflicts(let conflicts):
+            "uniqueness constraints violated: " + conflicts.map(\.description).joined(separator: "; ")
         case .wrongContext(let id): "\(id) belongs to another context"
         case .missingTransformer(let name): "no value transformer registered as '\(name)'"
         case .transformationFailed(let key, let reason): "transforming '\(key)' failed: \(reason)"

@@ -132,6 +132,10 @@ extension ManagedObjectContext {
         if try resolveVersionConflicts(in: batches.values.map { ($0.store, $0.changes) }, attempt: attempt) {
             return try writeChanges(of: changing, attempt: attempt + 1)
         }
+        // Then uniqueness constraints (ManagedObjectContext+Constraints.swift), by the same policy.
+        if try resolveConstraintConflicts(attempt: attempt) {
+            return try writeChanges(of: changing, attempt: attempt + 1)
+        }
         for (position, batch) in batches.values.enumerated() {
             let result: StoreSaveResult
             do {

@@ -46,6 +46,9 @@
 /// the object's order and appends the store's additions. ``overwrite`` writes the object's membership as it
 /// is; ``rollback`` takes the store's. To-manys the object did not change are read from the store again.
 ///
+/// Uniqueness conflicts (see ``UniquenessConstraint``) are resolved after version conflicts, with the same
+/// policy: see ``ObjectGraphError/constraintConflicts(_:)``.
+///
 /// ## Topics
 /// - ``error``
 /// - ``mergeByPropertyStoreTrump``

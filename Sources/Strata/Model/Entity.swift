@@ -5,14 +5,15 @@
 ///     Entity("Person", abstract: true) {
 ///         Attribute("name", .string, optional: false)
 ///     }
-///     Entity("Employee", parent: "Person", className: "Employee") {
+///     Entity("Employee", parent: "Person", className: "Employee", uniquenessConstraints: [["email"]]) {
+///         Attribute("email", .string)
 ///         Attribute("salary", .integer64, default: .integer(0))
 ///     }
 ///
 /// ## Topics
 ///
 /// ### Creating an entity
-/// - ``init(_:parent:abstract:className:properties:)``
+/// - ``init(_:parent:abstract:className:uniquenessConstraints:properties:)``
 ///
 /// ### Reading the definition
 /// - ``name``
@@ -21,6 +22,7 @@
 /// - ``managedObjectClassName``
 /// - ``properties``
 /// - ``attributes``
+/// - ``uniquenessConstraints``
 public struct Entity: Sendable, Hashable {
     /// The entity's name, unique in the model.
     public var name: String
@@ -32,6 +34,10 @@ public struct Entity: Sendable, Hashable {
     public var managedObjectClassName: String?
     /// The entity's own properties (not the inherited ones), in declaration order.
     public var properties: [PropertyDefinition]
+    /// The entity's own uniqueness constraints (its subentities inherit them): each one names one or more
+    /// persistent attributes whose values together must be unique among the objects of the entity and its
+    /// subentities (see ``UniquenessConstraint``).
+    public var uniquenessConstraints: [[String]]
 
     /// Defines an entity.
     ///
@@ -41,15 +47,18 @@ public struct Entity: Sendable, Hashable {
     ///   - abstract: whether the entity has no instances of its own (default false).
     ///   - className: the name under which the object graph finds its managed object class; nil for
     ///     plain managed objects.
+    ///   - uniquenessConstraints: the entity's own uniqueness constraints, each a list of persistent attribute
+    ///     names (own or inherited), e.g. `[["email"], ["firstName", "lastName"]]`.
     ///   - properties: the entity's own properties, in order.
     public init(
         _ name: String, parent: String? = nil, abstract: Bool = false, className: String? = nil,
-        @PropertyBuilder properties: () -> [PropertyDefinition] = { [] }
+        uniquenessConstraints: [[String]] = [], @PropertyBuilder properties: () -> [PropertyDefinition] = { [] }
     ) {
         self.name = name
         self.parentName = parent
         self.isAbstract = abstract
         self.managedObjectClassName = className
+        self.uniquenessConstraints = uniquenessConstraints
         self.properties = properties()
     }
 

@@ -39,6 +39,7 @@
 /// - ``attributes``
 /// - ``attributesByName``
 /// - ``persistentAttributes``
+/// - ``uniquenessConstraints``
 public final class EntityDescription: @unchecked Sendable, Hashable, CustomStringConvertible {
     // @unchecked Sendable: the `var`s below are written only while `ManagedObjectModel.init` builds the
     // model, before any entity is returned to a caller, and never again; afterwards every stored
@@ -77,12 +78,15 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     public private(set) var relationshipsByName: [String: RelationshipDescription] = [:]
     /// The to-one relationships, inherited first: element i has ``RelationshipDescription/toOneIndex`` i.
     public private(set) var toOneRelationships: [RelationshipDescription] = []
+    /// The uniqueness constraints the entity's objects obey: its superentity's first, then its own.
+    public private(set) var uniquenessConstraints: [UniquenessConstraint] = []
     /// What each field of the entity's rows holds, in field order: level by level from the root, each
     /// level's persistent attributes and then two fields per to-one.
     public private(set) var storedFields: [StoredField] = []
     /// A hash of what the entity's rows depend on, as 32 lowercase hexadecimal digits: the name, the
     /// superentity's name, the abstract flag and each persistent attribute's name, type, optionality and
-    /// transformer name, in row order, then each relationship's name, destination, inverse and kind. Validation rules, defaults, indexes, external storage and
+    /// transformer name, in row order, then each relationship's name, destination, inverse and kind, then the
+    /// entity's own uniqueness constraints (when it declares any). Validation rules, defaults, indexes, external storage and
     /// transient attributes are not part of it (as in Core Data). See ``ManagedObjectModel/versionHash``.
     public private(set) var versionHash: String = ""
     /// The hash as a number (what the model's hash combines).
@@ -213,6 +217,29 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         self.propertiesByName = propertiesByName
     }
 
+    /// Builds the uniqueness constraints: the superentity's (which must be built), then `definitions`, each a
+    /// non-empty list of distinct persistent attributes of the entity.
+    func buildUniquenessConstraints(_ definitions: [[String]]) throws(ModelError) {
+        var constraints = superentity?.uniquenessConstraints ?? []
+        for names in definitions {
+            func invalid(_ reason: String) -> ModelError {
+                .invalidUniquenessConstraint(entity: name, attributes: names, reason: reason)
+            }
+            guard !names.isEmpty else { throw invalid("names no attribute") }
+            guard Set(names).count == names.count else { throw invalid("names an attribute twice") }
+            var attributes: [AttributeDescription] = []
+            for attributeName in names {
+                guard let attribute = attributesByName[attributeName] else {
+                    throw invalid("names \(attributeName), which is not an attribute of \(name)")
+                }
+                guard attribute.storageIndex != nil else { throw invalid("names transient attribute \(attributeName)") }
+                attributes.append(attribute)
+            }
+            constraints.append(UniquenessConstraint(entity: self, attributes: attributes))
+        }
+        uniquenessConstraints = constraints
+    }
+
     /// Links the entity's own relationships to their destinations and inverses, once every entity is built;
     /// returns the warnings found (relationships without inverse).
     func link(in entities: [String: EntityDescription]) throws(ModelError) -> [ModelWarning] {
@@ -282,6 +309,16 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
             hasher.combine(relationship.destinationName)
             hasher.combine(relationship.inverseName ?? "")
             hasher.combine(UInt8((relationship.isToMany ? 1 : 0) | (relationship.isOrdered ? 2 : 0)))
+        }
+        // As in Core Data, constraints are part of the hash; entities without any hash as before they existed.
+        let own = uniquenessConstraints.filter { $0.entity === self }
+        if !own.isEmpty {
+            hasher.combine("uniquenessConstraints")
+            hasher.combine(UInt32(own.count))
+            for constraint in own {
+                hasher.combine(UInt32(constraint.attributes.count))
+                for attribute in constraint.attributes { hasher.combine(attribute.name) }
+            }
         }
         versionHashValue = hasher.value
         versionHash = hasher.hexDigest

@@ -76,7 +76,8 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
     ///   ``ModelError/missingValueTransformerName(entity:attribute:)``,
     ///   ``ModelError/optionNotApplicable(entity:attribute:option:)``,
     ///   ``ModelError/ruleNotApplicable(entity:attribute:rule:)``,
-    ///   ``ModelError/invalidRegularExpression(entity:attribute:pattern:)``).
+    ///   ``ModelError/invalidRegularExpression(entity:attribute:pattern:)``),
+    ///   ``ModelError/invalidUniquenessConstraint(entity:attributes:reason:)``.
     public init(entities definitions: [Entity]) throws(ModelError) {
         guard definitions.count <= Int(UInt16.max) else { throw .tooManyEntities(definitions.count) }
         var definitionsByName: [String: Entity] = [:]
@@ -111,6 +112,7 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
                 managedObjectClassName: definition.managedObjectClassName, entityID: entityIDs[definition.name]!,
                 superentity: parent)
             try entity.buildProperties(definition.properties)
+            try entity.buildUniquenessConstraints(definition.uniquenessConstraints)
             parent?.addSubentity(entity)
             built[definition.name] = entity
         }

@@ -29,6 +29,9 @@
 /// - ``unknownInverse(entity:relationship:inverse:)``
 /// - ``inverseMismatch(entity:relationship:inverse:reason:)``
 /// - ``invalidCount(entity:relationship:)``
+///
+/// ### Uniqueness constraints
+/// - ``invalidUniquenessConstraint(entity:attributes:reason:)``
 public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An entity's name is empty.
     case emptyEntityName
@@ -69,6 +72,9 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
     case ruleNotApplicable(entity: String, attribute: String, rule: ValidationRule)
     /// A regular expression rule's pattern does not compile.
     case invalidRegularExpression(entity: String, attribute: String, pattern: String)
+    /// A uniqueness constraint is empty, names an attribute twice, or names something that is not a
+    /// persistent attribute of the entity.
+    case invalidUniquenessConstraint(entity: String, attributes: [String], reason: String)
 
     /// A sentence naming the entity and attribute at fault.
     public var description: String {
@@ -102,6 +108,8 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
             "validation rule \(rule) does not apply to \(entity).\(attribute)"
         case .invalidRegularExpression(let entity, let attribute, let pattern):
             "the pattern \(pattern.debugDescription) of \(entity).\(attribute) does not compile"
+        case .invalidUniquenessConstraint(let entity, let attributes, let reason):
+            "entity \(entity)'s uniqueness constraint [\(attributes.joined(separator: ", "))] \(reason)"
         }
     }
 }

@@ -65,6 +65,18 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// - Throws: ``ObjectGraphError/storage(_:)`` when the reservation cannot be written.
     func allocateRowIDs(for entity: EntityDescription, count: Int) throws -> [UInt64]
 
+    /// The rows that hold `values` in the attributes of a uniqueness constraint: rows of the constraint's
+    /// entity and its subentities, in row-ID order. A default implementation scans
+    /// ``rows(of:includesSubentities:)``; the Strata store looks the values up in the constraint's index.
+    ///
+    /// - Parameters:
+    ///   - constraint: a uniqueness constraint of the store's model.
+    ///   - values: one non-nil value per constrained attribute, in the constraint's order.
+    /// - Throws: ``ObjectGraphError/storage(_:)`` when the store cannot be read.
+    func rows(
+        matching constraint: UniquenessConstraint, values: [AttributeValue]
+    ) throws -> [(rowID: UInt64, row: StoredRow)]
+
     /// Checks that every update and delete still finds the row version it expects, without writing.
     /// - Throws: ``ObjectGraphError/optimisticLockingConflict(_:)``.
     func checkConflicts(_ changes: StoreChanges) throws

@@ -93,7 +93,9 @@ public final class StrataStore: PersistentStore {
             }
             let roots = model.entities.filter { $0.superentity == nil }
             let joinTableNames = Self.joinTableNames(of: model)
-            let indexSpecs = Self.relationshipIndexes(of: model) + Self.attributeIndexes(of: model)
+            let indexSpecs =
+                Self.relationshipIndexes(of: model) + Self.attributeIndexes(of: model)
+                + Self.uniquenessIndexes(of: model)
             let created = try engine.write {
                 txn -> ([String: String], [ObjectIdentifier: TableID], [String: TableID], [String: IndexID]) in
                 var metadata = stored
