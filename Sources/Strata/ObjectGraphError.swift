@@ -52,6 +52,9 @@ public enum ObjectGraphError: Error, Sendable, CustomStringConvertible {
     /// A key path uses a collection operator that does not exist or is applied to something that is not
     /// a collection.
     case invalidKeyPath(String, reason: String)
+    /// The value of an indexed attribute is too long for the Strata store's index pages (`length` bytes of
+    /// index key, at most `limit`): shorten it, or do not mark the attribute indexed.
+    case valueTooLongForIndex(entity: String, key: String, length: Int, limit: Int)
 
     /// A one-line description of the failure, naming the entity, key, object or store involved.
     public var description: String {
@@ -82,6 +85,8 @@ public enum ObjectGraphError: Error, Sendable, CustomStringConvertible {
         case .crossStoreRelationship(let source, let key, let destination):
             "\(source).\(key) cannot relate to \(destination), which is in another store"
         case .invalidKeyPath(let path, let reason): "key path '\(path)': \(reason)"
+        case .valueTooLongForIndex(let entity, let key, let length, let limit):
+            "\(entity).\(key) is indexed, and its value makes an index key of \(length) bytes, more than \(limit)"
         }
     }
 }

@@ -451,6 +451,7 @@ public final class StrataStore: PersistentStore {
         var external: [Int: UInt64] = [:]
         let coder = coders[ObjectIdentifier(entity)]!
         var fields = try coder.fields(for: values, references: references)
+        try checkIndexedValues(fields, of: entity)
         for (index, attribute) in entity.persistentAttributes.enumerated() {
             let position = attribute.fieldIndex!
             let old = previous.flatMap { position < $0.count ? $0[position] : nil }
@@ -473,6 +474,38 @@ public final class StrataStore: PersistentStore {
             external[index] = blob
         }
         return (RowRecord.encode(entityID: entity.entityID, rowVersion: version, fields: fields), external)
+    }
+
+    /// Refuses values whose key in an attribute index (`attr.…`) or a uniqueness index (`unique.…`) would be
+    /// longer than the engine's index pages take (`PageFormat.maximumIndexEntry(pageSize:)` less the row ID:
+    /// 998 bytes at 4 KiB pages), with an error that names the attribute, before anything is written.
+    private func checkIndexedValues(_ fields: [RowRecord.Field], of entity: EntityDescription) throws {
+        let limit = PageFormat.maximumIndexEntry(pageSize: engine.pageSize) - 8
+        func check(_ attributes: [AttributeDescription]) throws {
+            // Only variable-length values can grow past the limit.
+            let parts = attributes.map { fields[$0.fieldIndex!] }
+            guard
+                parts.contains(where: {
+                    if case .string = $0 {
+                        true
+                    } else if case .bytes = $0 {
+                        true
+                    } else if case .uri = $0 {
+                        true
+                    } else {
+                        false
+                    }
+                })
+            else { return }
+            let length = IndexKey.encode(parts).count
+            guard length <= limit else {
+                throw ObjectGraphError.valueTooLongForIndex(
+                    entity: entity.name, key: attributes.map(\.name).joined(separator: "+"), length: length,
+                    limit: limit)
+            }
+        }
+        for attribute in entity.persistentAttributes where attribute.isIndexed { try check([attribute]) }
+        for constraint in entity.uniquenessConstraints { try check(constraint.attributes) }
     }
 
     /// Rows (entity rows and join-table links) written to the engine by saves so far: a test hook.
