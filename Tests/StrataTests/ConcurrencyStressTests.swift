@@ -38,7 +38,10 @@ import Testing
                     let context = PrivateQueueContext(coordinator: coordinator, name: "worker\(worker)")
                     var generator = SplitMixGenerator(seed: UInt64(worker) + 1)
                     var mine: [ManagedObjectID] = []
-                    while Date() < deadline {
+                    // At least 25 steps each, however busy the machine, then until the deadline.
+                    var steps = 0
+                    while steps < 25 || Date() < deadline {
+                        steps += 1
                         let step = generator.next() % 10
                         let pick = Int(generator.next() % 1000)
                         let salary = Int64(generator.next() % 100_000)

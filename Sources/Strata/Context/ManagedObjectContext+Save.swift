@@ -19,6 +19,10 @@ extension ManagedObjectContext {
         try processPendingChanges()
         guard hasChanges else { return }
         post(.willSave)
+        if let parent {
+            try pushChangesToParent(parent)
+            return
+        }
         let changing = Array(inserted.values) + Array(updated.values) + Array(deleted.values)
         for object in changing { object.willSave() }
         try writeChanges(of: changing, attempt: 1)
@@ -159,6 +163,7 @@ extension ManagedObjectContext {
         }
         changes = ObjectChanges()
         post(.didSave(saved))
+        notifyChildren(of: saved)
     }
 
     private func apply(

@@ -60,6 +60,15 @@ public final class ManagedObjectContext {
     var insertionOrder: [ManagedObject] = []
     /// Deleted objects whose delete rules have not run yet (``processPendingChanges()``).
     var pendingDeletions: [ManagedObject] = []
+    /// The context this one reads through and saves into (``init(parent:)``); nil for a context on the
+    /// coordinator.
+    public internal(set) var parent: ManagedObjectContext?
+    /// The child contexts, weakly.
+    var children: [WeakContext] = []
+    /// Whether this context merges the changes saved into its parent (by a sibling child or by the parent's
+    /// own save) as they happen, through ``mergeChanges(fromContextDidSave:)`` (Core Data's property of the
+    /// same name). Off by default.
+    public var automaticallyMergesChangesFromParent = false
     /// The queue a queue-confined context belongs to (``PrivateQueueContext``, ``mainQueue(coordinator:)``).
     var ownerQueue: DispatchQueue?
     /// Objects changed since the last objects-did-change notification.
@@ -220,6 +229,7 @@ public final class ManagedObjectContext {
 
     /// The row of a permanent ID, through the coordinator's row cache (honouring ``stalenessInterval``).
     func storedRow(for id: ManagedObjectID) throws -> StoredRow? {
+        if let row = try rowFromAncestors(for: id) { return row }
         guard !id.isTemporaryID else { return nil }
         return try coordinator.row(for: id, maximumAge: stalenessInterval >= 0 ? stalenessInterval : nil)
     }

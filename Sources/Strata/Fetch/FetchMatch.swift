@@ -54,6 +54,14 @@ extension ManagedObjectContext {
             }
             for object in deleted.values where includes(object.entity) { changed.insert(object.objectID) }
             pendingObjects += insertedInOrder.filter { includes($0.entity) }
+            // A child context sees its ancestors' unsaved changes, through its own objects.
+            let ancestors = ancestorsPendingChanges()
+            for id in ancestors.deleted where includes(id.entity) { changed.insert(id) }
+            for id in ancestors.changed where includes(id.entity) && !changed.contains(id) {
+                changed.insert(id)
+                let object = object(with: id)
+                if !object.isDeleted { pendingObjects.append(object) }
+            }
         }
         let merges = stores.count > 1 || !changed.isEmpty || !pendingObjects.isEmpty
         var storeRequest = StoreFetchRequest(entity: entity)

@@ -119,7 +119,7 @@ extension ManagedObjectContext {
             request.includesSubentities ? candidate.isKind(of: entity) : candidate === entity
         }
         return inserted.values.contains { includes($0.entity) } || updated.values.contains { includes($0.entity) }
-            || deleted.values.contains { includes($0.entity) }
+            || deleted.values.contains { includes($0.entity) } || parent?.hasChanges == true
     }
 
     /// The request's entity, after checking that its options go together.

@@ -19,7 +19,11 @@ extension ManagedObject {
         if let value = relationshipValues[relationship.index] { return value }
         guard let context = managedObjectContext else { throw ObjectGraphError.objectInaccessible(objectID) }
         let value: RelationshipValue
-        if let toOneIndex = relationship.toOneIndex {
+        if let ids = try context.relatedIDsFromAncestors(of: objectID, through: relationship) {
+            // A child context: the parent's current relationship, unsaved changes and new objects included.
+            let objects = ids.map { context.object(with: $0) }
+            value = relationship.isToMany ? .toMany(RelatedObjects(objects)) : .toOne(objects.first)
+        } else if let toOneIndex = relationship.toOneIndex {
             try fulfillFaultIfNeeded()
             if let value = relationshipValues[relationship.index] { return value }  // loaded while firing
             let reference = committedReferences?[toOneIndex] ?? nil

@@ -1,0 +1,93 @@
+import Foundation
+import Strata
+import Testing
+
+/// Parent and child contexts: a child reads through its parent (unsaved changes included) and its save
+/// pushes into the parent without touching the store.
+@Suite struct ParentChildContextTests {
+    @Test(arguments: StoreKind.allCases)
+    func aChildSeesItsParentsUnsavedChangesInFaultsRelationshipsAndFetches(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let (departmentID, ids) = try seedDepartment(stack, employees: 3)
+        let parent = stack.context()
+        try parent.existingObject(with: ids[0]).setValue(Int64(999), forKey: "salary")
+        parent.delete(try parent.existingObject(with: ids[1]))
+        let newcomer = try parent.make("RelEmployee", ["name": "New", "salary": Int64(1_000)])
+        try newcomer.setValue(parent.object(with: departmentID), forKey: "department")
+
+        let child = ManagedObjectContext(parent: parent)
+        #expect(child.parent === parent)
+        let changed = try child.existingObject(with: ids[0])
+        #expect(try changed.value(forKey: "salary") as? Int64 == 999)
+        let members = try #require(
+            try child.object(with: departmentID).value(forKey: "employees") as? Set<ManagedObject>)
+        #expect(Set(members.map(\.objectID)) == [ids[0], ids[2], newcomer.objectID])
+        #expect(members.allSatisfy { $0.managedObjectContext === child })
+
+        let request = FetchRequest<ManagedObject>(entityName: "RelEmployee")
+        request.predicate = try ObjectPredicate(format: "salary >= %d", 999)
+        let found = try child.fetch(request)
+        #expect(Set(found.map(\.objectID)) == [ids[0], newcomer.objectID])
+        #expect(try child.count(for: FetchRequest<ManagedObject>(entityName: "RelEmployee")) == 3)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aChildSavePushesIntoTheParentAndOnlyTheParentsSaveWritesTheStore(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let (departmentID, ids) = try seedDepartment(stack, employees: 2)
+        let parent = stack.context()
+        let child = ManagedObjectContext(parent: parent)
+        try child.existingObject(with: ids[0]).setValue("Renamed", forKey: "name")
+        child.delete(try child.existingObject(with: ids[1]))
+        let hired = try child.make("RelEmployee", ["name": "Hired"])
+        try hired.setValue(child.object(with: departmentID), forKey: "department")
+        try child.save()
+
+        #expect(!child.hasChanges)
+        #expect(!hired.objectID.isTemporaryID)  // permanent before the push: both contexts name it alike
+        #expect(parent.hasChanges)
+        #expect(parent.insertedObjects.map(\.objectID) == [hired.objectID])
+        #expect(try parent.existingObject(with: ids[0]).value(forKey: "name") as? String == "Renamed")
+        #expect(parent.deletedObjects.map(\.objectID) == [ids[1]])
+        let parentDepartment = parent.object(with: departmentID)
+        #expect(
+            Set((try parentDepartment.value(forKey: "employees") as? Set<ManagedObject> ?? []).map(\.objectID))
+                == [ids[0], hired.objectID])
+        // Nothing reached the store yet.
+        #expect(try stack.storedValues("RelEmployee", "name") == [.string("E0"), .string("E1")])
+
+        try parent.save()
+        let reader = stack.context()
+        #expect(try reader.existingObject(with: ids[0]).value(forKey: "name") as? String == "Renamed")
+        #expect(throws: ObjectGraphError.self) { try reader.existingObject(with: ids[1]) }
+        #expect(
+            try reader.existingObject(with: hired.objectID).value(forKeyPath: "department.name") as? String
+                == "Research")
+        #expect(
+            Set(
+                (try reader.object(with: departmentID).value(forKey: "employees") as? Set<ManagedObject> ?? []).map(
+                    \.objectID))
+                == [ids[0], hired.objectID])
+    }
+
+    @Test func siblingsThatMergeAutomaticallySeeAChildsPushAndTheParentsSave() throws {
+        let stack = try TestStack.relationships(.inMemory)
+        let (_, ids) = try seedDepartment(stack, employees: 1)
+        let parent = stack.context()
+        let writer = ManagedObjectContext(parent: parent)
+        let follower = ManagedObjectContext(parent: parent)
+        follower.automaticallyMergesChangesFromParent = true
+        let bystander = ManagedObjectContext(parent: parent)
+        let followed = try follower.existingObject(with: ids[0])
+        let ignored = try bystander.existingObject(with: ids[0])
+
+        try writer.existingObject(with: ids[0]).setValue(Int64(42), forKey: "salary")
+        try writer.save()
+        #expect(try followed.value(forKey: "salary") as? Int64 == 42)
+        #expect(try ignored.value(forKey: "salary") as? Int64 == 0)
+
+        try parent.existingObject(with: ids[0]).setValue(Int64(43), forKey: "salary")
+        try parent.save()
+        #expect(try followed.value(forKey: "salary") as? Int64 == 43)
+    }
+}
