@@ -91,3 +91,45 @@ import Testing
         #expect(try followed.value(forKey: "salary") as? Int64 == 43)
     }
 }
+
+/// Contexts on the coordinator that merge the other contexts' saves automatically.
+@Suite struct AutomaticMergeTests {
+    @Test func aPrivateQueueContextMergesAnotherContextsSaveOnItsQueue() async throws {
+        let stack = try TestStack.relationships(.strata)
+        let (_, ids) = try seedDepartment(stack, employees: 1)
+        let id = ids[0]
+        let follower = PrivateQueueContext(coordinator: stack.coordinator, name: "follower")
+        let before = try await follower.perform { context in
+            context.automaticallyMergesChangesFromParent = true
+            return try context.existingObject(with: id).value(forKey: "salary") as? Int64
+        }
+        #expect(before == 0)
+        // Keep the object registered in the follower, so the merge has something to refresh.
+        let holder = try follower.performAndWait { context in try context.existingObject(with: id) }
+        let writer = PrivateQueueContext(coordinator: stack.coordinator, name: "writer")
+        try await writer.perform { context in
+            try context.existingObject(with: id).setValue(Int64(77), forKey: "salary")
+            try context.save()
+        }
+        // The merge was queued on the follower's queue by the save: it runs before this block.
+        let after = follower.performAndWait { _ in (try? holder.value(forKey: "salary")) as? Int64 }
+        #expect(after == 77)
+    }
+
+    @Test func aContextOnTheSameThreadMergesAtTheSaveAndStopsWhenTurnedOff() throws {
+        let stack = try TestStack.relationships(.inMemory)
+        let (_, ids) = try seedDepartment(stack, employees: 1)
+        let viewer = stack.context()
+        viewer.automaticallyMergesChangesFromParent = true
+        let shown = try viewer.existingObject(with: ids[0])
+        let writer = stack.context()
+        try writer.existingObject(with: ids[0]).setValue("Renamed", forKey: "name")
+        try writer.save()
+        #expect(try shown.value(forKey: "name") as? String == "Renamed")
+
+        viewer.automaticallyMergesChangesFromParent = false
+        try writer.existingObject(with: ids[0]).setValue("Again", forKey: "name")
+        try writer.save()
+        #expect(try shown.value(forKey: "name") as? String == "Renamed")
+    }
+}

@@ -164,6 +164,7 @@ extension ManagedObjectContext {
         changes = ObjectChanges()
         post(.didSave(saved))
         notifyChildren(of: saved)
+        coordinator.saveBroadcaster.broadcast(saved, from: self)
     }
 
     private func apply(

@@ -65,10 +65,23 @@ public final class ManagedObjectContext {
     public internal(set) var parent: ManagedObjectContext?
     /// The child contexts, weakly.
     var children: [WeakContext] = []
-    /// Whether this context merges the changes saved into its parent (by a sibling child or by the parent's
-    /// own save) as they happen, through ``mergeChanges(fromContextDidSave:)`` (Core Data's property of the
-    /// same name). Off by default.
-    public var automaticallyMergesChangesFromParent = false
+    /// Whether this context merges the changes saved into its parent as they happen, through
+    /// ``mergeChanges(fromContextDidSave:)`` (Core Data's property of the same name). Off by default.
+    ///
+    /// For a child context the parent is its ``parent``: it merges what a sibling pushes and what the parent
+    /// saves. For a context on the coordinator it merges what the coordinator's other contexts save: on its
+    /// queue for a queue-confined context (``PrivateQueueContext``, ``mainQueue(coordinator:)``), else at the
+    /// save when it happens on the thread that set this property (a context used on one thread).
+    public var automaticallyMergesChangesFromParent = false {
+        didSet {
+            guard parent == nil else { return }
+            if automaticallyMergesChangesFromParent {
+                coordinator.saveBroadcaster.register(self)
+            } else {
+                coordinator.saveBroadcaster.unregister(self)
+            }
+        }
+    }
     /// The queue a queue-confined context belongs to (``PrivateQueueContext``, ``mainQueue(coordinator:)``).
     var ownerQueue: DispatchQueue?
     /// Objects changed since the last objects-did-change notification.
@@ -101,6 +114,7 @@ public final class ManagedObjectContext {
     public var persistentStoreCoordinator: PersistentStoreCoordinator { coordinator }
 
     deinit {
+        if automaticallyMergesChangesFromParent, parent == nil { coordinator.saveBroadcaster.unregister(self) }
         for id in registry.keys where !id.isTemporaryID { coordinator.rowCache.release(RowCache.Key(id)) }
     }
 

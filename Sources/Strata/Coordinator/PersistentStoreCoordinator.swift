@@ -25,6 +25,8 @@ public final class PersistentStoreCoordinator: Sendable {
     /// The model every store and context of the coordinator uses; stores record its version hash.
     public let model: ManagedObjectModel
     let rowCache = RowCache()
+    /// The contexts that merge every save of this coordinator's other contexts.
+    let saveBroadcaster = SaveBroadcaster()
     private let stores = Mutex<[any PersistentStore]>([])
 
     /// Creates a coordinator with no store yet; add one with ``addPersistentStore(_:)->_``
