@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import StrataIO
 import StrataStorage
@@ -141,5 +142,52 @@ import Testing
             #expect(try reopened.verify().isClean)
             try reopened.close()
         }
+    }
+}
+
+extension StoreConcurrencyTests {
+    /// A commit with `.full` durability waits for its log sync outside every lock readers take: while a
+    /// writer is held inside the sync, readers take snapshots, read the last acknowledged state and finish,
+    /// and a second writer even builds its transaction (issue 8: readers never block on a writer's fsync).
+    @Test func readersDoNotWaitForAWritersSync() throws {
+        let inSync = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let holding = Atomic<Bool>(false)
+        let syncs = FaultInjectingFileSystem(wrapping: TemporaryStore.makeFileSystem()) { _, operation in
+            // Hold the writer inside the second commit's log sync until the readers are done.
+            guard operation == .sync, holding.load(ordering: .relaxed) else { return }
+            holding.store(false, ordering: .relaxed)
+            inSync.signal()
+            release.wait()
+        }
+        let store = try Store.open(at: TemporaryStore.directory, configuration: .testing(), fileSystem: syncs)
+        let table = try store.write { txn in try txn.createTable(named: "t") }
+        let first = try store.write { try $0.insert([1], into: table) }
+        holding.store(true, ordering: .relaxed)
+        let writer = Thread { _ = try? store.write { try $0.insert([2], into: table) } }
+        writer.start()
+        #expect(inSync.wait(timeout: .now() + 10) == .success)
+        // The writer is inside its sync now. A reader goes on (on a thread of its own, so that a reader that
+        // waited for the sync fails the test instead of hanging it).
+        let reads = Atomic<Int>(0)
+        let readsDone = DispatchSemaphore(value: 0)
+        let reader = Thread {
+            for _ in 0..<100 {
+                if (try? store.snapshot().row(first, in: table)) == [1] { reads.add(1, ordering: .relaxed) }
+            }
+            readsDone.signal()
+        }
+        reader.start()
+        #expect(readsDone.wait(timeout: .now() + 10) == .success)
+        #expect(reads.load(ordering: .relaxed) == 100)
+        release.signal()
+        // The held commit is acknowledged once its sync returns.
+        var acknowledged = false
+        for _ in 0..<1000 where !acknowledged {
+            acknowledged = try store.snapshot().rowCount(in: table) == 2
+            if !acknowledged { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        #expect(acknowledged)
+        try store.close()
     }
 }
