@@ -133,3 +133,33 @@ import Testing
         #expect(try shown.value(forKey: "name") as? String == "Renamed")
     }
 }
+
+/// A context for the main actor, fed by a private-queue context that saves in the background.
+@Suite struct MainQueueContextTests {
+    @MainActor
+    @Test func aMainQueueContextWorksOnTheMainActorAndMergesBackgroundSaves() async throws {
+        let stack = try TestStack.relationships(.strata)
+        let main = ManagedObjectContext.mainQueue(coordinator: stack.coordinator)
+        main.automaticallyMergesChangesFromParent = true
+        let department = try main.make("RelDepartment", ["name": "Research"])
+        try main.save()
+        let departmentID = department.objectID
+
+        let background = PrivateQueueContext(coordinator: stack.coordinator, name: "import")
+        try await background.perform { context in
+            let research = context.object(with: departmentID)
+            for index in 0..<3 {
+                try context.make("RelEmployee", ["name": "E\(index)"]).setValue(research, forKey: "department")
+            }
+            try context.save()
+        }
+        // The merge was scheduled on the main queue by the background save; let it run.
+        await Task.yield()
+        for _ in 0..<100 where (try department.value(forKeyPath: "employees.@count") as? Int) != 3 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(try department.value(forKeyPath: "employees.@count") as? Int == 3)
+        let request = FetchRequest<ManagedObject>(entityName: "RelEmployee")
+        #expect(try main.fetch(request).count == 3)
+    }
+}
