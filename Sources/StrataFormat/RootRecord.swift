@@ -171,7 +171,8 @@ public struct RootRecord: Sendable, Equatable {
                 throw .invalid("table \(id) '\(name)' appears twice")
             }
             guard height <= PageFormat.maximumTreeHeight else { throw .invalid("tree height \(height)") }
-            guard rowCount <= UInt64(Int.max), rowCount < nextRowID || rowCount == 0 else {
+            // Row IDs are 0 ..< nextRowID (insert(_:into:at:) may use row 0), so at most nextRowID rows.
+            guard rowCount <= UInt64(Int.max), rowCount <= nextRowID else {
                 throw .invalid("table \(id) claims \(rowCount) rows below row ID \(nextRowID)")
             }
             if root == PageFormat.noPage {
