@@ -106,6 +106,10 @@ extension StrataStore {
 
     // MARK: - Reading relationships
 
+    /// The objects `source` relates to through a to-many, read from the relationship's index entries (a
+    /// foreign-key index or a join-table side), never from the related rows.
+    ///
+    /// - Throws: ``ObjectGraphError/storage(_:)`` when the engine cannot read the index or it is missing.
     public func relatedObjects(
         through relationship: RelationshipDescription, of source: StoredReference
     ) throws -> [StoredReference] {
