@@ -2,7 +2,7 @@
 //
 // Strata: Core Data for every platform Swift runs on.
 // Modules by layer, dependencies pointing down (see ARCHITECTURE in the team docs):
-//   CLZ4 -> StrataFormat -> StrataIO -> StrataStorage -> Strata -> strata (CLI)
+//   CLZ4, CCRC32C -> StrataFormat -> StrataIO -> StrataStorage -> Strata -> strata (CLI)
 // Fuzz/ and Benchmarks/ are nested packages so the library never depends on what only they need.
 
 import PackageDescription
@@ -31,7 +31,10 @@ let package = Package(
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
         ),
-        .target(name: "StrataFormat", dependencies: ["CLZ4"]),
+        // CRC-32C through the CPU's CRC instructions (C, because Swift has no access to target intrinsics); the
+        // table-driven Swift code in StrataFormat is the fallback and the reference.
+        .target(name: "CCRC32C"),
+        .target(name: "StrataFormat", dependencies: ["CLZ4", "CCRC32C"]),
         .target(
             name: "StrataIO",
             dependencies: [.product(name: "SystemPackage", package: "swift-system")]

@@ -1,11 +1,25 @@
+import CCRC32C
+
 /// CRC-32C (Castagnoli, polynomial 0x1EDC6F41 reflected as 0x82F63B78): the one checksum of every
 /// Strata file (header, WAL records, pages). Table-driven, eight bytes per step ("slicing-by-8").
+///
+/// On CPUs with CRC instructions (x86-64 SSE 4.2) the work goes to them through `CCRC32C`, about ten times
+/// faster than the tables; both paths give the same value for every input (tested).
 ///
 /// Stored checksums are *masked* (``mask(_:)``), as LevelDB does, because computing the CRC of
 /// bytes that themselves contain CRCs is prone to accidental matches.
 public enum CRC32C {
     /// The CRC-32C of `bytes`, continuing from `crc` (the value a previous call returned).
     public static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+        guard hardwareAvailable, let base = bytes.baseAddress else { return tableChecksum(bytes, continuing: crc) }
+        return ~ccrc32c_hardware_update(~crc, base, bytes.count)
+    }
+
+    /// Whether ``checksum(_:continuing:)`` uses the CPU's CRC instructions (decided once per process).
+    public static let hardwareAvailable = ccrc32c_hardware_available() != 0
+
+    /// The table-driven CRC-32C: the reference the hardware path is tested against, and the path on other CPUs.
+    public static func tableChecksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
         var state = ~crc
         var index = 0
         let count = bytes.count

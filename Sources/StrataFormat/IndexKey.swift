@@ -149,6 +149,12 @@ public enum IndexKey {
         a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in compare(a, b) } }
     }
 
+    /// ``compare(_:_:)`` of bytes where they lie (entries and separators of mapped pages).
+    @inline(__always)
+    public static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        compare(a.assumingMemoryBound(to: UInt8.self), b.assumingMemoryBound(to: UInt8.self))
+    }
+
     @inline(__always)
     static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
         let common = min(a.count, b.count)
@@ -264,6 +270,13 @@ public enum IndexKey {
             Result { () throws(FormatError) in try decode(UnsafeRawBufferPointer(rebasing: buffer[..<keyLength])) }
         }.get()
         return (key, row)
+    }
+
+    /// The row ID that ends an entry where it lies (at least 8 bytes long: a precondition).
+    @inline(__always)
+    public static func rowID(ofEntry bytes: UnsafeRawBufferPointer) -> UInt64 {
+        precondition(bytes.count >= rowIDSize)
+        return UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: bytes.count &- rowIDSize, as: UInt64.self))
     }
 
     /// The row ID that ends an entry (at least 8 bytes long: a precondition).

@@ -42,18 +42,12 @@ public enum InternalPage {
         ).seal(page, salt: salt)
     }
 
-    /// Decodes a verified internal page. `keys[0]` is returned as 0.
-    ///
-    /// - Parameters:
-    ///   - page: the whole page, already verified by ``PageHeader/decode(_:expectedPageNumber:salt:)``.
-    ///   - header: its decoded header.
-    /// - Returns: the node's level, separators and child page numbers, one separator per child.
+    /// Checks every reader rule of a verified internal page without allocating: after it, an
+    /// ``InternalPageView`` of the page needs no further checks.
     ///
     /// - Throws: ``FormatError`` for fewer than two children, a body of the wrong size, separators
     ///   not strictly increasing, a child not before the page, or a level outside `1..<maximumTreeHeight`.
-    public static func decode(
-        _ page: UnsafeRawBufferPointer, header: PageHeader
-    ) throws(FormatError) -> (level: Int, keys: [UInt64], children: [UInt64]) {
+    public static func validate(_ page: UnsafeRawBufferPointer, header: PageHeader) throws(FormatError) {
         guard header.type == .internal else { throw .invalid("not an internal page") }
         let level = Int(header.extra)
         guard level >= 1, level < PageFormat.maximumTreeHeight else {
@@ -63,20 +57,83 @@ public enum InternalPage {
         guard count >= 2, header.bodyLength == bodySize(childCount: count) else {
             throw .invalid("internal page with \(count) children has a body of \(header.bodyLength) bytes")
         }
-        var reader = ByteReader(header.body(of: page))
-        var keys = [UInt64](repeating: 0, count: count)
-        var children = [UInt64](repeating: 0, count: count)
-        children[0] = try reader.readUInt64LE()
-        for index in 1..<count {
-            keys[index] = try reader.readUInt64LE()
-            children[index] = try reader.readUInt64LE()
-            if index > 1, keys[index] <= keys[index - 1] {
-                throw .invalid("separators out of order (\(keys[index - 1]) then \(keys[index]))")
+        let view = InternalPageView(validatedPage: page, header: header)
+        for index in 0..<count {
+            let child = view.child(at: index)
+            guard child != 0, child < header.pageNumber else {
+                throw .invalid("child page \(child) does not precede its parent \(header.pageNumber)")
+            }
+            if index > 1, view.separator(at: index) <= view.separator(at: index - 1) {
+                throw .invalid(
+                    "separators out of order (\(view.separator(at: index - 1)) then \(view.separator(at: index)))")
             }
         }
-        for child in children where child == 0 || child >= header.pageNumber {
-            throw .invalid("child page \(child) does not precede its parent \(header.pageNumber)")
+    }
+
+    /// Decodes a verified internal page. `keys[0]` is returned as 0.
+    ///
+    /// - Parameters:
+    ///   - page: the whole page, already verified by ``PageHeader/decode(_:expectedPageNumber:salt:)``.
+    ///   - header: its decoded header.
+    /// - Returns: the node's level, separators and child page numbers, one separator per child.
+    /// - Throws: ``FormatError`` as ``validate(_:header:)``.
+    public static func decode(
+        _ page: UnsafeRawBufferPointer, header: PageHeader
+    ) throws(FormatError) -> (level: Int, keys: [UInt64], children: [UInt64]) {
+        try validate(page, header: header)
+        let view = InternalPageView(validatedPage: page, header: header)
+        var keys = [UInt64](repeating: 0, count: view.count)
+        var children = [UInt64](repeating: 0, count: view.count)
+        for index in 0..<view.count {
+            if index > 0 { keys[index] = view.separator(at: index) }
+            children[index] = view.child(at: index)
         }
-        return (level, keys, children)
+        return (view.level, keys, children)
+    }
+}
+
+/// An internal page read where it lies: binary search over its separators.
+///
+/// Make one only from a page that passed ``InternalPage/validate(_:header:)`` (its body length then matches its
+/// child count, so every read below stays inside it).
+public struct InternalPageView {
+    private let body: UnsafeRawBufferPointer
+    /// The number of children, at least 2.
+    public let count: Int
+    /// The node's level (1: its children are leaves).
+    public let level: Int
+
+    /// A view of a page whose header says it is an internal page with a body of its children's size.
+    @inline(__always)
+    public init(validatedPage page: UnsafeRawBufferPointer, header: PageHeader) {
+        self.body = header.body(of: page)
+        self.count = header.itemCount
+        self.level = Int(header.extra)
+    }
+
+    /// The page number of child `index` (`0 ..< count`).
+    @inline(__always)
+    public func child(at index: Int) -> UInt64 {
+        let at = index == 0 ? 0 : PageFormat.internalFirstChildSize &+ (index &- 1) &* PageFormat.internalEntrySize &+ 8
+        return UInt64(littleEndian: body.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+    }
+
+    /// The smallest row ID of child `index` (`1 ..< count`).
+    @inline(__always)
+    public func separator(at index: Int) -> UInt64 {
+        let at = PageFormat.internalFirstChildSize &+ (index &- 1) &* PageFormat.internalEntrySize
+        return UInt64(littleEndian: body.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+    }
+
+    /// The index of the child whose key range holds `key`: the last i in 1..<count with separator(i) <= key, else 0.
+    @inline(__always)
+    public func childIndex(for key: UInt64) -> Int {
+        var low = 1
+        var high = count
+        while low < high {
+            let middle = (low &+ high) >> 1
+            if separator(at: middle) <= key { low = middle &+ 1 } else { high = middle }
+        }
+        return low &- 1
     }
 }

@@ -5,6 +5,23 @@ public enum LeafValue: Sendable, Equatable {
     /// A value stored in a chain of overflow pages starting at `firstPage`, `length` bytes in all.
     case overflow(firstPage: UInt64, length: Int)
 
+    /// A copy of a value read where it lies.
+    public init(_ cell: LeafCell) {
+        switch cell {
+        case .inline(let bytes): self = .bytes(Array(bytes))
+        case .overflow(let first, let length): self = .overflow(firstPage: first, length: length)
+        }
+    }
+
+    /// Calls `body` with the value as a ``LeafCell`` (its bytes lent for the call).
+    @inline(__always)
+    public func withCell<R>(_ body: (LeafCell) throws -> R) rethrows -> R {
+        switch self {
+        case .bytes(let bytes): return try bytes.withUnsafeBytes { try body(.inline($0)) }
+        case .overflow(let first, let length): return try body(.overflow(firstPage: first, length: length))
+        }
+    }
+
     /// The value's length in bytes.
     public var length: Int {
         switch self {

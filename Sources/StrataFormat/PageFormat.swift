@@ -13,10 +13,10 @@ public enum PageFormat {
     public static let noPage = UInt64.max
     /// The tallest tree a reader follows; deeper trees are corrupt (a 4 KiB-page tree of 2^64 rows is 9 levels).
     public static let maximumTreeHeight = 32
-    /// Leaf cell header: rowID:u64 kind:u8 length:u32.
-    public static let leafCellHeaderSize = 13
-    /// An overflow cell stores the first page of its chain after the header.
-    public static let overflowCellSize = leafCellHeaderSize + 8
+    /// What a leaf row costs besides its value: rowID:u64 in the key array, offset:u16 word:u16 in the slot array.
+    public static let leafCellHeaderSize = 12
+    /// A row whose value lives in an overflow chain: its key and slot, then firstPage:u64 totalLength:u32.
+    public static let overflowCellSize = leafCellHeaderSize + 12
     /// Internal node: the first child, then (separator key, child) pairs.
     public static let internalFirstChildSize = 8
     /// Internal node entry: separator:u64 child:u64.

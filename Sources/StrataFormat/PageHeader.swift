@@ -67,12 +67,25 @@ public struct PageHeader: Sendable, Equatable {
         guard page.count >= PageFormat.headerSize * 2 else {
             throw .truncated(needed: PageFormat.headerSize * 2, available: page.count)
         }
-        var reader = ByteReader(page)
-        let stored = try reader.readUInt32LE()
+        let stored = UInt32(littleEndian: page.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
         let computed = checksum(page, salt: salt)
         guard CRC32C.unmask(stored) == computed else {
             throw .checksumMismatch(stored: stored, computed: CRC32C.mask(computed))
         }
+        return try read(page, expectedPageNumber: expectedPageNumber)
+    }
+
+    /// Decodes the header of a whole page whose checksum was verified before (a page read in place again):
+    /// every field check of ``decode(_:expectedPageNumber:salt:)`` but the checksum.
+    ///
+    /// - Throws: as ``decode(_:expectedPageNumber:salt:)``, but never ``FormatError/checksumMismatch(stored:computed:)``.
+    public static func read(
+        _ page: UnsafeRawBufferPointer, expectedPageNumber: UInt64
+    ) throws(FormatError) -> PageHeader {
+        guard page.count >= PageFormat.headerSize * 2 else {
+            throw .truncated(needed: PageFormat.headerSize * 2, available: page.count)
+        }
+        var reader = ByteReader(page, readerIndex: 4)
         let rawType = try reader.readUInt8()
         guard let type = PageType(rawValue: rawType) else { throw .invalid("unknown page type \(rawType)") }
         let flags = try reader.readUInt8()

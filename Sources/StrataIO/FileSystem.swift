@@ -92,6 +92,15 @@ public protocol FileHandle: AnyObject, Sendable {
     /// - Throws: ``IOError`` with the system's reason, e.g. `.noSpace`.
     func truncate(to size: UInt64) throws(IOError)
 
+    /// Maps the file's first `length` bytes read-only and shared, so that reads need no system call; nil when
+    /// this handle reads only through ``read(into:at:)`` (the in-memory and fault-injecting file systems, whose
+    /// reads tests must see). The length may pass the file's end; see ``FileMapping`` for what may be read.
+    ///
+    /// - Throws: ``IOError`` with the system's reason, e.g. `.outOfMemory` for address space.
+    ///
+    /// The corresponding C function is `mmap`.
+    func mapReadOnly(length: Int) throws(IOError) -> FileMapping?
+
     /// Makes the file's data and size durable.
     ///
     /// - Throws: ``IOError`` with the system's reason, e.g. `.ioFailure`. After a failure, treat everything
@@ -113,6 +122,9 @@ public protocol FileLock: AnyObject, Sendable {
 }
 
 extension FileHandle {
+    /// No mapping: reads go through ``read(into:at:)``.
+    public func mapReadOnly(length: Int) throws(IOError) -> FileMapping? { nil }
+
     /// Reads exactly `count` bytes at `offset`, or fewer at end of file.
     ///
     /// - Parameters:

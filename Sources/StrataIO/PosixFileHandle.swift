@@ -1,6 +1,14 @@
 import Synchronization
 import SystemPackage
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// An open regular file of a ``PosixFileSystem``: a file descriptor used only with positional I/O.
 ///
 /// Reads and writes go through `pread` and `pwrite` at explicit offsets, looping over partial
@@ -64,6 +72,22 @@ public final class PosixFileHandle: FileHandle {
         } catch {
             throw IOError(errno: error, operation: "fstat", path: path)
         }
+    }
+
+    /// Maps the file's first `length` bytes read-only and shared (see ``FileMapping`` for what may be read).
+    ///
+    /// - Throws: ``IOError`` with the system's reason.
+    ///
+    /// The corresponding C function is `mmap` with `PROT_READ` and `MAP_SHARED`.
+    public func mapReadOnly(length: Int) throws(IOError) -> FileMapping? {
+        preconditionOpen()
+        precondition(length > 0)
+        guard let address = mmap(nil, length, PROT_READ, MAP_SHARED, descriptor.rawValue, 0),
+            address != MAP_FAILED
+        else {
+            throw IOError(errno: Errno(rawValue: errno), operation: "mmap", path: path)
+        }
+        return FileMapping(address: address, count: length)
     }
 
     /// Reads up to `buffer.count` bytes at `offset`, stopping early only at end of file.

@@ -31,17 +31,13 @@ public struct Snapshot: Sendable {
 
     /// Calls `body` with the bytes of a row without copying them, if the row exists.
     ///
-    /// The buffer is valid only during `body`.
+    /// The buffer is valid only during `body`: a committed row is lent where it lies in the mapped page file.
     ///
     /// - Returns: what `body` returns, or nil when the row does not exist (`body` is then not called).
     /// - Throws: ``StorageError/noSuchTable(_:)``; ``StorageError/corruption(file:offset:reason:)`` or
     ///   ``StorageError/io(_:)`` when a page cannot be read; or what `body` throws.
     public func withRow<R>(_ row: RowID, in table: TableID, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        guard let value = try tree.get(state.table(table).root, row.rawValue) else { return nil }
-        switch value {
-        case .bytes(let bytes): return try bytes.withUnsafeBytes(body)
-        case .overflow: return try tree.pages.bytes(of: value).withUnsafeBytes(body)
-        }
+        try tree.withCell(state.table(table).root, row.rawValue) { cell in try tree.pages.withBytes(of: cell, body) }
     }
 
     /// Calls `body` for each row with a row ID in `lower...upper` (both optional), in row-ID order or

@@ -90,7 +90,10 @@ extension Store {
         } catch let error as FormatError {
             try? pageFile.close()
             switch error {
-            case .unsupportedVersion, .invalidField:
+            case .unsupportedVersion(let version):
+                throw StorageError.unsupportedFormat(
+                    path: pagePath, reason: StoreHeader.unsupportedVersionReason(version))
+            case .invalidField:
                 throw StorageError.unsupportedFormat(path: pagePath, reason: error.description)
             default:
                 throw StorageError.corrupt(pagePath, at: 0, "store header: \(error)")

@@ -242,15 +242,10 @@ enum RowWalk {
         tree: BTree, root: NodeRef?, lower: RowID?, upper: RowID?, reverse: Bool,
         _ body: (RowID, UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        try tree.forEach(
+        try tree.forEachCell(
             root, from: lower?.rawValue ?? 0, through: upper?.rawValue ?? UInt64.max, reverse: reverse
-        ) { key, value in
-            switch value {
-            case .bytes(let bytes):
-                return try bytes.withUnsafeBytes { try body(RowID(key), $0) }
-            case .overflow:
-                return try tree.pages.bytes(of: value).withUnsafeBytes { try body(RowID(key), $0) }
-            }
+        ) { key, cell in
+            try tree.pages.withBytes(of: cell) { try body(RowID(key), $0) }
         }
     }
 }

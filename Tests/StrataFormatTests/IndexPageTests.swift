@@ -49,7 +49,18 @@ import Testing
         }
         #expect(try decodeLeaf(bytes).get() == entries)
         #expect(bytes[4] == PageType.indexLeaf.rawValue)
-        #expect(Array(bytes[32..<36]) == [12, 0, 5, 0x61])  // length 12, then the key's first bytes
+        // The entries' offsets in the body (6, 18, 30), then the first entry's key.
+        #expect(Array(bytes[32..<40]) == [6, 0, 18, 0, 30, 0, 5, 0x61])
+        try bytes.withUnsafeBytes { buffer in
+            let header = try PageHeader.decode(buffer, expectedPageNumber: 9, salt: salt)
+            let view = IndexLeafPageView(validatedPage: buffer, header: header)
+            #expect((0..<view.count).map { Array(view.entry(at: $0)) } == entries)
+            for (index, entry) in entries.enumerated() {
+                #expect(entry.withUnsafeBytes { view.search($0) } == (index, true))
+                // A byte longer: after the entry, before the next one.
+                #expect((entry + [0]).withUnsafeBytes { view.search($0) } == (index + 1, false))
+            }
+        }
         #expect(IndexLeafPage.bodySize(entryLengths: entries.map(\.count)) == 3 * 2 + 12 + 12 + 14)
     }
 
@@ -61,7 +72,18 @@ import Testing
         }
         let decoded = try decodeInternal(bytes).get()
         #expect(decoded.level == 2 && decoded.keys == keys && decoded.children == [1, 4, 7])
-        #expect(Array(bytes[32..<44]) == [1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 5, 0x61])
+        // Three children, two separator offsets (28, 30), the separators.
+        #expect(Array(bytes[32..<44]) == [1, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0])
+        #expect(Array(bytes[56..<64]) == [28, 0, 30, 0, 5, 0x61, 5, 0x62])
+        try bytes.withUnsafeBytes { buffer in
+            let header = try PageHeader.decode(buffer, expectedPageNumber: 9, salt: salt)
+            let view = IndexInternalPageView(validatedPage: buffer, header: header)
+            #expect(view.count == 3 && view.level == 2 && view.child(at: 2) == 7)
+            #expect([UInt8]([5, 0x61]).withUnsafeBytes { view.childIndex(for: $0) } == 1)
+            #expect([UInt8]([5, 0x61]).withUnsafeBytes { view.childIndex(below: $0) } == 0)
+            #expect([UInt8]([5, 0x63]).withUnsafeBytes { view.childIndex(for: $0) } == 2)
+            #expect([UInt8]([4]).withUnsafeBytes { view.childIndex(for: $0) } == 0)
+        }
         #expect(IndexInternalPage.bodySize(separatorLengths: [2, 2]) == 8 + 2 * 12)
     }
 
@@ -84,7 +106,7 @@ import Testing
     @Test func structuralDamageIsInvalid() {
         let leaf = page { IndexLeafPage.encode(entries: entries, into: $0, pageNumber: 9, generation: 3, salt: salt) }
         // Out of order: swap the first key byte of the last entry below the first.
-        #expect(decodeLeaf(resealed(leaf) { $0[32 + 14 * 2 + 2 + 1] = 0x41 }).failure != nil)
+        #expect(decodeLeaf(resealed(leaf) { $0[32 + 30 + 1] = 0x41 }).failure != nil)
         // Too short an entry, an empty leaf, an item count beyond the body.
         #expect(decodeLeaf(resealed(leaf) { $0[32] = 8 }).failure != nil)
         #expect(decodeLeaf(resealed(leaf) { $0[6] = 0 }).failure != nil)
@@ -94,7 +116,8 @@ import Testing
                 level: 1, keys: [[], [3], [4]], children: [1, 2, 3], into: $0, pageNumber: 9, generation: 3, salt: salt)
         }
         #expect(decodeInternal(node).failure == nil)
-        #expect(decodeInternal(resealed(node) { $0[32 + 8 + 2] = 5 }).failure != nil)  // separators out of order
+        #expect(decodeInternal(resealed(node) { $0[32 + 29] = 2 }).failure != nil)  // separators out of order
+        #expect(decodeInternal(resealed(node) { $0[32 + 24] = 29 }).failure != nil)  // offsets off the separators
         #expect(decodeInternal(resealed(node) { $0[32] = 9 }).failure != nil)  // child not below its parent
         #expect(decodeInternal(resealed(node) { $0[28] = 0 }).failure != nil)  // level 0
         #expect(decodeInternal(resealed(node) { $0[6] = 1 }).failure != nil)  // one child

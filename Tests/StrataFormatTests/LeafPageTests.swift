@@ -28,7 +28,7 @@ import Testing
     private var sampleValues: [LeafValue] {
         [
             .bytes([]), .bytes([7]), .overflow(firstPage: 3, length: 5000), .bytes(Array(repeating: 9, count: 107)),
-            .overflow(firstPage: 19, length: 108),
+            .overflow(firstPage: 19, length: 109),
         ]
     }
 
@@ -39,7 +39,8 @@ import Testing
         #expect(decoded.values == sampleValues)
         let header = try decodePage(page, number: 20, salt: salt) { _, h in h }.get()
         #expect(header.itemCount == 5)
-        #expect(header.bodyLength == sampleValues.reduce(0) { $0 + $1.cellSize(maximumInline: 107) })
+        #expect(header.bodyLength == sampleValues.reduce(0) { $0 + $1.cellSize(maximumInline: 108) })
+        #expect(header.bodyLength == 5 * 12 + 0 + 1 + 12 + 107 + 12)
     }
 
     @Test func emptyLeafRoundTrips() throws {
@@ -48,8 +49,8 @@ import Testing
     }
 
     @Test func fullLeafOfLargestInlineValuesRoundTrips() throws {
-        // 4 cells of 13 + 107 bytes fill a 512-byte page's 480-byte body exactly.
-        let values = (0..<4).map { LeafValue.bytes(Array(repeating: UInt8($0), count: 107)) }
+        // 4 rows of 12 + 108 bytes fill a 512-byte page's 480-byte body exactly.
+        let values = (0..<4).map { LeafValue.bytes(Array(repeating: UInt8($0), count: 108)) }
         let decoded = try decode(leaf(keys: [1, 2, 3, 4], values: values)).get()
         #expect(decoded.values == values)
     }
@@ -71,10 +72,14 @@ import Testing
         return decode(page).failure
     }
 
+    // The sample leaf's body (page offset 32): row IDs at 32..<72, slots at 72..<92, then the values: row 1's
+    // (empty) and row 2's (1 byte) at 92, row 10's overflow reference at 93, row 1000's 107 bytes at 105, row
+    // (max - 1)'s overflow reference at 212; the body ends at 224.
+
     @Test func keysOutOfOrderAreInvalid() {
-        // The second cell's key (offset 32 + 13) set equal to the first.
-        #expect(isInvalidField(editedSample { storeLE(UInt64(1), at: 45, in: &$0) }))
-        #expect(isInvalidField(editedSample { storeLE(UInt64(0), at: 45, in: &$0) }))
+        // The second row ID (offset 32 + 8) set equal to the first, then below it.
+        #expect(isInvalidField(editedSample { storeLE(UInt64(1), at: 40, in: &$0) }))
+        #expect(isInvalidField(editedSample { storeLE(UInt64(0), at: 40, in: &$0) }))
     }
 
     @Test func itemCountBeyondTheBodyIsInvalidOrTruncated() {
@@ -84,32 +89,88 @@ import Testing
         }
     }
 
-    @Test func fewerItemsThanCellsLeaveStrayBytes() {
+    @Test func fewerItemsThanCellsAreInvalid() {
         #expect(isInvalidField(editedSample { storeLE(UInt16(4), at: 6, in: &$0) }))
     }
 
-    @Test func unknownCellKindIsInvalid() {
-        #expect(isInvalidField(editedSample { $0[32 + 8] = 2 }))
+    @Test func valuesMustFollowEachOtherBackToBack() {
+        // Slot 1's offset (page offset 76) moved one byte on, and back onto slot 0's value.
+        #expect(isInvalidField(editedSample { storeLE(UInt16(61), at: 76, in: &$0) }))
+        #expect(isInvalidField(editedSample { storeLE(UInt16(59), at: 76, in: &$0) }))
+        // Slot 3 claims one byte fewer: a stray byte is left before the next value.
+        #expect(isInvalidField(editedSample { storeLE(UInt16(106), at: 86, in: &$0) }))
     }
 
     @Test func inlineLengthBeyondTheInlineLimitIsInvalid() {
-        #expect(isInvalidField(editedSample { storeLE(UInt32(108), at: 32 + 9, in: &$0) }))
-        #expect(isInvalidField(editedSample { storeLE(UInt32.max, at: 32 + 9, in: &$0) }))
+        #expect(isInvalidField(editedSample { storeLE(UInt16(109), at: 86, in: &$0) }))
+        #expect(isInvalidField(editedSample { storeLE(UInt16(0x7FFF), at: 86, in: &$0) }))
     }
 
     @Test func overflowReferencesAreValidated() {
-        // Third cell starts at 32 + 13 + 14 = 59: key, kind 1, length, first page.
-        #expect(isInvalidField(editedSample { storeLE(UInt64(20), at: 59 + 13, in: &$0) }), "chain at the leaf itself")
-        #expect(isInvalidField(editedSample { storeLE(UInt64(0), at: 59 + 13, in: &$0) }), "chain at page 0")
-        #expect(isInvalidField(editedSample { storeLE(UInt64.max, at: 59 + 13, in: &$0) }), "chain at noPage")
+        // Row 10's reference at page offset 93: first page, then total length at 101.
+        #expect(isInvalidField(editedSample { storeLE(UInt64(20), at: 93, in: &$0) }), "chain at the leaf itself")
+        #expect(isInvalidField(editedSample { storeLE(UInt64(0), at: 93, in: &$0) }), "chain at page 0")
+        #expect(isInvalidField(editedSample { storeLE(UInt64.max, at: 93, in: &$0) }), "chain at noPage")
         #expect(
-            isInvalidField(editedSample { storeLE(UInt32(107), at: 59 + 9, in: &$0) }),
+            isInvalidField(editedSample { storeLE(UInt32(108), at: 101, in: &$0) }),
             "overflow value short enough to be inline"
         )
         #expect(
-            isInvalidField(editedSample { storeLE(UInt32(WALFormat.maximumValueSize + 1), at: 59 + 9, in: &$0) }),
+            isInvalidField(editedSample { storeLE(UInt32(WALFormat.maximumValueSize + 1), at: 101, in: &$0) }),
             "overflow value too long"
         )
+        // Slot 2's word (page offset 82) says overflow with another length than a reference's 12 bytes.
+        #expect(isInvalidField(editedSample { storeLE(UInt16(0x8000 | 11), at: 82, in: &$0) }))
+    }
+
+    /// FORMAT.md §4.2's worked example, byte for byte.
+    @Test func theWorkedExampleOfFormatMD() throws {
+        let page = leaf(
+            number: 9, keys: [5, 7], values: [.bytes([0x41, 0x42]), .overflow(firstPage: 8, length: 2_000)])
+        #expect(Array(page[4..<8]) == [1, 0, 2, 0])
+        #expect(loadLE(UInt32.self, at: 24, in: page) == 0x26)
+        #expect(
+            Array(page[32..<56]) == [
+                5, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0x18, 0, 2, 0, 0x1A, 0, 0x0C, 0x80,
+            ])
+        #expect(Array(page[56..<70]) == [0x41, 0x42, 8, 0, 0, 0, 0, 0, 0, 0, 0xD0, 0x07, 0, 0])
+        #expect(page[70...].allSatisfy { $0 == 0 })
+    }
+
+    /// The in-place view answers as the decoded arrays do, for every key present and absent, at both page sizes.
+    @Test(arguments: [512, 4096])
+    func viewSearchesAndLendsValuesInPlace(pageSize: Int) throws {
+        var random = RepeatableRandomNumberGenerator(seed: UInt64(pageSize) + 5)
+        let maximumInline = PageFormat.maximumInlineValue(pageSize: pageSize)
+        var keys: [UInt64] = []
+        var values: [LeafValue] = []
+        var size = 0
+        var key: UInt64 = 3
+        while true {
+            key += UInt64.random(in: 1...5, using: &random)
+            let value: LeafValue =
+                Int.random(in: 0..<5, using: &random) == 0
+                ? .overflow(firstPage: 2, length: maximumInline + 1)
+                : .bytes(random.bytes(Int.random(in: 0...min(maximumInline, 60), using: &random)))
+            let cell = value.cellSize(maximumInline: maximumInline)
+            if size + cell > pageSize - 32 { break }
+            size += cell
+            keys.append(key)
+            values.append(value)
+        }
+        let page = leaf(size: pageSize, number: 20, keys: keys, values: values)
+        try page.withUnsafeBytes { buffer in
+            let header = try PageHeader.decode(buffer, expectedPageNumber: 20, salt: salt)
+            try LeafPage.validate(buffer, header: header)
+            let view = LeafPageView(validatedPage: buffer, header: header)
+            #expect(view.count == keys.count)
+            for probe in 0...(key + 2) {
+                let (index, found) = view.search(probe)
+                let expected = keys.firstIndex { $0 >= probe } ?? keys.count
+                #expect(index == expected && found == (expected < keys.count && keys[expected] == probe))
+                if found { #expect(LeafValue(view.cell(at: index)) == values[index]) }
+            }
+        }
     }
 
     @Test func bodyLengthShorterThanTheCellsIsRejected() {

@@ -28,12 +28,14 @@ import Testing
 
     @Test func layoutIsPinned() {
         #expect(PageFormat.headerSize == 32)
-        #expect(PageFormat.leafCellHeaderSize == 13)
-        #expect(PageFormat.overflowCellSize == 21)
+        #expect(PageFormat.leafCellHeaderSize == 12)
+        #expect(PageFormat.overflowCellSize == 24)
         #expect(PageFormat.internalFirstChildSize == 8)
         #expect(PageFormat.internalEntrySize == 16)
-        #expect(PageFormat.maximumInlineValue(pageSize: 4096) == 1003)
-        #expect(PageFormat.maximumInlineValue(pageSize: 512) == 107)
+        #expect(PageFormat.maximumInlineValue(pageSize: 4096) == 1004)
+        #expect(PageFormat.maximumInlineValue(pageSize: 512) == 108)
+        // A slot's 15-bit length holds the longest inline value of the largest page.
+        #expect(PageFormat.maximumInlineValue(pageSize: 65536) == 16_364)
         #expect(PageFormat.overflowCapacity(pageSize: 4096) == 4056)
         let page = sealedPage()
         #expect(page[4] == PageType.leaf.rawValue)

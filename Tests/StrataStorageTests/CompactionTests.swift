@@ -167,8 +167,8 @@ import Testing
         #expect(reclaimed >= 0.4)
     }
 
-    /// FORMAT.md §8.3: 40 rows of 24 bytes at 512-byte pages compact into four leaves of 12, 12, 12 and 4
-    /// cells, one internal node and the root record.
+    /// FORMAT.md §8.3: 40 rows of 24 bytes at 512-byte pages compact into four leaves of 13, 13, 13 and 1
+    /// rows, one internal node and the root record.
     @Test func theWorkedExampleOfFormatMD() throws {
         let fileSystem = TemporaryStore.makeFileSystem()
         let store = try Store.open(at: Self.directory, configuration: Self.configuration(), fileSystem: fileSystem)
@@ -184,10 +184,10 @@ import Testing
         defer { reader.close() }
         let listing = try reader.pageListing()
         #expect(listing.map(\.kind) == ["header", "leaf", "leaf", "leaf", "leaf", "internal", "root record"])
-        #expect(listing[1...4].map(\.itemCount) == [12, 12, 12, 4])
+        #expect(listing[1...4].map(\.itemCount) == [13, 13, 13, 1])
         #expect(listing[5].itemCount == 4 && listing[5].extra == 1)
         let separators = try reader.annotatedPage(5).filter { $0.note.hasPrefix("separator") }.map(\.note)
-        #expect(separators == ["separator 13", "separator 25", "separator 37"])
+        #expect(separators == ["separator 14", "separator 27", "separator 40"])
         let record = try reader.annotatedPage(6).map(\.note)
         #expect(
             record.contains("root page 5") && record.contains("height 2")

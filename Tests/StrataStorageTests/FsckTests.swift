@@ -77,7 +77,7 @@ import Testing
         #expect(report.tables.contains { $0.name == "strata.blobs" && $0.isEngineTable && $0.rowCount == 3 })
         #expect(report.blobCount == 3 && report.segments.count == 1 && report.segments[0].headerIsValid)
         #expect(report.segments[0].rawBytes == 75_100)
-        #expect(report.header?.pageSize == 512 && report.header?.formatVersion == 1)
+        #expect(report.header?.pageSize == 512 && report.header?.formatVersion == StoreHeader.currentVersion)
         #expect(report.reachablePages + report.unreferencedPages == report.pageFilePages)
         #expect(report.log?.transactionsToReplay == 0 && report.log?.records == 0)
         #expect(

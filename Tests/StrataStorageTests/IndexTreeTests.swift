@@ -84,7 +84,7 @@ import Testing
             #expect(entries == sorted, "\(context): \(entries.count) entries, model \(sorted.count)")
             var reversed: [[UInt8]] = []
             try tree.forEach(root, from: nil, below: nil, reverse: true) {
-                reversed.append($0); return true
+                reversed.append(Array($0)); return true
             }
             #expect(reversed == sorted.reversed(), "\(context)")
         }

@@ -42,54 +42,144 @@ struct BTree: Sendable {
 
     // MARK: - Reading
 
-    /// The value stored under `key`, if any.
+    /// The value stored under `key`, if any, copied out of its page.
     func get(_ root: NodeRef?, _ key: UInt64) throws -> LeafValue? {
-        guard let root else { return nil }
-        var node = try resolve(root, level: nil)
-        while !node.isLeaf {
-            node = try resolve(node.children[node.childIndex(for: key)], level: node.level - 1)
+        try withCell(root, key) { LeafValue($0) }
+    }
+
+    /// Calls `body` with the value stored under `key` where it lies (bytes of a page, valid only during the call),
+    /// and returns what it returns; nil, without calling it, when there is no such row.
+    func withCell<R>(_ root: NodeRef?, _ key: UInt64, _ body: (LeafCell) throws -> R) throws -> R? {
+        guard var current = root else { return nil }
+        var level: Int? = nil
+        while true {
+            switch current {
+            case .node(let node):
+                guard node.isLeaf else {
+                    current = node.children[node.childIndex(for: key)]
+                    level = node.level - 1
+                    continue
+                }
+                let (index, found) = node.search(key)
+                guard found else { return nil }
+                return try node.values[index].withCell(body)
+            case .page(let number):
+                return try withPageCell(number, level: level, key, body)
+            }
         }
-        let (index, found) = node.search(key)
-        return found ? node.values[index] : nil
+    }
+
+    /// The rest of a lookup, from a committed page down: every step reads the page where it lies.
+    private func withPageCell<R>(
+        _ number: UInt64, level: Int?, _ key: UInt64, _ body: (LeafCell) throws -> R
+    ) throws -> R? {
+        var number = number
+        var level = level
+        while true {
+            let step = try pages.withTreePage(number, level: level) { view throws -> LookupStep<R> in
+                switch view {
+                case .internal(let node):
+                    return .child(node.child(at: node.childIndex(for: key)), node.level - 1)
+                case .leaf(let leaf):
+                    let (index, found) = leaf.search(key)
+                    return .done(found ? try body(leaf.cell(at: index)) : nil)
+                }
+            }
+            switch step {
+            case .child(let child, let childLevel):
+                number = child
+                level = childLevel
+            case .done(let result):
+                return result
+            }
+        }
+    }
+
+    private enum LookupStep<R> {
+        case child(UInt64, Int)
+        case done(R?)
     }
 
     /// Calls `body` for each row with `lower <= key <= upper`, in increasing order or, when `reverse`,
-    /// decreasing; stops when `body` returns false.
+    /// decreasing, with values copied out of their pages; stops when `body` returns false.
     /// - Returns: false when `body` stopped the walk.
     @discardableResult
     func forEach(
         _ root: NodeRef?, from lower: UInt64, through upper: UInt64, reverse: Bool,
         _ body: (UInt64, LeafValue) throws -> Bool
     ) throws -> Bool {
+        try forEachCell(root, from: lower, through: upper, reverse: reverse) { key, cell in
+            try body(key, LeafValue(cell))
+        }
+    }
+
+    /// Calls `body` for each row with `lower <= key <= upper`, in increasing order or, when `reverse`,
+    /// decreasing, with each value where it lies (valid only during the call); stops when `body` returns false.
+    /// Committed pages are walked in place: nothing is allocated per row.
+    /// - Returns: false when `body` stopped the walk.
+    @discardableResult
+    func forEachCell(
+        _ root: NodeRef?, from lower: UInt64, through upper: UInt64, reverse: Bool,
+        _ body: (UInt64, LeafCell) throws -> Bool
+    ) throws -> Bool {
         guard let root, lower <= upper else { return true }
-        return try walk(try resolve(root, level: nil), lower, upper, reverse, body)
+        return try walk(root, level: nil, lower, upper, reverse, body)
     }
 
     private func walk(
-        _ node: BTreeNode, _ lower: UInt64, _ upper: UInt64, _ reverse: Bool, _ body: (UInt64, LeafValue) throws -> Bool
+        _ ref: NodeRef, level: Int?, _ lower: UInt64, _ upper: UInt64, _ reverse: Bool,
+        _ body: (UInt64, LeafCell) throws -> Bool
     ) throws -> Bool {
+        guard case .node(let node) = ref else {
+            guard case .page(let number) = ref else { return true }
+            return try walkPage(number, level: level, lower, upper, reverse, body)
+        }
         if node.isLeaf {
             let start = node.search(lower).index
             var end = node.search(upper).index
             if end < node.count, node.keys[end] == upper { end += 1 }
-            guard start < end else { return true }
-            if reverse {
-                for index in (start..<end).reversed() where try !body(node.keys[index], node.values[index]) {
-                    return false
-                }
-            } else {
-                for index in start..<end where try !body(node.keys[index], node.values[index]) { return false }
+            for position in 0..<max(0, end - start) {
+                let index = reverse ? end - 1 - position : start + position
+                if try !node.values[index].withCell({ try body(node.keys[index], $0) }) { return false }
             }
             return true
         }
         let first = node.childIndex(for: lower)
         let last = node.childIndex(for: upper)
-        let range = first...last
-        for index in reverse ? Array(range.reversed()) : Array(range) {
-            let child = try resolve(node.children[index], level: node.level - 1)
-            if try !walk(child, lower, upper, reverse, body) { return false }
+        for position in 0...(last - first) {
+            let index = reverse ? last - position : first + position
+            if try !walk(node.children[index], level: node.level - 1, lower, upper, reverse, body) { return false }
         }
         return true
+    }
+
+    private func walkPage(
+        _ number: UInt64, level: Int?, _ lower: UInt64, _ upper: UInt64, _ reverse: Bool,
+        _ body: (UInt64, LeafCell) throws -> Bool
+    ) throws -> Bool {
+        try pages.withTreePage(number, level: level) { view in
+            switch view {
+            case .leaf(let leaf):
+                let start = leaf.search(lower).index
+                var end = leaf.search(upper).index
+                if end < leaf.count, leaf.key(at: end) == upper { end += 1 }
+                for position in 0..<max(0, end - start) {
+                    let index = reverse ? end - 1 - position : start + position
+                    if try !body(leaf.key(at: index), leaf.cell(at: index)) { return false }
+                }
+                return true
+            case .internal(let node):
+                let first = node.childIndex(for: lower)
+                let last = node.childIndex(for: upper)
+                for position in 0...(last - first) {
+                    let index = reverse ? last - position : first + position
+                    if try !walkPage(node.child(at: index), level: node.level - 1, lower, upper, reverse, body) {
+                        return false
+                    }
+                }
+                return true
+            }
+        }
     }
 
     // MARK: - Inserting and replacing

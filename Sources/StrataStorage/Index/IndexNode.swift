@@ -52,12 +52,16 @@ final class IndexNode: @unchecked Sendable {
     /// The index of the child whose range holds `key` (internal nodes): the last i ≥ 1 with
     /// `keys[i] <= key`, else 0.
     @inline(__always)
-    func childIndex(for key: [UInt8]) -> Int {
+    func childIndex(for key: UnsafeRawBufferPointer) -> Int {
         var low = 1
         var high = keys.count
         while low < high {
             let middle = (low &+ high) >> 1
-            if IndexKey.compare(keys[middle], key) <= 0 { low = middle &+ 1 } else { high = middle }
+            if keys[middle].withUnsafeBytes({ IndexKey.compare($0, key) }) <= 0 {
+                low = middle &+ 1
+            } else {
+                high = middle
+            }
         }
         return low &- 1
     }
@@ -65,27 +69,43 @@ final class IndexNode: @unchecked Sendable {
     /// The index of the last child that may hold an entry below `key` (internal nodes): the last i ≥ 1
     /// with `keys[i] < key`, else 0.
     @inline(__always)
-    func childIndex(below key: [UInt8]) -> Int {
+    func childIndex(below key: UnsafeRawBufferPointer) -> Int {
         var low = 1
         var high = keys.count
         while low < high {
             let middle = (low &+ high) >> 1
-            if IndexKey.compare(keys[middle], key) < 0 { low = middle &+ 1 } else { high = middle }
+            if keys[middle].withUnsafeBytes({ IndexKey.compare($0, key) }) < 0 {
+                low = middle &+ 1
+            } else {
+                high = middle
+            }
         }
         return low &- 1
     }
 
     /// The first position in a leaf whose entry is at or after `key`, and whether it equals `key`.
     @inline(__always)
-    func search(_ key: [UInt8]) -> (index: Int, found: Bool) {
+    func search(_ key: UnsafeRawBufferPointer) -> (index: Int, found: Bool) {
         var low = 0
         var high = keys.count
         while low < high {
             let middle = (low &+ high) >> 1
-            if IndexKey.compare(keys[middle], key) < 0 { low = middle &+ 1 } else { high = middle }
+            if keys[middle].withUnsafeBytes({ IndexKey.compare($0, key) }) < 0 {
+                low = middle &+ 1
+            } else {
+                high = middle
+            }
         }
-        return (low, low < keys.count && IndexKey.compare(keys[low], key) == 0)
+        return (low, low < keys.count && keys[low].withUnsafeBytes({ IndexKey.compare($0, key) }) == 0)
     }
+
+    /// ``childIndex(for:)`` of a key held in an array (writers).
+    @inline(__always)
+    func childIndex(for key: [UInt8]) -> Int { key.withUnsafeBytes { childIndex(for: $0) } }
+
+    /// ``search(_:)`` of a key held in an array (writers).
+    @inline(__always)
+    func search(_ key: [UInt8]) -> (index: Int, found: Bool) { key.withUnsafeBytes { search($0) } }
 }
 
 /// A reference to an index node: a page of the page file, or a node in memory.

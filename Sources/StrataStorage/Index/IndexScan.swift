@@ -20,7 +20,7 @@ enum IndexScan {
             index.root, from: lower?.lowerEntryBound, below: upper?.upperEntryBound, reverse: reverse
         ) { entry in
             let decoded: (key: [RowRecord.Field], rowID: UInt64)
-            do { decoded = try IndexKey.decodeEntry(entry) } catch {
+            do { decoded = try IndexKey.decodeEntry(Array(entry)) } catch {
                 throw StorageError.corrupt(
                     pages.fileName, at: 0,
                     "index '\(index.definition.name)' holds an entry that does not decode: \(error)")

@@ -62,52 +62,107 @@ struct IndexTree: Sendable {
 
     /// Whether the tree holds `entry`.
     func contains(_ root: IndexNodeRef?, _ entry: [UInt8]) throws -> Bool {
-        guard let root else { return false }
-        var node = try resolve(root, level: nil)
-        while !node.isLeaf {
-            node = try resolve(node.children[node.childIndex(for: entry)], level: node.level - 1)
+        var found = false
+        _ = try entry.withUnsafeBytes { key in
+            try forEach(root, from: key, below: nil, reverse: false) { first in
+                found = IndexKey.compare(first, key) == 0
+                return false
+            }
         }
-        return node.search(entry).found
+        return found
     }
 
     /// Calls `body` for each entry `e` with `lower <= e < upper` (a nil bound: unbounded), in increasing
-    /// order or, when `reverse`, decreasing; stops when `body` returns false.
+    /// order or, when `reverse`, decreasing; stops when `body` returns false. Entries of committed pages are lent
+    /// where they lie, valid only during the call.
     /// - Returns: false when `body` stopped the walk.
     @discardableResult
     func forEach(
         _ root: IndexNodeRef?, from lower: [UInt8]?, below upper: [UInt8]?, reverse: Bool,
-        _ body: ([UInt8]) throws -> Bool
+        _ body: (UnsafeRawBufferPointer) throws -> Bool
+    ) throws -> Bool {
+        guard let lower else {
+            return try forEach(root, from: nil as UnsafeRawBufferPointer?, below: upper, reverse: reverse, body)
+        }
+        return try lower.withUnsafeBytes { try forEach(root, from: $0, below: upper, reverse: reverse, body) }
+    }
+
+    private func forEach(
+        _ root: IndexNodeRef?, from lower: UnsafeRawBufferPointer?, below upper: [UInt8]?, reverse: Bool,
+        _ body: (UnsafeRawBufferPointer) throws -> Bool
+    ) throws -> Bool {
+        guard let upper else {
+            return try walkFrom(root, Bounds(lower: lower, upper: nil), reverse, body)
+        }
+        return try upper.withUnsafeBytes { try walkFrom(root, Bounds(lower: lower, upper: $0), reverse, body) }
+    }
+
+    /// A walk's bounds, as bytes lent for the walk.
+    private struct Bounds {
+        var lower: UnsafeRawBufferPointer?
+        var upper: UnsafeRawBufferPointer?
+    }
+
+    private func walkFrom(
+        _ root: IndexNodeRef?, _ bounds: Bounds, _ reverse: Bool, _ body: (UnsafeRawBufferPointer) throws -> Bool
     ) throws -> Bool {
         guard let root else { return true }
-        if let lower, let upper, IndexKey.compare(lower, upper) >= 0 { return true }
-        return try walk(try resolve(root, level: nil), lower, upper, reverse, body)
+        if let lower = bounds.lower, let upper = bounds.upper, IndexKey.compare(lower, upper) >= 0 { return true }
+        return try walk(root, level: nil, bounds, reverse, body)
     }
 
     private func walk(
-        _ node: IndexNode, _ lower: [UInt8]?, _ upper: [UInt8]?, _ reverse: Bool, _ body: ([UInt8]) throws -> Bool
+        _ ref: IndexNodeRef, level: Int?, _ bounds: Bounds, _ reverse: Bool,
+        _ body: (UnsafeRawBufferPointer) throws -> Bool
     ) throws -> Bool {
+        guard case .node(let node) = ref else {
+            guard case .page(let number) = ref else { return true }
+            return try walkPage(number, level: level, bounds, reverse, body)
+        }
         if node.isLeaf {
-            let start = lower.map { node.search($0).index } ?? 0
-            let end = upper.map { node.search($0).index } ?? node.count
-            guard start < end else { return true }
-            if reverse {
-                for index in stride(from: end - 1, through: start, by: -1) where try !body(node.keys[index]) {
-                    return false
-                }
-            } else {
-                for index in start..<end where try !body(node.keys[index]) { return false }
+            let start = bounds.lower.map { node.search($0).index } ?? 0
+            let end = bounds.upper.map { node.search($0).index } ?? node.count
+            for position in 0..<max(0, end - start) {
+                let index = reverse ? end - 1 - position : start + position
+                if try !node.keys[index].withUnsafeBytes(body) { return false }
             }
             return true
         }
-        let first = lower.map { node.childIndex(for: $0) } ?? 0
-        let last = upper.map { node.childIndex(below: $0) } ?? node.count - 1
-        guard first <= last else { return true }
-        let order = reverse ? Array(stride(from: last, through: first, by: -1)) : Array(first...last)
-        for index in order {
-            let child = try resolve(node.children[index], level: node.level - 1)
-            if try !walk(child, lower, upper, reverse, body) { return false }
+        let first = bounds.lower.map { node.childIndex(for: $0) } ?? 0
+        let last = bounds.upper.map { node.childIndex(below: $0) } ?? node.count - 1
+        for position in 0..<max(0, last - first + 1) {
+            let index = reverse ? last - position : first + position
+            if try !walk(node.children[index], level: node.level - 1, bounds, reverse, body) { return false }
         }
         return true
+    }
+
+    private func walkPage(
+        _ number: UInt64, level: Int?, _ bounds: Bounds, _ reverse: Bool,
+        _ body: (UnsafeRawBufferPointer) throws -> Bool
+    ) throws -> Bool {
+        try pages.withIndexPage(number, level: level) { view in
+            switch view {
+            case .leaf(let leaf):
+                let start = bounds.lower.map { leaf.search($0).index } ?? 0
+                let end = bounds.upper.map { leaf.search($0).index } ?? leaf.count
+                for position in 0..<max(0, end - start) {
+                    let index = reverse ? end - 1 - position : start + position
+                    if try !body(leaf.entry(at: index)) { return false }
+                }
+                return true
+            case .internal(let node):
+                let first = bounds.lower.map { node.childIndex(for: $0) } ?? 0
+                let last = bounds.upper.map { node.childIndex(below: $0) } ?? node.count - 1
+                for position in 0..<max(0, last - first + 1) {
+                    let index = reverse ? last - position : first + position
+                    if try !walkPage(node.child(at: index), level: node.level - 1, bounds, reverse, body) {
+                        return false
+                    }
+                }
+                return true
+            }
+        }
     }
 
     // MARK: - Inserting

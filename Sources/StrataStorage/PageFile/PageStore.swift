@@ -2,8 +2,9 @@ import StrataFormat
 import StrataIO
 import Synchronization
 
-/// Reads pages of the page file: verifies them, decodes tree nodes (through the ``PageCache``) and
-/// follows overflow chains. Safe from any thread: the file is append-only and reads are positional.
+/// Reads pages of the page file: in place through the ``PageMap`` (each page verified on first touch), or, where
+/// the file cannot be mapped, through positional reads verified every time. Decodes tree nodes for writers (through
+/// the ``PageCache``) and follows overflow chains. Safe from any thread: the file is append-only.
 final class PageStore: Sendable {
     let file: any FileHandle
     let fileName: String
@@ -14,6 +15,8 @@ final class PageStore: Sendable {
     let indexCache: PageCache<IndexNode>
     /// Pages below this number exist and may be referenced: the end of the newest checkpoint.
     private let limit: Atomic<UInt64>
+    /// The durable pages, mapped.
+    private let map: PageMap
 
     init(file: any FileHandle, pageSize: Int, salt: UInt64, cacheCapacity: Int, durablePageCount: UInt64) {
         self.file = file
@@ -23,6 +26,8 @@ final class PageStore: Sendable {
         self.cache = PageCache(capacity: cacheCapacity)
         self.indexCache = PageCache(capacity: cacheCapacity)
         self.limit = Atomic(durablePageCount)
+        self.map = PageMap(file: file, pageSize: pageSize)
+        map.cover(pageCount: durablePageCount)
     }
 
     deinit {
@@ -34,14 +39,21 @@ final class PageStore: Sendable {
     var pageCount: UInt64 { limit.load(ordering: .acquiring) }
 
     /// Extends the referenceable range after a checkpoint made new pages durable.
-    func setPageCount(_ count: UInt64) { limit.store(count, ordering: .releasing) }
+    func setPageCount(_ count: UInt64) {
+        map.cover(pageCount: count)
+        limit.store(count, ordering: .releasing)
+    }
 
     func offset(of page: UInt64) -> UInt64 { page &* UInt64(pageSize) }
 
-    /// Reads and verifies one page; `body` sees its bytes and header.
+    /// Reads and verifies one page; `body` sees its bytes and header, valid only during the call.
     func withPage<R>(_ number: UInt64, _ body: (UnsafeRawBufferPointer, PageHeader) throws -> R) throws -> R {
         guard number >= 1, number < pageCount else {
             throw StorageError.corrupt(fileName, at: 0, "reference to page \(number) outside 1..<\(pageCount)")
+        }
+        if let span = map.span(for: number) {
+            let page = mappedPage(number, in: span)
+            return try body(page, try header(of: page, number, in: span))
         }
         let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
         defer { bytes.deallocate() }
@@ -58,6 +70,93 @@ final class PageStore: Sendable {
             throw StorageError.corrupt(fileName, at: offset, "page \(number): \(error)")
         }
         return try body(page, header)
+    }
+
+    @inline(__always)
+    private func mappedPage(_ number: UInt64, in span: PageMap.Span) -> UnsafeRawBufferPointer {
+        // Safe: the span serves only pages below its region's page count, which lie inside the mapping.
+        let start = Int(number) &* pageSize
+        return UnsafeRawBufferPointer(rebasing: span.mapping.bytes[start..<(start &+ pageSize)])
+    }
+
+    /// The header of a mapped page: checksum verified on first touch only.
+    @inline(__always)
+    private func header(of page: UnsafeRawBufferPointer, _ number: UInt64, in span: PageMap.Span) throws -> PageHeader {
+        do {
+            if span.isVerified(number) { return try PageHeader.read(page, expectedPageNumber: number) }
+            let header = try PageHeader.decode(page, expectedPageNumber: number, salt: salt)
+            span.markVerified(number)
+            return header
+        } catch {
+            throw StorageError.corrupt(fileName, at: offset(of: number), "page \(number): \(error)")
+        }
+    }
+
+    /// Calls `body` with the tree page `number` read where it lies: a node of a row tree or of an index tree, of
+    /// `level` when the caller knows it, its structure validated on first touch. The view is valid only during
+    /// the call.
+    @inline(__always)
+    func withNodePage<R>(_ number: UInt64, level: Int?, _ body: (NodePageView) throws -> R) throws -> R {
+        try withPage(number) { page, header in
+            let isLeaf = header.type == .leaf || header.type == .indexLeaf
+            if let level, Int(header.extra) != level || isLeaf != (level == 0) {
+                throw StorageError.corrupt(
+                    fileName, at: offset(of: number),
+                    "tree node at page \(number) has level \(header.extra), its parent expects \(level)")
+            }
+            let span = map.span(for: number)
+            if span?.isValidatedNode(number) != true {
+                do {
+                    switch header.type {
+                    case .leaf:
+                        try LeafPage.validate(page, header: header)
+                        guard header.itemCount > 0 else { throw FormatError.invalidField("empty leaf") }
+                    case .internal: try InternalPage.validate(page, header: header)
+                    case .indexLeaf: try IndexLeafPage.validate(page, header: header)
+                    case .indexInternal: try IndexInternalPage.validate(page, header: header)
+                    default:
+                        throw FormatError.invalidField("page \(number) is a \(header.type) page, not a tree node")
+                    }
+                } catch let error as FormatError {
+                    throw StorageError.corrupt(fileName, at: offset(of: number), error)
+                }
+                span?.markValidatedNode(number)
+            }
+            switch header.type {
+            case .leaf: return try body(.leaf(LeafPageView(validatedPage: page, header: header)))
+            case .internal: return try body(.internal(InternalPageView(validatedPage: page, header: header)))
+            case .indexLeaf: return try body(.indexLeaf(IndexLeafPageView(validatedPage: page, header: header)))
+            default: return try body(.indexInternal(IndexInternalPageView(validatedPage: page, header: header)))
+            }
+        }
+    }
+
+    /// ``withNodePage(_:level:_:)`` for a row tree: an index page there is corruption.
+    @inline(__always)
+    func withTreePage<R>(_ number: UInt64, level: Int?, _ body: (TreePageView) throws -> R) throws -> R {
+        try withNodePage(number, level: level) { view in
+            switch view {
+            case .leaf(let leaf): return try body(.leaf(leaf))
+            case .internal(let node): return try body(.internal(node))
+            case .indexLeaf, .indexInternal:
+                throw StorageError.corrupt(
+                    fileName, at: offset(of: number), "page \(number) is an index page in a row tree")
+            }
+        }
+    }
+
+    /// ``withNodePage(_:level:_:)`` for an index tree: a row-tree page there is corruption.
+    @inline(__always)
+    func withIndexPage<R>(_ number: UInt64, level: Int?, _ body: (IndexPageView) throws -> R) throws -> R {
+        try withNodePage(number, level: level) { view in
+            switch view {
+            case .indexLeaf(let leaf): return try body(.leaf(leaf))
+            case .indexInternal(let node): return try body(.internal(node))
+            case .leaf, .internal:
+                throw StorageError.corrupt(
+                    fileName, at: offset(of: number), "page \(number) is a row-tree page in an index")
+            }
+        }
     }
 
     /// The tree node stored at page `number`.
@@ -116,6 +215,16 @@ final class PageStore: Sendable {
         }
     }
 
+    /// Calls `body` with the bytes of a value where it lies, gathering an overflow chain first.
+    @inline(__always)
+    func withBytes<R>(of cell: LeafCell, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        switch cell {
+        case .inline(let bytes): return try body(bytes)
+        case .overflow(let first, let length):
+            return try readOverflow(first: first, length: length).withUnsafeBytes(body)
+        }
+    }
+
     /// The bytes of a value: inline, or gathered from its overflow chain.
     func bytes(of value: LeafValue) throws -> [UInt8] {
         switch value {
@@ -154,4 +263,24 @@ final class PageStore: Sendable {
         }
         return result
     }
+}
+
+/// A node page read in place, of either kind of tree.
+enum NodePageView {
+    case leaf(LeafPageView)
+    case `internal`(InternalPageView)
+    case indexLeaf(IndexLeafPageView)
+    case indexInternal(IndexInternalPageView)
+}
+
+/// A row-tree page read in place.
+enum TreePageView {
+    case leaf(LeafPageView)
+    case `internal`(InternalPageView)
+}
+
+/// An index-tree page read in place.
+enum IndexPageView {
+    case leaf(IndexLeafPageView)
+    case `internal`(IndexInternalPageView)
 }

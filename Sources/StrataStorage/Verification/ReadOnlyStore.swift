@@ -138,7 +138,9 @@ public final class ReadOnlyStore: Sendable {
             as FormatError
         {
             switch error {
-            case .unsupportedVersion, .invalidField:
+            case .unsupportedVersion(let version):
+                throw StorageError.unsupportedFormat(path: path, reason: StoreHeader.unsupportedVersionReason(version))
+            case .invalidField:
                 throw StorageError.unsupportedFormat(path: path, reason: error.description)
             default: throw StorageError.corrupt(path, at: 0, "store header: \(error)")
             }

@@ -177,18 +177,28 @@ extension ReadOnlyStore {
         switch header.type {
         case .leaf:
             spans.add(4, "extra 0 (leaf)")
-            for _ in 0..<header.itemCount {
-                guard spans.remaining >= PageFormat.leafCellHeaderSize else { break }
-                let row = spans.u64()
-                spans.add(8, "row \(row)")
-                let kind = spans.u8()
-                spans.add(1, "kind \(kind) (\(kind == 0 ? "inline" : kind == 1 ? "overflow" : "unknown"))")
-                let length = Int(spans.u32())
-                spans.add(4, "length \(length)")
-                if kind == 1 {
-                    spans.add(8, "first overflow page \(spans.u64())")
+            let count = min(header.itemCount, spans.remaining / PageFormat.leafCellHeaderSize)
+            var rows: [UInt64] = []
+            for index in 0..<count {
+                rows.append(spans.u64())
+                spans.add(8, "row ID \(index): \(rows[index])")
+            }
+            var slots: [(length: Int, overflow: Bool)] = []
+            for index in 0..<count {
+                let offset = Int(spans.u16())
+                spans.add(2, "slot \(index): value at body offset \(offset)")
+                let word = spans.u16()
+                let slot = (length: Int(word & 0x7FFF), overflow: word & 0x8000 != 0)
+                slots.append(slot)
+                spans.add(2, "slot \(index): \(slot.overflow ? "overflow reference" : "inline"), \(slot.length) bytes")
+            }
+            for (index, slot) in slots.enumerated() {
+                guard spans.remaining >= slot.length else { break }
+                if slot.overflow, slot.length == 12 {
+                    spans.add(8, "row \(rows[index]): first overflow page \(spans.u64())")
+                    spans.add(4, "row \(rows[index]): value length \(spans.u32())")
                 } else {
-                    spans.add(min(length, spans.remaining), "value of row \(row)")
+                    spans.add(slot.length, "value of row \(rows[index])")
                 }
             }
         case .internal:
@@ -201,22 +211,30 @@ extension ReadOnlyStore {
             }
         case .indexLeaf:
             spans.add(4, "extra 0 (index leaf)")
-            for _ in 0..<header.itemCount {
-                guard spans.remaining >= 2 else { break }
-                let length = min(Int(spans.u16()), spans.remaining - 2)
-                spans.add(2, "length \(length)")
+            let count = min(header.itemCount, spans.remaining / PageFormat.indexLengthSize)
+            var starts: [Int] = []
+            for index in 0..<count {
+                starts.append(Int(spans.u16()))
+                spans.add(2, "entry \(index) at body offset \(starts[index])")
+            }
+            let ends = starts.dropFirst() + [header.bodyLength]
+            for (start, end) in zip(starts, ends) {
+                let length = min(max(0, end - start), spans.remaining)
                 spans.add(length, Self.describeIndexBytes(Array(spans.peek(length)), isEntry: true))
             }
         case .indexInternal:
             spans.add(4, "extra \(header.extra) (level)")
-            spans.add(8, "child 0: page \(spans.u64())")
-            for index in 1..<max(1, header.itemCount) {
-                guard spans.remaining >= 2 else { break }
-                let length = min(Int(spans.u16()), spans.remaining - 2)
-                spans.add(2, "separator length \(length)")
+            let count = min(header.itemCount, spans.remaining / 10)
+            for index in 0..<count { spans.add(8, "child \(index): page \(spans.u64())") }
+            var starts: [Int] = []
+            for index in 1..<max(1, count) {
+                starts.append(Int(spans.u16()))
+                spans.add(2, "separator \(index) at body offset \(starts[index - 1])")
+            }
+            let ends = starts.dropFirst() + [header.bodyLength]
+            for (start, end) in zip(starts, ends) {
+                let length = min(max(0, end - start), spans.remaining)
                 spans.add(length, Self.describeIndexBytes(Array(spans.peek(length)), isEntry: false))
-                guard spans.remaining >= 8 else { break }
-                spans.add(8, "child \(index): page \(spans.u64())")
             }
         case .overflow:
             spans.add(4, "extra \(header.extra) (data length)")
