@@ -99,9 +99,30 @@ public struct BlobChunkRecord: Sendable, Equatable {
     ///   ``FormatError/checksumMismatch(stored:computed:)`` for a damaged record;
     ///   ``FormatError/invalidField(_:)`` for a malformed LZ4 payload or one that yields another length.
     public func decodePayload(_ record: UnsafeRawBufferPointer, salt: UInt64) throws(FormatError) -> [UInt8] {
+        var failure: FormatError?
+        let output = [UInt8](unsafeUninitializedCapacity: rawLength) { buffer, initialized in
+            do throws(FormatError) {
+                try decodePayload(record, salt: salt, into: UnsafeMutableRawBufferPointer(buffer))
+                initialized = rawLength
+            } catch {
+                failure = error
+                initialized = 0
+            }
+        }
+        if let failure { throw failure }
+        return output
+    }
+
+    /// Verifies a whole record (`encodedSize` bytes) and writes its raw bytes straight into `destination`
+    /// (``rawLength`` bytes: a precondition), decompressing there when the chunk is compressed: no copy between.
+    ///
+    /// - Throws: as ``decodePayload(_:salt:)``; `destination` then holds no meaningful bytes.
+    public func decodePayload(
+        _ record: UnsafeRawBufferPointer, salt: UInt64, into destination: UnsafeMutableRawBufferPointer
+    ) throws(FormatError) {
+        precondition(destination.count == rawLength)
         guard record.count >= encodedSize else { throw .truncated(needed: encodedSize, available: record.count) }
-        var reader = ByteReader(record)
-        let stored = try reader.readUInt32LE()
+        let stored = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
         let computed = Self.checksum(UnsafeRawBufferPointer(rebasing: record[4..<encodedSize]), salt: salt)
         guard CRC32C.unmask(stored) == computed else {
             throw .checksumMismatch(stored: stored, computed: CRC32C.mask(computed))
@@ -109,17 +130,9 @@ public struct BlobChunkRecord: Sendable, Equatable {
         let payload = UnsafeRawBufferPointer(rebasing: record[BlobSegmentFormat.recordHeaderSize..<encodedSize])
         switch codec {
         case .raw:
-            return Array(payload)
+            if !payload.isEmpty { destination.copyMemory(from: payload) }
         case .lz4:
-            var output = [UInt8](repeating: 0, count: rawLength)
-            let failure = output.withUnsafeMutableBytes { destination -> FormatError? in
-                do throws(FormatError) {
-                    try LZ4Block.decompress(payload, into: destination)
-                    return nil
-                } catch { return error }
-            }
-            if let failure { throw failure }
-            return output
+            try LZ4Block.decompress(payload, into: destination)
         }
     }
 }

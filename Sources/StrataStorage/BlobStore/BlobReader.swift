@@ -20,6 +20,8 @@ public final class BlobReader {
     private var delivered: UInt64 = 0
     private var checksum: UInt32 = 0
     private var ended = false
+    /// The buffer chunk records are read into, reused from chunk to chunk.
+    private var scratch: [UInt8] = []
 
     init(blob: BlobID, entry: BlobCatalogEntry, blobs: BlobStore) {
         self.blob = blob
@@ -38,15 +40,31 @@ public final class BlobReader {
             try checkEnd()
             return nil
         }
-        let (raw, size) = try blobs.readChunk(segment: entry.segmentID, offset: offset, blob: blob, index: nextIndex)
+        let record = try blobs.readChunkRecord(
+            segment: entry.segmentID, offset: offset, blob: blob, index: nextIndex,
+            limit: SegmentCopier.remaining(entry, at: offset), scratch: &scratch)
         let isLast = nextIndex == entry.chunkCount - 1
-        let expected = isLast ? Int(entry.rawLength - delivered) : BlobSegmentFormat.chunkSize
-        guard raw.count == expected else {
-            throw damaged("chunk \(nextIndex) holds \(raw.count) bytes, \(expected) expected")
+        let expected = isLast ? Int(clamping: entry.rawLength &- delivered) : BlobSegmentFormat.chunkSize
+        guard record.rawLength == expected else {
+            throw damaged("chunk \(nextIndex) holds \(record.rawLength) bytes, \(expected) expected")
         }
+        // The chunk is decompressed (or copied) once, straight into the array handed out.
+        var failure: FormatError?
+        let raw = [UInt8](unsafeUninitializedCapacity: record.rawLength) { buffer, initialized in
+            scratch.withUnsafeBytes { bytes in
+                do throws(FormatError) {
+                    try record.decodePayload(bytes, salt: blobs.salt, into: UnsafeMutableRawBufferPointer(buffer))
+                    initialized = record.rawLength
+                } catch {
+                    failure = error
+                    initialized = 0
+                }
+            }
+        }
+        if let failure { throw damaged("chunk \(nextIndex): \(failure)") }
         checksum = raw.withUnsafeBytes { CRC32C.checksum($0, continuing: checksum) }
         delivered += UInt64(raw.count)
-        offset += UInt64(size)
+        offset += UInt64(record.encodedSize)
         nextIndex += 1
         return raw
     }
@@ -71,8 +89,15 @@ public final class BlobReader {
     public func readAll() throws -> [UInt8] {
         var result: [UInt8] = []
         // The length comes from the catalog: reserve only a bounded amount up front, grow past it as chunks verify.
-        result.reserveCapacity(Int(min(length, UInt64(BlobSegmentFormat.chunkSize * 16))))
-        while let chunk = try next() { result.append(contentsOf: chunk) }
+        if entry.chunkCount > 1 { result.reserveCapacity(Int(min(length, UInt64(BlobSegmentFormat.chunkSize * 16)))) }
+        while let chunk = try next() {
+            // A blob of one chunk is that chunk: hand it out without copying it again.
+            if result.isEmpty, entry.chunkCount == 1 {
+                result = chunk
+            } else {
+                result.append(contentsOf: chunk)
+            }
+        }
         return result
     }
 }

@@ -164,41 +164,57 @@ final class BlobStore: Sendable {
         }
     }
 
-    /// Reads, verifies and decodes the chunk record at `offset`, which must belong to `blob` as chunk `index`.
-    func readChunk(
-        segment: UInt32, offset: UInt64, blob: BlobID, index: UInt32
-    ) throws -> (raw: [UInt8], recordSize: Int) {
+    /// Reads the chunk record of `blob` number `index` at `offset` with one positional read of at most `limit`
+    /// bytes (the blob's stored bytes not yet read, which bound its record) into `scratch`, and checks that it is
+    /// that chunk's; the record's payload is then verified and decoded by the caller, straight into its buffer.
+    ///
+    /// - Returns: the record's header and its bytes in `scratch` (from 0).
+    func readChunkRecord(
+        segment: UInt32, offset: UInt64, blob: BlobID, index: UInt32, limit: Int, scratch: inout [UInt8]
+    ) throws -> BlobChunkRecord {
         let file = try reader(for: segment)
         let path = file.path
         func damaged(_ reason: String) -> StorageError {
             .corruption(file: path, offset: offset, reason: "\(blob) chunk \(index): \(reason)")
         }
-        let size: UInt64
-        do { size = try file.size() } catch { throw StorageError.io(error) }
-        guard offset <= size, size - offset >= UInt64(BlobSegmentFormat.recordHeaderSize) else {
-            throw damaged("record at \(offset) lies past the end of the segment (\(size) bytes)")
+        let want = min(limit, BlobSegmentFormat.recordHeaderSize + BlobSegmentFormat.chunkSize)
+        guard want >= BlobSegmentFormat.recordHeaderSize else { throw damaged("the catalog leaves no room for it") }
+        if scratch.count < want { scratch = [UInt8](repeating: 0, count: want) }
+        let got: Int
+        do {
+            got = try scratch.withUnsafeMutableBytes { buffer in
+                try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<want]), at: offset)
+            }
+        } catch let error as IOError { throw StorageError.io(error) }
+        guard got >= BlobSegmentFormat.recordHeaderSize else {
+            throw damaged("record at \(offset) lies past the end of the segment")
         }
-        let headerBytes: [UInt8]
-        do { headerBytes = try file.read(count: BlobSegmentFormat.recordHeaderSize, at: offset) } catch {
-            throw StorageError.io(error)
-        }
-        guard headerBytes.count == BlobSegmentFormat.recordHeaderSize else { throw damaged("record cut short") }
         let record: BlobChunkRecord
         do {
-            record = try headerBytes.withUnsafeBytes { (bytes) throws(FormatError) in
-                try BlobChunkRecord.decodeHeader(bytes)
+            record = try scratch.withUnsafeBytes { (bytes) throws(FormatError) in
+                try BlobChunkRecord.decodeHeader(UnsafeRawBufferPointer(rebasing: bytes[..<got]))
             }
         } catch { throw damaged("\(error)") }
         guard record.blobID == blob.rawValue, record.chunkIndex == index else {
             throw damaged("record belongs to blob \(record.blobID) chunk \(record.chunkIndex)")
         }
-        let bytes: [UInt8]
-        do { bytes = try file.read(count: record.encodedSize, at: offset) } catch { throw StorageError.io(error) }
-        guard bytes.count == record.encodedSize else { throw damaged("record cut short") }
-        do {
-            let raw = try bytes.withUnsafeBytes { (all) throws(FormatError) in try record.decodePayload(all, salt: salt)
-            }
-            return (raw, record.encodedSize)
-        } catch { throw damaged("\(error)") }
+        guard record.encodedSize <= got else { throw damaged("record cut short") }
+        return record
     }
+
+    /// Reads, verifies and decodes one chunk record (read into `scratch`, as ``readChunkRecord``) into a new array.
+    func readChunk(
+        segment: UInt32, offset: UInt64, blob: BlobID, index: UInt32, limit: Int, scratch: inout [UInt8]
+    ) throws -> (raw: [UInt8], recordSize: Int) {
+        let record = try readChunkRecord(
+            segment: segment, offset: offset, blob: blob, index: index, limit: limit, scratch: &scratch)
+        do {
+            let raw = try scratch.withUnsafeBytes { (all) throws(FormatError) in try record.decodePayload(all, salt: salt) }
+            return (raw, record.encodedSize)
+        } catch {
+            throw StorageError.corruption(
+                file: path(of: segment), offset: offset, reason: "\(blob) chunk \(index): \(error)")
+        }
+    }
+
 }

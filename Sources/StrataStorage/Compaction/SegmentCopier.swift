@@ -38,6 +38,12 @@ struct SegmentCopier {
         created.reduce(0) { total, segment in total + ((try? segment.file.size()) ?? 0) }
     }
 
+    /// The stored bytes of `entry`'s blob from `offset` on: a bound on the next record's size.
+    static func remaining(_ entry: BlobCatalogEntry, at offset: UInt64) -> Int {
+        let read = offset &- entry.offset
+        return read <= entry.storedBytes ? Int(clamping: entry.storedBytes - read) : 0
+    }
+
     /// Copies one blob; returns its entry in the new segments. `chunkDone` is called after each chunk.
     mutating func copy(_ blob: BlobID, _ entry: BlobCatalogEntry, chunkDone: () -> Void) throws -> BlobCatalogEntry {
         if current == nil || current!.end >= sizeLimit { try startSegment() }
@@ -46,18 +52,17 @@ struct SegmentCopier {
         var end = start
         var checksum: UInt32 = 0
         var rawLength: UInt64 = 0
-        let reader = try source.reader(for: entry.segmentID)
+        var scratch: [UInt8] = []
         for index in 0..<entry.chunkCount {
+            // The record is read once: verified and decoded for the content checksum, then written as it is.
             let (raw, size) = try source.readChunk(
-                segment: entry.segmentID, offset: sourceOffset, blob: blob, index: index)
+                segment: entry.segmentID, offset: sourceOffset, blob: blob, index: index,
+                limit: Self.remaining(entry, at: sourceOffset), scratch: &scratch)
             checksum = raw.withUnsafeBytes { CRC32C.checksum($0, continuing: checksum) }
             rawLength += UInt64(raw.count)
-            let record: [UInt8]
-            do { record = try reader.read(count: size, at: sourceOffset) } catch { throw StorageError.io(error) }
-            guard record.count == size else {
-                throw StorageError.corrupt(reader.path, at: sourceOffset, "\(blob) chunk \(index): record cut short")
-            }
-            do { try file.write(record, at: end) } catch { throw StorageError.io(error) }
+            do {
+                try scratch.withUnsafeBytes { try file.write(UnsafeRawBufferPointer(rebasing: $0[..<size]), at: end) }
+            } catch let error as IOError { throw StorageError.io(error) }
             sourceOffset += UInt64(size)
             end += UInt64(size)
             chunkDone()
