@@ -209,7 +209,9 @@ final class BlobStore: Sendable {
         let record = try readChunkRecord(
             segment: segment, offset: offset, blob: blob, index: index, limit: limit, scratch: &scratch)
         do {
-            let raw = try scratch.withUnsafeBytes { (all) throws(FormatError) in try record.decodePayload(all, salt: salt) }
+            let raw = try scratch.withUnsafeBytes { (all) throws(FormatError) in
+                try record.decodePayload(all, salt: salt)
+            }
             return (raw, record.encodedSize)
         } catch {
             throw StorageError.corruption(
