@@ -178,10 +178,14 @@ enum Output {
         return fail(command, details, json: json, code: code)
     }
 
-    /// Reports a failure whose details are known: standard error, and a ``Failure`` document with `json`.
+    /// Reports a failure whose details are known: standard error, and a ``Failure`` document (one line) with
+    /// `json`.
     static func fail(_ command: String, _ details: Failure.Details, json: Bool, code: StoreExitCode) -> ExitCode {
         Output.error("strata \(command): \(details.message)")
-        if json { try? printJSON(Failure(command: command, error: details, exitCode: code.rawValue)) }
+        // One line, so that it is also a valid last line of `dump`'s JSON Lines.
+        if json, let line = try? jsonLine(Failure(command: command, error: details, exitCode: code.rawValue)) {
+            print(line)
+        }
         return code.exitCode
     }
 }
