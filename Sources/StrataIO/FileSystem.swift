@@ -72,10 +72,17 @@ public protocol FileSystem: Sendable {
 }
 
 extension FileSystem {
+    /// Opens an existing file with ``openFile(at:mode:)`` and `.existing`: for file systems whose handles
+    /// have no read-only mode (the in-memory one), where nothing but the caller's discipline keeps it read.
+    ///
+    /// - Throws: what ``openFile(at:mode:)`` throws.
     public func openFileForReading(at path: String) throws(IOError) -> any FileHandle {
         try openFile(at: path, mode: .existing)
     }
 
+    /// Checks ``exists(at:)``, then takes the lock with ``lockFile(at:)``.
+    ///
+    /// - Throws: ``IOError`` with `.noSuchFile` when there is no such file, or what ``lockFile(at:)`` throws.
     public func lockExistingFile(at path: String) throws(IOError) -> any FileLock {
         guard exists(at: path) else { throw IOError(.noSuchFile, operation: "open", path: path) }
         return try lockFile(at: path)
@@ -148,6 +155,9 @@ public protocol FileLock: AnyObject, Sendable {
 }
 
 extension FileHandle {
+    /// The file's size: a file system that does not report holes has its data up to the end.
+    ///
+    /// - Throws: what ``size()`` throws.
     public func dataEnd() throws(IOError) -> UInt64 { try size() }
 
     /// Reads exactly `count` bytes at `offset`, or fewer at end of file.

@@ -28,6 +28,7 @@ import StrataIO
 /// - ``open(at:fileSystem:)``
 /// - ``verify(checkBlobContents:progress:)``
 /// - ``snapshot()``
+/// - ``isWritable``
 /// - ``close()``
 public final class ReadOnlyStore: Sendable {
     public let directory: String
