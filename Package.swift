@@ -55,7 +55,7 @@ let package = Package(
         .executableTarget(
             name: "strata",
             dependencies: [
-                "Strata", "StrataStorage", "StrataWorkload",
+                "Strata", "StrataFormat", "StrataStorage", "StrataWorkload",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -87,7 +87,10 @@ let package = Package(
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTestSupport"]),
         // Runs the built `strata` binary as a subprocess (fsck, compact, info, dump and their exit codes), on
         // engine stores and on stores of the object graph built through Strata.
-        .testTarget(name: "StrataCLITests", dependencies: ["strata", "Strata", "StrataStorage", "StrataTestSupport"]),
+        .testTarget(
+            name: "StrataCLITests",
+            dependencies: ["strata", "Strata", "StrataFormat", "StrataStorage", "StrataTestSupport"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -26,6 +26,14 @@ public struct StoreHeader: Sendable, Equatable {
     public static let maximumPageSize = 65536
     /// `checksumType` value for CRC-32C, the only algorithm of format version 1.
     public static let checksumCRC32C: UInt8 = 1
+    /// The bits of ``compatibleFeatures`` this code knows: none are defined yet.
+    public static let knownCompatibleFeatures: UInt32 = 0
+    /// The bits of ``readOnlyCompatibleFeatures`` this code knows: none are defined yet. A store with any
+    /// other bit set may be read (``decode(_:)`` accepts it) but must not be written (``isWritable``).
+    public static let knownReadOnlyCompatibleFeatures: UInt32 = 0
+    /// The bits of ``incompatibleFeatures`` this code knows: none are defined yet. ``decode(_:)`` refuses a
+    /// header with any other bit set.
+    public static let knownIncompatibleFeatures: UInt32 = 0
 
     /// The format version the store was written with; ``decode(_:)`` only accepts ``currentVersion``.
     public var formatVersion: UInt32
@@ -59,6 +67,15 @@ public struct StoreHeader: Sendable, Equatable {
         self.incompatibleFeatures = 0
         self.storeID = storeID
     }
+
+    /// The bits of ``readOnlyCompatibleFeatures`` this code does not know: a store with any may be read but
+    /// not written (FORMAT.md §2, reader rules).
+    public var unknownReadOnlyCompatibleFeatures: UInt32 {
+        readOnlyCompatibleFeatures & ~Self.knownReadOnlyCompatibleFeatures
+    }
+
+    /// Whether this code may write the store: it knows every read-only-compatible feature bit.
+    public var isWritable: Bool { unknownReadOnlyCompatibleFeatures == 0 }
 
     /// Whether `size` is a page size a store may have.
     ///
@@ -97,6 +114,9 @@ public struct StoreHeader: Sendable, Equatable {
 
     /// Decodes and validates a header from the start of `bytes`.
     ///
+    /// Unknown bits of ``compatibleFeatures`` are ignored and unknown bits of ``readOnlyCompatibleFeatures``
+    /// are kept (the store is then read-only: ``isWritable``); unknown bits of ``incompatibleFeatures`` refuse.
+    ///
     /// - Throws: ``FormatError`` for bad magic, a checksum mismatch, an unknown version,
     ///   an invalid page size, an unknown checksum type or an unknown incompatible feature.
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(FormatError) -> StoreHeader {
@@ -122,11 +142,17 @@ public struct StoreHeader: Sendable, Equatable {
         let compat = try reader.readUInt32LE()
         let roCompat = try reader.readUInt32LE()
         let incompat = try reader.readUInt32LE()
-        guard incompat == 0 else { throw .invalid("unknown incompatible features 0x\(String(incompat, radix: 16))") }
+        let unknown = incompat & ~knownIncompatibleFeatures
+        guard unknown == 0 else {
+            throw .invalid(
+                "unknown incompatible features 0x\(String(unknown, radix: 16)): a newer Strata wrote this store; "
+                    + "this version cannot read it")
+        }
         let storeID = try reader.readBytes(16)
         var header = StoreHeader(pageSize: pageSize, storeID: storeID)
         header.compatibleFeatures = compat
         header.readOnlyCompatibleFeatures = roCompat
+        header.incompatibleFeatures = incompat
         return header
     }
 }

@@ -177,6 +177,15 @@ public final class FaultInjectingFileSystem: FileSystem {
         return FaultInjectingFileHandle(wrapping: handle, fileSystem: self)
     }
 
+    /// Opens a file for reading through the wrapped file system and wraps its handle, as
+    /// ``openFile(at:mode:)`` does.
+    ///
+    /// - Throws: the injected ``IOError`` when a fault fires, otherwise what the wrapped file system throws.
+    public func openFileForReading(at path: String) throws(IOError) -> any FileHandle {
+        let handle = try perform(.open, path) { () throws(IOError) in try base.openFileForReading(at: path) }
+        return FaultInjectingFileHandle(wrapping: handle, fileSystem: self)
+    }
+
     /// Whether a file or directory exists at `path` in the wrapped file system. The call is counted
     /// (it gets an index and reaches ``onOperation``) but never fails, even after a power loss.
     public func exists(at path: String) -> Bool {
@@ -231,6 +240,13 @@ public final class FaultInjectingFileSystem: FileSystem {
     /// - Throws: the injected ``IOError`` when a fault fires, otherwise what the wrapped file system throws.
     public func lockFile(at path: String) throws(IOError) -> any FileLock {
         try perform(.lock, path) { () throws(IOError) in try base.lockFile(at: path) }
+    }
+
+    /// Locks an existing file through the wrapped file system, as ``lockFile(at:)`` does.
+    ///
+    /// - Throws: the injected ``IOError`` when a fault fires, otherwise what the wrapped file system throws.
+    public func lockExistingFile(at path: String) throws(IOError) -> any FileLock {
+        try perform(.lock, path) { () throws(IOError) in try base.lockExistingFile(at: path) }
     }
 }
 

@@ -15,6 +15,15 @@ public protocol FileSystem: Sendable {
     ///   directory), `.fileExists` (`.createNew` on an existing file), `.isADirectory`, or the system's reason.
     func openFile(at path: String, mode: FileOpenMode) throws(IOError) -> any FileHandle
 
+    /// Opens an existing regular file for reading only: writing through the handle is a programmer error.
+    ///
+    /// What inspects a store without changing it (`ReadOnlyStore`, `strata fsck`, `info`, `dump`) opens every
+    /// file this way, so a store on a read-only mount, with mode 444 or owned by another user can be read.
+    /// The default implementation opens the file with ``openFile(at:mode:)`` and `.existing`.
+    ///
+    /// - Throws: ``IOError`` with `.noSuchFile`, `.isADirectory`, `.permissionDenied`, or the system's reason.
+    func openFileForReading(at path: String) throws(IOError) -> any FileHandle
+
     /// Whether a file or directory exists at `path`.
     func exists(at path: String) -> Bool
 
@@ -52,6 +61,32 @@ public protocol FileSystem: Sendable {
     /// - Throws: ``IOError`` with code `.wouldBlock` when another holder has it (another process,
     ///   or another open of the same store in this process).
     func lockFile(at path: String) throws(IOError) -> any FileLock
+
+    /// Takes an exclusive advisory lock on an existing file at `path` without waiting, opening it read-only
+    /// and never creating it, so that a reader of a store on a read-only mount can still exclude writers.
+    /// The default implementation checks ``exists(at:)`` and calls ``lockFile(at:)``.
+    ///
+    /// - Throws: ``IOError`` with `.noSuchFile` when there is no such file, `.wouldBlock` when another holder
+    ///   has the lock, or the system's reason.
+    func lockExistingFile(at path: String) throws(IOError) -> any FileLock
+}
+
+extension FileSystem {
+    /// Opens an existing file with ``openFile(at:mode:)`` and `.existing`: for file systems whose handles
+    /// have no read-only mode (the in-memory one), where nothing but the caller's discipline keeps it read.
+    ///
+    /// - Throws: what ``openFile(at:mode:)`` throws.
+    public func openFileForReading(at path: String) throws(IOError) -> any FileHandle {
+        try openFile(at: path, mode: .existing)
+    }
+
+    /// Checks ``exists(at:)``, then takes the lock with ``lockFile(at:)``.
+    ///
+    /// - Throws: ``IOError`` with `.noSuchFile` when there is no such file, or what ``lockFile(at:)`` throws.
+    public func lockExistingFile(at path: String) throws(IOError) -> any FileLock {
+        guard exists(at: path) else { throw IOError(.noSuchFile, operation: "open", path: path) }
+        return try lockFile(at: path)
+    }
 }
 
 /// How ``FileSystem/openFile(at:mode:)`` treats a missing or existing file.
@@ -75,6 +110,13 @@ public protocol FileHandle: AnyObject, Sendable {
     ///
     /// - Throws: ``IOError`` with the system's reason.
     func size() throws(IOError) -> UInt64
+
+    /// The end of the file's data: the offset after its last byte that is not in a hole, so that a reader
+    /// looking for the last written bytes of a sparse file need not read gigabytes of zeros. Never more than
+    /// ``size()``; ``size()`` itself when the file system does not report holes (the default implementation).
+    ///
+    /// - Throws: ``IOError`` with the system's reason.
+    func dataEnd() throws(IOError) -> UInt64
 
     /// Reads up to `buffer.count` bytes at `offset`, stopping early only at end of file.
     /// - Returns: the number of bytes read (less than `buffer.count` only at end of file).
@@ -124,6 +166,11 @@ public protocol FileLock: AnyObject, Sendable {
 extension FileHandle {
     /// No mapping: reads go through ``read(into:at:)``.
     public func mapReadOnly(length: Int) throws(IOError) -> FileMapping? { nil }
+
+    /// The file's size: a file system that does not report holes has its data up to the end.
+    ///
+    /// - Throws: what ``size()`` throws.
+    public func dataEnd() throws(IOError) -> UInt64 { try size() }
 
     /// Reads exactly `count` bytes at `offset`, or fewer at end of file.
     ///

@@ -26,6 +26,16 @@ extension IOError.Code {
     }
 }
 
+extension IOError.Code {
+    /// The system's message for an error number (`strerror`'s, lower-cased first letter, as the other codes'
+    /// descriptions), e.g. `file too large` for `EFBIG`; the number itself is kept for logs.
+    static func systemMessage(_ number: Int32) -> String {
+        let message = Errno(rawValue: number).description
+        guard let first = message.first, !message.isEmpty else { return "system error \(number)" }
+        return first.lowercased() + message.dropFirst() + " (errno \(number))"
+    }
+}
+
 extension IOError {
     /// An error for a failed system call.
     ///

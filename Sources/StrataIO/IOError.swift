@@ -60,7 +60,7 @@ public struct IOError: Error, Sendable, Equatable, CustomStringConvertible {
             case .isADirectory: "is a directory"
             case .readOnlyFileSystem: "read-only file system"
             case .tooManyOpenFiles: "too many open files"
-            case .other(let number): "system error \(number)"
+            case .other(let number): Self.systemMessage(number)
             }
         }
     }

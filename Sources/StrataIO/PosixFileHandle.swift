@@ -45,10 +45,15 @@ public final class PosixFileHandle: FileHandle {
     /// Whether ``close()`` ran; guards against using a descriptor number that may have been reused.
     private let isClosed = Atomic<Bool>(false)
 
+    /// Whether the descriptor was opened `O_RDONLY` (``PosixFileSystem/openFileForReading(at:)``): writing,
+    /// truncating or syncing through it is a programmer error, caught here rather than as `EBADF`.
+    private let readOnly: Bool
+
     /// Wraps an open descriptor, which the handle then owns.
-    init(descriptor: FileDescriptor, path: String) {
+    init(descriptor: FileDescriptor, path: String, readOnly: Bool = false) {
         self.descriptor = descriptor
         self.path = path
+        self.readOnly = readOnly
     }
 
     deinit {
@@ -90,6 +95,49 @@ public final class PosixFileHandle: FileHandle {
         return FileMapping(address: address, count: length)
     }
 
+    /// The end of the file's data: the end of its last extent that is not a hole, found with `lseek`'s
+    /// `SEEK_DATA` and `SEEK_HOLE` (one pair of calls per hole); ``size()`` when the file system does not
+    /// support them.
+    ///
+    /// - Throws: ``IOError`` with the system's reason.
+    ///
+    /// The corresponding C function is `lseek` with `SEEK_DATA` and `SEEK_HOLE`.
+    public func dataEnd() throws(IOError) -> UInt64 {
+        let size = try self.size()
+        #if os(Linux)
+        // swift-system names SEEK_DATA and SEEK_HOLE only on Darwin and FreeBSD; Linux's values are 3 and 4.
+        let nextData = FileDescriptor.SeekOrigin(rawValue: 3)
+        let nextHole = FileDescriptor.SeekOrigin(rawValue: 4)
+        var end: UInt64 = 0
+        var position: Int64 = 0
+        // Each round moves past one hole, so the loop ends within the file's extent count (and at `size`).
+        while UInt64(position) < size {
+            let data: Int64
+            do { data = try descriptor.seek(offset: position, from: nextData) } catch let error as Errno {
+                // ENXIO: no data at or after `position`. EINVAL: the file system has no hole support.
+                if error == .noSuchAddressOrDevice { return end }
+                if error == .invalidArgument { return size }
+                throw IOError(errno: error, operation: "lseek", path: path)
+            } catch {
+                preconditionFailure("lseek \(path): swift-system threw a non-Errno error \(error)")
+            }
+            let hole: Int64
+            do { hole = try descriptor.seek(offset: data, from: nextHole) } catch let error as Errno {
+                if error == .invalidArgument { return size }
+                throw IOError(errno: error, operation: "lseek", path: path)
+            } catch {
+                preconditionFailure("lseek \(path): swift-system threw a non-Errno error \(error)")
+            }
+            guard hole > position else { return size }  // no progress: do not trust the answers
+            end = min(UInt64(hole), size)
+            position = hole
+        }
+        return end
+        #else
+        return size
+        #endif
+    }
+
     /// Reads up to `buffer.count` bytes at `offset`, stopping early only at end of file.
     ///
     /// - Parameters:
@@ -126,6 +174,7 @@ public final class PosixFileHandle: FileHandle {
     /// The corresponding C function is `pwrite`, called until every byte is written.
     public func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(IOError) {
         preconditionOpen()
+        precondition(!readOnly, "PosixFileHandle for \(path) is read-only")
         var done = 0
         while done < bytes.count {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[done...])
@@ -147,6 +196,7 @@ public final class PosixFileHandle: FileHandle {
     /// The corresponding C function is `ftruncate`.
     public func truncate(to size: UInt64) throws(IOError) {
         preconditionOpen()
+        precondition(!readOnly, "PosixFileHandle for \(path) is read-only")
         let length = Self.position(size, advancedBy: 0)
         try IOError.catching("ftruncate", path: path) { try descriptor.resize(to: length) }
     }

@@ -34,13 +34,19 @@ public final class PosixFileLock: FileLock {
         unlock()
     }
 
-    /// Releases the lock by closing its descriptor. Safe to call more than once.
+    /// Releases the lock, then closes its descriptor. Safe to call more than once.
     ///
-    /// The corresponding C function is `close`.
+    /// Closing alone is not enough: a child process forked (or spawned) while the lock was held has a copy of
+    /// the descriptor until it calls `exec`, and a `flock` lock lasts as long as any copy of its open file
+    /// description; `LOCK_UN` releases it for every copy at once, so a store closed here can be opened again
+    /// at once even while another thread starts a subprocess.
+    ///
+    /// The corresponding C functions are `flock(LOCK_UN)` and `close`.
     public func unlock() {
         guard !isReleased.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        // close releases the descriptor, and with it the lock, even when it reports an error, and a
-        // lock file carries no data that an error could have lost: there is nothing to report.
+        // Neither can fail in a way worth reporting: close releases the lock even if LOCK_UN did not, and
+        // a lock file carries no data that an error could have lost.
+        try? descriptor.unlock()
         try? descriptor.close()
     }
 }

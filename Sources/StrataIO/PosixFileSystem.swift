@@ -75,6 +75,20 @@ public struct PosixFileSystem: FileSystem {
         return PosixFileHandle(descriptor: descriptor, path: path)
     }
 
+    /// Opens an existing regular file for reading only.
+    ///
+    /// - Parameter path: The file's path.
+    /// - Returns: A ``PosixFileHandle`` that must not be written, truncated or synced through.
+    /// - Throws: ``IOError`` with `.noSuchFile`, `.isADirectory`, `.permissionDenied`, …
+    ///
+    /// The corresponding C function is `open` with `O_RDONLY | O_CLOEXEC`.
+    public func openFileForReading(at path: String) throws(IOError) -> any FileHandle {
+        let descriptor = try IOError.catching("open", path: path) {
+            try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec])
+        }
+        return PosixFileHandle(descriptor: descriptor, path: path, readOnly: true)
+    }
+
     /// Whether a file or directory exists at `path` (following symbolic links).
     ///
     /// An entry that cannot be examined (for example for lack of permission) counts as missing.
@@ -225,6 +239,29 @@ public struct PosixFileSystem: FileSystem {
                 options: [.create, .closeOnExec],
                 permissions: Self.filePermissions
             )
+        }
+        do {
+            try descriptor.lock(.exclusive, nonBlocking: true)
+        } catch {
+            // Nothing was locked; the descriptor is ours to release and carries no data.
+            try? descriptor.close()
+            throw IOError(errno: error, operation: "flock", path: path)
+        }
+        return PosixFileLock(descriptor: descriptor, path: path)
+    }
+
+    /// Takes an exclusive advisory lock on the existing file at `path` without waiting; the file is opened
+    /// read-only and never created, so this works on a read-only mount.
+    ///
+    /// - Parameter path: The lock file's path.
+    /// - Returns: A ``PosixFileLock`` that holds the lock until ``FileLock/unlock()``.
+    /// - Throws: ``IOError`` with `.noSuchFile` when there is no such file, `.wouldBlock` when the lock is
+    ///   held elsewhere; `.permissionDenied`, …
+    ///
+    /// The corresponding C functions are `open` (`O_RDONLY`, without `O_CREAT`) and `flock(LOCK_EX | LOCK_NB)`.
+    public func lockExistingFile(at path: String) throws(IOError) -> any FileLock {
+        let descriptor = try IOError.catching("open", path: path) {
+            try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec])
         }
         do {
             try descriptor.lock(.exclusive, nonBlocking: true)

@@ -54,6 +54,15 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The store has read-only-compatible feature bits this version does not know (FORMAT.md §2): it may be
+    /// read (``ReadOnlyStore``) but not written.
+    static func readOnlyFeatures(path: String, features: UInt32) -> StorageError {
+        .unsupportedFormat(
+            path: path,
+            reason: "read-only-compatible features 0x\(String(features, radix: 16)) are unknown to this version: "
+                + "it may read the store but not write it")
+    }
+
     static func corrupt(_ file: String, at offset: UInt64, _ error: FormatError) -> StorageError {
         .corruption(file: file, offset: offset, reason: error.description)
     }

@@ -7,6 +7,15 @@ extension Store {
         fileSystem.exists(at: StoreFileNames.path(directory, StoreFileNames.pageFile))
     }
 
+    /// Whether `name` is the name of a file a store's directory may hold (FORMAT.md §1): the page file, the
+    /// log, the lock, a blob segment, or a leftover of an interrupted checkpoint, creation or compaction.
+    public static func isStoreFileName(_ name: String) -> Bool {
+        [
+            StoreFileNames.pageFile, StoreFileNames.pageFileTemporary, StoreFileNames.pageFileCompacted,
+            StoreFileNames.wal, StoreFileNames.walTemporary, StoreFileNames.lock,
+        ].contains(name) || BlobSegmentFormat.segmentID(fileName: name) != nil
+    }
+
     /// Deletes the files of the store in `directory` (and nothing else in it), like LevelDB's `DestroyDB`.
     ///
     /// - Throws: ``StorageError/storeLocked(path:)`` when the store is open (here or in another process),

@@ -6,7 +6,8 @@ extension Store {
     ///
     /// Recovery (FORMAT.md, "Recovery"):
     /// 1. Take the store's lock; a second open anywhere fails with ``StorageError/storeLocked(path:)``.
-    /// 2. Read and verify the store header (page 0 of the page file).
+    /// 2. Read and verify the store header (page 0 of the page file). A header with read-only-compatible
+    ///    feature bits this version does not know is refused here (it may be read, with ``ReadOnlyStore``).
     /// 3. Find the newest valid root record (`RootRecordLocator`): the durable checkpoint.
     /// 4. Read the log from its start; skip records the checkpoint covers; apply every transaction whose
     ///    commit record is intact; drop a final transaction without its commit record; stop at the first
@@ -19,7 +20,9 @@ extension Store {
     ///   - configuration: durability, page size for a new store, thresholds, logger.
     ///   - fileSystem: the file-system seam (`PosixFileSystem` unless testing).
     /// - Throws: ``StorageError/storeNotFound(path:)``, ``StorageError/storeLocked(path:)``,
-    ///   ``StorageError/unsupportedFormat(path:reason:)``, ``StorageError/corruption(file:offset:reason:)``,
+    ///   ``StorageError/unsupportedFormat(path:reason:)`` (also for read-only-compatible features this version
+    ///   does not know: such a store can be read with ``ReadOnlyStore`` but not written),
+    ///   ``StorageError/corruption(file:offset:reason:)``,
     ///   ``StorageError/io(_:)``; ``StorageError/invalidArgument(_:)`` when the configured page size is not a
     ///   power of two in 512...65536 (checked even when the store exists).
     public static func open(
@@ -45,6 +48,13 @@ extension Store {
                 for created in missing.reversed() { try fileSystem.syncDirectory(at: parentDirectory(of: created)) }
             } catch { throw StorageError.io(error) }
         }
+        // Without a page file and without leave to create one there is no store: say so before the lock
+        // file is created, so that a mistaken path is left as it was.
+        if !configuration.createIfMissing,
+            !fileSystem.exists(at: StoreFileNames.path(directory, StoreFileNames.pageFile))
+        {
+            throw StorageError.storeNotFound(path: directory)
+        }
         let lock: any FileLock
         do { lock = try fileSystem.lockFile(at: StoreFileNames.path(directory, StoreFileNames.lock)) } catch {
             if error.code == .wouldBlock { throw StorageError.storeLocked(path: directory) }
@@ -60,7 +70,9 @@ extension Store {
         }
     }
 
-    private static func openLocked(
+    /// ``open(at:configuration:fileSystem:)`` steps 2 to 5, with the store's lock already held (and released
+    /// by the caller if this throws).
+    static func openLocked(
         directory: String, configuration: StoreConfiguration, fileSystem: any FileSystem, lock: any FileLock
     ) throws -> Store {
         let logger = configuration.logger
@@ -102,6 +114,10 @@ extension Store {
         guard fileSize >= UInt64(header.pageSize) else {
             try? pageFile.close()
             throw StorageError.corrupt(pagePath, at: fileSize, "page file shorter than its header page")
+        }
+        guard header.isWritable else {
+            try? pageFile.close()
+            throw StorageError.readOnlyFeatures(path: pagePath, features: header.unknownReadOnlyCompatibleFeatures)
         }
 
         // 3. The newest checkpoint.

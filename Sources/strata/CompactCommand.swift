@@ -6,18 +6,23 @@ import StrataStorage
 /// in atomically (``Store/compact(at:configuration:fileSystem:progress:)``), then prints the sizes before
 /// and after.
 ///
-/// Compaction is offline: a store another process has open is refused (its lock is held), with exit code 8.
-/// A store with damage it cannot read is left unchanged, with exit code 4 (run `strata fsck`).
+/// Compaction is offline: a store another process has open is refused (its lock is held), with exit code 8,
+/// and so is a store this version may not write (unknown read-only-compatible features). It first checks the
+/// store as `strata fsck` does: damage that nothing repairs without losing committed data (a damaged page or
+/// blob, damage in the middle of the log, an invalid row an index cannot take) refuses it with exit code 4,
+/// before anything is written: no file changes (run `strata fsck`).
 struct CompactCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compact",
         abstract: "Rewrite a store without dead space: live pages and blobs into new files, swapped in atomically.",
         discussion: """
-            Checkpoints the store, writes its live rows as new, full B+trees into strata.pages.compact and its \
+            First checks the store as fsck does and refuses (exit 4, nothing written) damage that nothing \
+            repairs without losing committed data: a damaged page or blob, damage in the middle of the log. \
+            Then checkpoints the store, writes its live rows as new, full B+trees into strata.pages.compact and its \
             live blobs into new segments, syncs them, renames the new page file over the old one and syncs the \
             directory (the commit point), then deletes the old segments. A crash at any moment leaves the old \
             store or the new one, both whole. Needs free space for a copy of the live data. Refuses a store that \
-            another process has open.
+            another process has open, and one with features this version may read but not write.
 
             \(StoreExitCode.help)
             """
@@ -35,10 +40,9 @@ struct CompactCommand: ParsableCommand {
         } catch {
             bar.finish()
             let outcome = StoreExitCode.of(error)
-            var message = "strata compact: \(Output.describe(error, store: options.store))"
-            if outcome == .problemsLeft { message += "; the store is unchanged: run `strata fsck` on it" }
-            Output.error(message)
-            throw outcome.exitCode
+            throw Output.fail(
+                "compact", error, store: options.store, json: options.json,
+                suffix: outcome == .problemsLeft ? "; the store is unchanged: run `strata fsck` on it" : "")
         }
         if options.json {
             try Output.printJSON(report)

@@ -26,22 +26,27 @@ import StrataStorage
 ///    reopen, and the engine's counters.
 ///
 /// Fresh store: the demo always starts from an empty store so that runs are repeatable. If DIRECTORY exists it
-/// must be empty or hold a Strata store (its page file), and it is removed first; anything else is refused, so
-/// a mistyped path never deletes unrelated files. The store is left in place afterwards for inspection.
+/// must be empty or hold a Strata store and nothing else (only the files of FORMAT.md §1), whose files are
+/// removed first; anything else is refused, so a mistyped path never deletes unrelated files. The store is left
+/// in place afterwards for inspection.
 ///
-/// Any check that does not hold stops the demo with exit code 1 and a message naming the check.
+/// Any check that does not hold stops the demo with exit code 1 and a message naming the check; a directory it
+/// refuses is a usage error (64), and a storage or I/O error an operational error (8), as for the store
+/// commands.
 struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Store the company workload through the object graph in a fresh store, verify it, time each step.",
         discussion: """
             Creates DIRECTORY (removing a previous demo store there first: the demo always starts fresh and \
-            refuses a non-empty directory that is not a Strata store), inserts 100 departments and N employees \
+            refuses a directory that holds anything but a Strata store's files), inserts 100 departments and N employees \
             (every 1,000th with a 64 KiB photo, kept in a blob segment) as managed objects, saves them in one \
             save, checks their permanent IDs and closes. It then reopens the store with a new coordinator, \
             fetches every employee as a fault, fires the faults and checks the count, salary sum, names, photos \
             and departments against the generator, looks up 10,000 random employees by object ID in a new \
-            context, lists each department's employees through the relationship, deletes one department             (cascading to its employees), and prints each step's time and rate, the row cache's counters and the             engine's report.
+            context, lists each department's employees through the relationship, deletes one department \
+            (cascading to its employees), and prints each step's time and rate, the row cache's counters and the \
+            engine's report.
             """
     )
 
@@ -66,13 +71,23 @@ struct DemoCommand: ParsableCommand {
 
     func run() throws {
         logging.bootstrap()
+        // The path exactly as given: standardizing it (resolving `..` without the file system) could name
+        // another directory than the one the kernel resolves through a symbolic link.
         let demo = DemoRun(
-            directory: URL(fileURLWithPath: directory).standardizedFileURL.path,
+            directory: directory,
             employeeCount: employees,
             durability: durability.engineValue,
             durabilityName: durability.rawValue
         )
-        try demo.run()
+        do {
+            try demo.run()
+        } catch let failure as DemoFailure {
+            Output.error("strata demo: \(failure)")
+            throw failure.refusal ? StoreExitCode.usage.exitCode : ExitCode.failure
+        } catch {
+            Output.error("strata demo: \(Output.describe(error, store: directory))")
+            throw StoreExitCode.operationalError.exitCode
+        }
     }
 }
 

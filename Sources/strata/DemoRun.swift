@@ -61,22 +61,35 @@ struct DemoRun {
 
     // MARK: - Fresh store
 
-    /// Removes `directory` if it is empty or holds a Strata store; refuses anything else.
+    /// Removes the store in `directory` if the directory holds nothing but a Strata store's files (FORMAT.md
+    /// §1); refuses anything else, so that a mistyped path never deletes unrelated files. Only the store's
+    /// files are removed (``Store/destroy(at:fileSystem:)``), each by its name in `directory`; the directory
+    /// stays.
     ///
     /// - Returns: Whether something was removed.
+    /// - Throws: ``DemoFailure`` (with ``DemoFailure/refusal`` set) for a directory the demo refuses.
     private func removePreviousStore() throws -> Bool {
         let files = FileManager.default
         var isDirectory: ObjCBool = false
         guard files.fileExists(atPath: directory, isDirectory: &isDirectory) else { return false }
         guard isDirectory.boolValue else {
-            throw DemoFailure("\(directory) exists and is not a directory; choose another store directory")
+            throw DemoFailure(
+                "\(directory) exists and is not a directory; choose another store directory", refusal: true)
         }
         let entries = try files.contentsOfDirectory(atPath: directory)
+        let strangers = entries.filter { !Store.isStoreFileName($0) }.sorted()
+        guard strangers.isEmpty else {
+            let shown = strangers.prefix(3).joined(separator: ", ") + (strangers.count > 3 ? ", ..." : "")
+            throw DemoFailure(
+                "\(directory) holds files that are not part of a Strata store (\(shown)); the demo removes only a "
+                    + "previous store: choose another directory or remove them yourself",
+                refusal: true)
+        }
         guard entries.isEmpty || Store.exists(at: directory) else {
             throw DemoFailure(
-                "\(directory) is not empty and holds no Strata store; "
-                    + "the demo removes only a previous store: choose another directory or remove it yourself"
-            )
+                "\(directory) holds store files but no page file (\(entries.joined(separator: ", "))): not removing "
+                    + "what may be the rest of a damaged store; choose another directory or remove them yourself",
+                refusal: true)
         }
         try Store.destroy(at: directory)
         return !entries.isEmpty

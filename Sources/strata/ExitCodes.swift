@@ -1,17 +1,21 @@
 import ArgumentParser
 import Foundation
 import Logging
+import StrataFormat
 import StrataStorage
 
-/// The exit codes of `strata fsck`, `compact`, `info` and `dump`, modelled on fsck(8).
+/// The exit codes of every `strata` command, modelled on fsck(8).
 ///
 /// | code | meaning |
 /// | --- | --- |
 /// | 0 | no problem: the store is clean (or the command did what was asked) |
-/// | 1 | problems were found and repaired (`fsck --repair`): the store is clean now |
-/// | 4 | problems were found and are still there (damage that only `--salvage` works around) |
-/// | 8 | operational error: no store there, the store is open in another process, an I/O error |
-/// | 64 | usage error (ArgumentParser's `EX_USAGE`; fsck(8) uses 16) |
+/// | 1 | problems were found and repaired (`fsck --repair`): the store is clean now; `demo`: a check failed |
+/// | 4 | problems were found and are still there (damage that only `--salvage` works around), whatever the |
+/// |   | command: `info` and `dump` print what they can and exit 4; `compact` and `--repair` refuse with 4 |
+/// | 8 | operational error: no store there, the store is open in another process, an I/O error, a store |
+/// |   | this version cannot read (unknown incompatible features) or may not write (`compact`, `--repair`) |
+/// | 64 | usage error (ArgumentParser's `EX_USAGE`; fsck(8) uses 16): a bad option, `dump --page` past |
+/// |   | the end, an argument that is not UTF-8, a directory `demo` refuses |
 ///
 /// Codes combine as in fsck(8) only in that a larger one wins: a run reports its worst outcome.
 enum StoreExitCode: Int32, Comparable {
@@ -19,22 +23,69 @@ enum StoreExitCode: Int32, Comparable {
     case repaired = 1
     case problemsLeft = 4
     case operationalError = 8
+    case usage = 64
 
     var exitCode: ExitCode { ExitCode(rawValue) }
 
     static func < (lhs: StoreExitCode, rhs: StoreExitCode) -> Bool { lhs.rawValue < rhs.rawValue }
 
-    /// The outcome of a storage error that stopped a command: damage it met is 4, anything else 8.
+    /// The outcome of an error that stopped a command: damage it met (a corrupt file, a stored row that breaks
+    /// the format's rules) is 4, anything else 8.
     static func of(_ error: Error) -> StoreExitCode {
-        if case StorageError.corruption = error { return .problemsLeft }
-        return .operationalError
+        switch error {
+        case StorageError.corruption: .problemsLeft
+        case is FormatError: .problemsLeft
+        default: .operationalError
+        }
     }
 
     /// The paragraph every store command's `--help` ends with.
     static let help = """
-        Exit codes (as fsck(8)): 0 clean; 1 problems repaired, the store is clean now; 4 problems left; \
-        8 operational error (no store, the store is open in another process, an I/O error); 64 usage error.
+        Exit codes (as fsck(8)), the same for every command: 0 clean; 1 problems repaired, the store is clean \
+        now; 4 problems left (info and dump print what they can; compact and --repair refuse); 8 operational \
+        error (no store, the store is open in another process, an I/O error, a format or feature this version \
+        cannot read or write); 64 usage error. With --json, every outcome, errors included, is a JSON document \
+        on standard output.
         """
+}
+
+/// What `--json` prints when a command stops on an error (a usage error included), instead of its report:
+///
+/// ```
+/// {"command":"fsck","error":{"kind":"notFound","message":"no Strata store at /x","path":"/x"},"exitCode":8}
+/// ```
+struct Failure: Encodable {
+    struct Details: Encodable {
+        /// `usage`, `notFound`, `locked`, `corruption`, `invalidRow`, `unsupportedFormat`, `readOnlyStore`,
+        /// `notWritable`, `io`, `invalidArgument` or `error`.
+        var kind: String
+        var message: String
+        /// The file or directory the error is about, when there is one.
+        var path: String?
+    }
+
+    var command: String
+    var error: Details
+    var exitCode: Int32
+
+    /// The kind, message and path of `error`, met while working on `store`.
+    static func details(of error: Error, store: String?) -> Details {
+        let message = Output.describe(error, store: store ?? "")
+        switch error {
+        case StorageError.storeNotFound(let path): return Details(kind: "notFound", message: message, path: path)
+        case StorageError.storeLocked(let path): return Details(kind: "locked", message: message, path: path)
+        case StorageError.corruption(let file, _, _): return Details(kind: "corruption", message: message, path: file)
+        case StorageError.unsupportedFormat(let path, let reason):
+            let kind = reason.contains("read-only-compatible") ? "readOnlyStore" : "unsupportedFormat"
+            return Details(kind: kind, message: message, path: path)
+        case StorageError.io(let io):
+            let kind = io.code == .readOnlyFileSystem || io.code == .permissionDenied ? "notWritable" : "io"
+            return Details(kind: kind, message: message, path: io.path)
+        case StorageError.invalidArgument: return Details(kind: "invalidArgument", message: message, path: store)
+        case is FormatError: return Details(kind: "invalidRow", message: message, path: store)
+        default: return Details(kind: "error", message: message, path: store)
+        }
+    }
 }
 
 // MARK: - Shared by the store commands
@@ -106,8 +157,35 @@ enum Output {
             "the store at \(store) is open in another process (its lock is held); close that process first"
         case StorageError.storeNotFound:
             "no Strata store at \(store)"
+        case is FormatError:
+            "a stored value breaks the format's rules: \(error)"
         default:
             "\(error)"
         }
+    }
+
+    /// Reports an error that stops `command`: `strata <command>: <message><suffix>` on standard error and,
+    /// with `json`, a ``Failure`` document on standard output.
+    ///
+    /// - Returns: the exit code to throw: `outcome`, else the one ``StoreExitCode/of(_:)`` gives.
+    static func fail(
+        _ command: String, _ error: Error, store: String?, json: Bool, outcome: StoreExitCode? = nil,
+        suffix: String = ""
+    ) -> ExitCode {
+        let code = outcome ?? StoreExitCode.of(error)
+        var details = Failure.details(of: error, store: store)
+        details.message += suffix
+        return fail(command, details, json: json, code: code)
+    }
+
+    /// Reports a failure whose details are known: standard error, and a ``Failure`` document (one line) with
+    /// `json`.
+    static func fail(_ command: String, _ details: Failure.Details, json: Bool, code: StoreExitCode) -> ExitCode {
+        Output.error("strata \(command): \(details.message)")
+        // One line, so that it is also a valid last line of `dump`'s JSON Lines.
+        if json, let line = try? jsonLine(Failure(command: command, error: details, exitCode: code.rawValue)) {
+            print(line)
+        }
+        return code.exitCode
     }
 }

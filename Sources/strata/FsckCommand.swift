@@ -12,8 +12,9 @@ import StrataStorage
 /// 2. Verify everything (``ReadOnlyStore/verify(checkBlobContents:progress:)``): header, log, every
 ///    reachable page and tree invariant, page accounting, every blob. Then, for an object store, its
 ///    relationships (``RelationshipVerifier``, from the layout its metadata records): dangling foreign keys,
-///    one-to-one pairs, join-table links and their agreement with to-ones. Print each problem with its
-///    location (file and byte offset; table, row and field), then a summary.
+///    one-to-one pairs, join-table links and their agreement with to-ones; and every row record of its
+///    entity and join tables, decoded field by field by FORMAT.md §6.2 (``RowRecordVerifier``). Print each
+///    problem with its location (file and byte offset; table, row and field), then a summary.
 /// 3. `--repair`: if a problem is a torn log tail or a transaction without its commit record, open the
 ///    store for writing (recovery cuts the tail; committed transactions are replayed and checkpointed);
 ///    if a secondary index is damaged or disagrees with its table, rebuild it from the table;
@@ -24,8 +25,10 @@ import StrataStorage
 /// 4. `--salvage OUT`: copy every readable row and blob into a new store at OUT
 ///    (``Store/salvage(from:to:configuration:fileSystem:progress:)``); the damaged store is not touched.
 ///
-/// Whether every attribute decodes against the model is not checked: fsck has no model, only the
-/// relationship layout the store records.
+/// Whether each field's kind suits its attribute is not checked: fsck has no model, only the relationship
+/// layout the store records. A store this version may not write (unknown read-only-compatible features) is
+/// checked, but `--repair` refuses it (8); so does a store it cannot write to (a read-only mount, no
+/// permission), saying so, with nothing changed.
 struct FsckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fsck",
@@ -38,7 +41,8 @@ struct FsckCommand: ParsableCommand {
             checks relationships from the layout the store's metadata records: every foreign key names an \
             existing row of the destination's entities (references left dangling by design, with no inverse \
             or a "no action" inverse, are notes), one-to-one pairs point back at each other, every join-table \
-            link names existing rows of the recorded entities and agrees with the to-one backing it. Each \
+            link names existing rows of the recorded entities and agrees with the to-one backing it; and every \
+            row record of its entity and join tables decodes field by field (FORMAT.md §6.2). Each \
             problem is printed with its location (file and byte offset, or table, row and field). Nothing is \
             written unless --repair or --salvage is given.
 
@@ -46,8 +50,10 @@ struct FsckCommand: ParsableCommand {
             committed transactions replayed (recovery); a secondary index that disagrees with its table is \
             rebuilt; join-table links naming rows that no longer exist are deleted; orphaned blob bytes and \
             leftovers of an interrupted compaction are dropped (compaction, only when nothing is damaged). \
-            Dangling foreign keys are reported, never changed. --salvage OUT copies every readable row and \
-            blob of a damaged store into a new store at OUT.
+            Dangling foreign keys are reported, never changed. --repair refuses a store this version may not \
+            write (unknown read-only-compatible features) and says so when it cannot write to the store (a \
+            read-only mount, no permission). Checking needs read access only. --salvage OUT copies every \
+            readable row and blob of a damaged store into a new store at OUT.
 
             \(StoreExitCode.help)
             """
@@ -75,11 +81,16 @@ struct FsckCommand: ParsableCommand {
         var report: VerificationReport
         /// The relationships' report; nil for a store that is not an object store.
         var relationships: RelationshipReport?
+        /// The row records' report (FORMAT.md §6.2); nil for a store that is not an object store.
+        var rows: RowRecordReport?
+        /// Why --repair or --salvage stopped, when one did.
+        var error: Failure.Details?
         /// What --repair did, in order.
         var repairs: [String] = []
         /// The reports after repairs, when any was made.
         var afterRepair: VerificationReport?
         var relationshipsAfterRepair: RelationshipReport?
+        var rowsAfterRepair: RowRecordReport?
         var salvage: SalvageReport?
         var salvageDestination: String?
         var compaction: CompactionReport?
@@ -89,26 +100,34 @@ struct FsckCommand: ParsableCommand {
         options.bootstrap()
         let bar = ProgressBar()
         defer { bar.finish() }
-        let findings: Findings
+        let findings: StoreFindings
         do {
             findings = try check(bar)
         } catch {
             bar.finish()
-            Output.error("strata fsck: \(Output.describe(error, store: options.store))")
-            throw StoreExitCode.operationalError.exitCode
+            throw Output.fail("fsck", error, store: options.store, json: options.json, outcome: .operationalError)
         }
         var result = Result(
             store: options.store, exitCode: 0, clean: findings.isClean, report: findings.report,
-            relationships: findings.relationships)
+            relationships: findings.relationships, rows: findings.rows)
         var outcome: StoreExitCode = findings.isClean ? .clean : .problemsLeft
 
         if repair {
             do {
-                outcome = try runRepairs(&result, bar: bar)
+                outcome = try runRepairs(&result, checked: findings, bar: bar)
             } catch {
                 bar.finish()
-                Output.error("strata fsck: repair failed: \(Output.describe(error, store: options.store))")
-                outcome = StoreExitCode.of(error)
+                outcome = max(outcome, StoreExitCode.of(error))
+                var details = Failure.details(of: error, store: options.store)
+                if details.kind == "notWritable" {
+                    details.message =
+                        "cannot repair: the store at \(options.store) cannot be written (\(details.message)); it "
+                        + "was checked read-only and nothing was changed"
+                } else {
+                    details.message = "repair failed: " + details.message
+                }
+                Output.error("strata fsck: \(details.message)")
+                result.error = details
             }
         }
         if let destination = salvage {
@@ -118,7 +137,10 @@ struct FsckCommand: ParsableCommand {
                 result.salvageDestination = destination
             } catch {
                 bar.finish()
-                Output.error("strata fsck: salvage failed: \(Output.describe(error, store: options.store))")
+                var details = Failure.details(of: error, store: destination)
+                details.message = "salvage failed: " + details.message
+                Output.error("strata fsck: \(details.message)")
+                result.error = details
                 outcome = .operationalError
             }
         }
@@ -132,36 +154,37 @@ struct FsckCommand: ParsableCommand {
         if outcome != .clean { throw outcome.exitCode }
     }
 
-    /// What one check found: the engine's report and, for an object store, the relationships'.
-    struct Findings {
-        var report: VerificationReport
-        var relationships: RelationshipReport?
-
-        var isClean: Bool { report.isClean && relationships?.isClean != false }
-    }
-
-    /// Verifies the store read-only, then its relationships in the same state; a header too damaged to open
-    /// is reported as a problem.
-    private func check(_ bar: ProgressBar) throws -> Findings {
+    /// Verifies the store read-only, then its relationships and row records in the same state; a header too
+    /// damaged to open is reported as a problem.
+    private func check(_ bar: ProgressBar) throws -> StoreFindings {
         do {
             let store = try ReadOnlyStore.open(at: options.store)
             defer { store.close() }
-            let report = store.verify(progress: bar.handler)
-            let relationships = RelationshipVerifier.verify(store.snapshot(), progress: bar.handler)
-            return Findings(report: report, relationships: relationships)
+            return StoreFindings.check(store, progress: bar.handler)
         } catch StorageError.corruption(let file, let offset, let reason) {
             var report = VerificationReport()
             report.problems.append(.init(file: file, offset: offset, message: reason))
-            return Findings(report: report)
+            return StoreFindings(report: report)
         }
     }
 
     /// Step 3: recovery, then rebuilding damaged secondary indexes, then compaction, each only when a finding
     /// calls for it; then verifies again.
-    private func runRepairs(_ result: inout Result, bar: ProgressBar) throws -> StoreExitCode {
+    private func runRepairs(_ result: inout Result, checked: StoreFindings, bar: ProgressBar) throws -> StoreExitCode {
         let report = result.report
         if report.lockHeldElsewhere {
-            Output.error("strata fsck: the store at \(options.store) is open in another process; not repairing it")
+            let message = "the store at \(options.store) is open in another process; not repairing it"
+            Output.error("strata fsck: \(message)")
+            result.error = Failure.Details(kind: "locked", message: message, path: options.store)
+            return .operationalError
+        }
+        if !checked.isWritable {
+            let features = report.header.map { "0x" + String($0.readOnlyCompatibleFeatures, radix: 16) } ?? "?"
+            let message =
+                "not repairing: the store has read-only-compatible features (\(features)) this version does not "
+                + "know; it may read the store but not write it"
+            Output.error("strata fsck: \(message)")
+            result.error = Failure.Details(kind: "readOnlyStore", message: message, path: options.store)
             return .operationalError
         }
         let findings = report.problems + report.notes
@@ -209,28 +232,30 @@ struct FsckCommand: ParsableCommand {
             )
             repaired = true
         }
-        let relationshipsClean = result.relationships?.isClean != false
-        guard repaired else { return report.isClean && relationshipsClean ? .clean : .problemsLeft }
+        guard repaired else { return checked.isClean ? .clean : .problemsLeft }
         let after = try check(bar)
         result.afterRepair = after.report
         result.relationshipsAfterRepair = after.relationships
+        result.rowsAfterRepair = after.rows
         result.clean = after.isClean
         return after.isClean ? .repaired : .problemsLeft
     }
 
     private func printText(_ result: Result, outcome: StoreExitCode) {
         print("strata fsck \(options.store)")
-        Self.printSummary(result.report, relationships: result.relationships)
+        Self.printSummary(result.report, relationships: result.relationships, rows: result.rows)
         for problem in result.report.problems { print("problem: \(problem)") }
         Self.printFindings(result.relationships, notes: false)
+        Self.printFindings(result.rows)
         for note in result.report.notes { print("note: \(note)") }
         Self.printFindings(result.relationships, notes: true)
         for repair in result.repairs { print("repaired: \(repair)") }
         if let after = result.afterRepair {
             print("after repair:")
-            Self.printSummary(after, relationships: result.relationshipsAfterRepair)
+            Self.printSummary(after, relationships: result.relationshipsAfterRepair, rows: result.rowsAfterRepair)
             for problem in after.problems { print("problem: \(problem)") }
             Self.printFindings(result.relationshipsAfterRepair, notes: false)
+            Self.printFindings(result.rowsAfterRepair)
         }
         if let salvage = result.salvage, let destination = result.salvageDestination {
             print(
@@ -252,12 +277,14 @@ struct FsckCommand: ParsableCommand {
         case .clean: verdict = "clean"
         case .repaired: verdict = "problems repaired; the store is clean"
         case .problemsLeft:
+            let repaired = result.afterRepair != nil
             let count =
                 (result.afterRepair ?? result.report).problems.count
-                + ((result.afterRepair != nil ? result.relationshipsAfterRepair : result.relationships)?.problemCount
-                    ?? 0)
+                + ((repaired ? result.relationshipsAfterRepair : result.relationships)?.problemCount ?? 0)
+                + ((repaired ? result.rowsAfterRepair : result.rows)?.problemCount ?? 0)
             verdict = "\(count) problem\(count == 1 ? "" : "s") left"
         case .operationalError: verdict = "operational error"
+        case .usage: verdict = "usage error"
         }
         print("result: \(verdict) (exit \(outcome.rawValue))")
     }
@@ -272,7 +299,15 @@ struct FsckCommand: ParsableCommand {
         if more > 0 { print("\(kind): ... and \(Output.count(more)) more relationship \(kind)s") }
     }
 
-    static func printSummary(_ report: VerificationReport, relationships: RelationshipReport?) {
+    /// The row-record problems, and how many more there are than the report keeps.
+    static func printFindings(_ report: RowRecordReport?) {
+        guard let report else { return }
+        for finding in report.problems { print("problem: \(finding)") }
+        let more = report.problemCount - report.problems.count
+        if more > 0 { print("problem: ... and \(Output.count(more)) more row-record problems") }
+    }
+
+    static func printSummary(_ report: VerificationReport, relationships: RelationshipReport?, rows: RowRecordReport?) {
         if let header = report.header {
             print("store: format \(header.formatVersion), page size \(header.pageSize), store ID \(header.storeID)")
         }
@@ -294,5 +329,6 @@ struct FsckCommand: ParsableCommand {
             print("indexes: \(report.indexes.count), \(Output.count(entries)) entries")
         }
         if let relationships { print("relationships: \(relationships.summary)") }
+        if let rows { print("row records: \(rows)") }
     }
 }

@@ -3,7 +3,8 @@ import Foundation
 import StrataStorage
 
 /// `strata info STORE [--json]`: what a store holds and how its space is used, read without changing it
-/// (``ReadOnlyStore``; blobs are accounted, not read).
+/// (``ReadOnlyStore``; blobs are accounted, not read). Exits 4 when what it read has problems (after printing
+/// everything), as `fsck` would.
 struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
@@ -88,6 +89,8 @@ struct InfoCommand: ParsableCommand {
         var lockHeldElsewhere: Bool
         var problems: Int
         var notes: [String]
+        /// The exit code: 0, or 4 when ``problems`` is not 0.
+        var exitCode: Int32 = 0
     }
 
     func run() throws {
@@ -102,17 +105,19 @@ struct InfoCommand: ParsableCommand {
         } catch {
             bar.finish()
             let outcome = StoreExitCode.of(error)
-            Output.error(
-                "strata info: \(Output.describe(error, store: options.store))"
-                    + (outcome == .problemsLeft ? "; run `strata fsck --salvage` to copy what is readable" : ""))
-            throw outcome.exitCode
+            throw Output.fail(
+                "info", error, store: options.store, json: options.json,
+                suffix: outcome == .problemsLeft ? "; run `strata fsck --salvage` to copy what is readable" : "")
         }
-        let info = Self.info(report, store: options.store)
+        var info = Self.info(report, store: options.store)
+        let outcome: StoreExitCode = info.problems > 0 ? .problemsLeft : .clean
+        info.exitCode = outcome.rawValue
         if options.json {
             try Output.printJSON(info)
         } else {
             Self.printText(info)
         }
+        if outcome != .clean { throw outcome.exitCode }
     }
 
     static func info(_ report: VerificationReport, store: String) -> Info {

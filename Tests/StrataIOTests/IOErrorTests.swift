@@ -25,9 +25,13 @@ import Testing
         #expect(IOError.Code(errno) == code)
     }
 
-    @Test func unlistedErrnoKeepsItsNumber() {
+    @Test func unlistedErrnoKeepsItsNumberAndShowsTheSystemsMessage() {
         #expect(IOError.Code(.directoryNotEmpty) == .other(Errno.directoryNotEmpty.rawValue))
-        #expect(IOError.Code(.directoryNotEmpty).description == "system error \(Errno.directoryNotEmpty.rawValue)")
+        // strerror's text (issue 23: `system error 29` told an operator nothing), and the number for logs.
+        #expect(
+            IOError.Code(.directoryNotEmpty).description
+                == "directory not empty (errno \(Errno.directoryNotEmpty.rawValue))")
+        #expect(IOError.Code(.fileTooLarge).description == "file too large (errno \(Errno.fileTooLarge.rawValue))")
     }
 
     @Test func errorFromErrnoKeepsOperationAndPath() {

@@ -152,7 +152,8 @@ final class BlobStore: Sendable {
             if let active = state.active, active.id == segment { return active.file }
             if let file = state.readers[segment] { return file }
             let file: any FileHandle
-            do throws(IOError) { file = try fileSystem.openFile(at: path(of: segment), mode: .existing) } catch {
+            // Readers only read: a read-only handle, so that a store on a read-only mount can be read.
+            do throws(IOError) { file = try fileSystem.openFileForReading(at: path(of: segment)) } catch {
                 if error.code == .noSuchFile {
                     throw StorageError.corruption(
                         file: path(of: segment), offset: 0, reason: "blob segment \(segment) is missing")

@@ -10,7 +10,13 @@ extension Store {
     /// with ``StorageError/storeLocked(path:)``; recovering it if needed), compacts it and closes it.
     ///
     /// The algorithm (FORMAT.md, "Compaction"):
-    /// 1. Checkpoint, so that the page file holds every commit, and empty the log.
+    /// 0. Take the lock, then check the store read-only, as `strata fsck` does
+    ///    (``ReadOnlyStore/verify(checkBlobContents:progress:)``): damage that nothing repairs without losing
+    ///    committed data (a damaged page or blob, damage in the middle of the log, a lost checkpoint) refuses
+    ///    the compaction **before anything is written**, so a refused compaction changes no file (recovery
+    ///    alone would cut the log at mid-log damage and drop the commits after it). What recovery or the
+    ///    rebuild of an index fixes (a torn log tail, a damaged or disagreeing index) does not refuse it.
+    /// 1. Open the store (recovery), checkpoint, so that the page file holds every commit, and empty the log.
     /// 2. Write `strata.pages.compact`: page 0 (the store header, as it is), then each table's rows in
     ///    row-ID order as a new tree built bottom-up (``TreeBuilder``: children before parents, overflow
     ///    chains before their leaves), then each secondary index rebuilt from its table's rows, bottom-up
@@ -37,8 +43,10 @@ extension Store {
     ///   - progress: called now and then with rows and blob chunks copied.
     /// - Returns: the sizes before and after, and what was copied.
     /// - Throws: ``StorageError/storeNotFound(path:)``, ``StorageError/storeLocked(path:)``,
-    ///   ``StorageError/corruption(file:offset:reason:)`` when a page or blob cannot be read (nothing is
-    ///   changed then: use `strata fsck --salvage`), ``StorageError/io(_:)``.
+    ///   ``StorageError/corruption(file:offset:reason:)`` when the store has damage that compaction cannot
+    ///   carry over without losing committed data (nothing is changed then: use `strata fsck --salvage`),
+    ///   ``StorageError/unsupportedFormat(path:reason:)`` (also for read-only-compatible features this version
+    ///   does not know), ``StorageError/io(_:)``.
     public static func compact(
         at directory: String, configuration: StoreConfiguration = StoreConfiguration(),
         fileSystem: any FileSystem = PosixFileSystem(), progress: ProgressHandler? = nil
@@ -57,7 +65,24 @@ extension Store {
         configuration.createIfMissing = false
         let clock = ContinuousClock()
         let started = clock.now
-        let store = try Store.open(at: directory, configuration: configuration, fileSystem: fileSystem)
+        // 0. The lock, then the check; no file is created (not even the lock file) for a missing store.
+        guard fileSystem.exists(at: StoreFileNames.path(directory, StoreFileNames.pageFile)) else {
+            throw StorageError.storeNotFound(path: directory)
+        }
+        let lock: any FileLock
+        do { lock = try fileSystem.lockFile(at: StoreFileNames.path(directory, StoreFileNames.lock)) } catch {
+            if error.code == .wouldBlock { throw StorageError.storeLocked(path: directory) }
+            throw StorageError.io(error)
+        }
+        let store: Store
+        do {
+            try refuseUnrepairableDamage(in: directory, fileSystem: fileSystem)
+            store = try openLocked(
+                directory: directory, configuration: configuration, fileSystem: fileSystem, lock: lock)
+        } catch {
+            lock.unlock()
+            throw error
+        }
         defer { store.closeWithoutCheckpoint() }
         var report = try store.compactHoldingLock(progress: progress, bufferPages: bufferPages)
         let elapsed = clock.now - started
@@ -70,6 +95,25 @@ extension Store {
                 "rows": "\(report.rowCount)", "blobs": "\(report.blobsCopied)",
             ])
         return report
+    }
+
+    /// Step 0: verifies the store read-only (the caller holds the lock) and throws for the first problem that
+    /// has no remedy, or for a store this version may not write.
+    private static func refuseUnrepairableDamage(in directory: String, fileSystem: any FileSystem) throws {
+        let check = try ReadOnlyStore.openWithoutLocking(at: directory, fileSystem: fileSystem)
+        guard check.header.isWritable else {
+            throw StorageError.readOnlyFeatures(
+                path: StoreFileNames.path(directory, StoreFileNames.pageFile),
+                features: check.header.unknownReadOnlyCompatibleFeatures)
+        }
+        let report = check.verify()
+        let unrepairable = report.problems.filter { $0.remedy == nil }
+        guard let first = unrepairable.first else { return }
+        let more = unrepairable.count > 1 ? " (and \(unrepairable.count - 1) more problems)" : ""
+        throw StorageError.corruption(
+            file: first.file, offset: first.offset ?? 0,
+            reason: "\(first.message)\(more): compaction refused, as it would lose committed data; nothing was "
+                + "changed")
     }
 
     /// Closes a store whose files compaction replaced: nothing may be written through it any more (its page
@@ -219,9 +263,14 @@ extension Store {
             var entries: [[UInt8]] = []
             entries.reserveCapacity(Int(index.entryCount))
             try tree.forEach(table.root, from: 0, through: .max, reverse: false) { row, value in
-                if let entry = try StoreState.entry(of: index, row: row, value: value, pages: pages, limit: .max) {
-                    entries.append(entry)
+                let entry: [UInt8]?
+                do {
+                    entry = try StoreState.entry(of: index, row: row, value: value, pages: pages, limit: .max)
+                } catch StorageError.invalidArgument(let reason) {
+                    // A stored row the index cannot take is damage, not a caller's bad argument.
+                    throw StorageError.corrupt(pages.fileName, at: 0, reason)
                 }
+                if let entry { entries.append(entry) }
                 return true
             }
             entries.sort { IndexKey.compare($0, $1) < 0 }

@@ -31,7 +31,7 @@ struct LogVerifier {
             report.problems.append(.init(file: path, offset: offset, message: message, remedy: remedy))
         }
         let file: any FileHandle
-        do { file = try fileSystem.openFile(at: path, mode: .existing) } catch {
+        do { file = try fileSystem.openFileForReading(at: path) } catch {
             problem(nil, error.code == .noSuchFile ? "the write-ahead log is missing" : "\(error)")
             return
         }

@@ -7,7 +7,8 @@ import StrataIO
 /// Opening reads what recovery would (FORMAT.md, "Recovery"): the store header, the newest valid root
 /// record, and the log, whose committed transactions after the checkpoint are replayed **in memory**
 /// only. Unlike ``Store/open(at:configuration:fileSystem:)`` it never checkpoints, never cuts the log,
-/// never creates a file (not even the lock file) and succeeds on a store whose log is damaged: the
+/// never creates a file (not even the lock file), opens every file read-only (`O_RDONLY`, so a store on a
+/// read-only mount or with mode 444 can be read) and succeeds on a store whose log is damaged: the
 /// damage is in ``verify(checkBlobContents:progress:)``'s report, and the state is the one the log's
 /// readable prefix gives.
 ///
@@ -27,6 +28,7 @@ import StrataIO
 /// - ``open(at:fileSystem:)``
 /// - ``verify(checkBlobContents:progress:)``
 /// - ``snapshot()``
+/// - ``isWritable``
 /// - ``close()``
 public final class ReadOnlyStore: Sendable {
     public let directory: String
@@ -64,9 +66,13 @@ public final class ReadOnlyStore: Sendable {
         var lock: (any FileLock)?
         var lockHeldElsewhere = false
         if fileSystem.exists(at: lockPath) {
-            do { lock = try fileSystem.lockFile(at: lockPath) } catch {
-                guard error.code == .wouldBlock else { throw StorageError.io(error) }
-                lockHeldElsewhere = true
+            // Opened read-only and never created: a store on a read-only mount or of another user is readable.
+            do { lock = try fileSystem.lockExistingFile(at: lockPath) } catch {
+                switch error.code {
+                case .wouldBlock: lockHeldElsewhere = true
+                case .noSuchFile: break  // removed since exists(at:): there is nothing to lock
+                default: throw StorageError.io(error)
+                }
             }
         }
         do {
@@ -78,10 +84,18 @@ public final class ReadOnlyStore: Sendable {
         }
     }
 
+    /// Opens the store in `directory` for reading while the caller holds its lock (compaction's check).
+    static func openWithoutLocking(at directory: String, fileSystem: any FileSystem) throws -> ReadOnlyStore {
+        guard fileSystem.exists(at: StoreFileNames.path(directory, StoreFileNames.pageFile)) else {
+            throw StorageError.storeNotFound(path: directory)
+        }
+        return try ReadOnlyStore(directory: directory, fileSystem: fileSystem, lock: nil, lockHeldElsewhere: false)
+    }
+
     private init(directory: String, fileSystem: any FileSystem, lock: (any FileLock)?, lockHeldElsewhere: Bool) throws {
         let pagePath = StoreFileNames.path(directory, StoreFileNames.pageFile)
         let file: any FileHandle
-        do { file = try fileSystem.openFile(at: pagePath, mode: .existing) } catch { throw StorageError.io(error) }
+        do { file = try fileSystem.openFileForReading(at: pagePath) } catch { throw StorageError.io(error) }
         let header: StoreHeader
         let fileSize: UInt64
         do {
@@ -163,6 +177,11 @@ public final class ReadOnlyStore: Sendable {
     /// The store's page size in bytes.
     public var pageSize: Int { header.pageSize }
 
+    /// Whether this version may write the store: false when its header has read-only-compatible feature bits
+    /// this version does not know (FORMAT.md §2), so that ``Store/open(at:configuration:fileSystem:)``,
+    /// compaction and `strata fsck --repair` refuse it.
+    public var isWritable: Bool { header.isWritable }
+
     /// The state recovery would produce (the newest checkpoint and the log's committed transactions after
     /// it), as a snapshot. Its log part lives in memory only.
     public func snapshot() -> Snapshot {
@@ -218,6 +237,15 @@ public final class ReadOnlyStore: Sendable {
                     file: pagePath, offset: wholePages * UInt64(header.pageSize),
                     message: "\(pageFileBytes % UInt64(header.pageSize)) bytes of a partial page at the end (a torn "
                         + "write of an interrupted checkpoint): ignored"))
+        }
+        if !header.isWritable {
+            report.notes.append(
+                .init(
+                    file: pagePath, offset: 28,
+                    message:
+                        "read-only-compatible features 0x\(String(header.unknownReadOnlyCompatibleFeatures, radix: 16)) "
+                        + "are unknown to this version: it reads the store but will not write it (no compaction, "
+                        + "no repair)"))
         }
         if lockHeldElsewhere {
             report.notes.append(

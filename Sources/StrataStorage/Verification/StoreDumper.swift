@@ -282,7 +282,7 @@ extension ReadOnlyStore {
     public func annotatedLog() throws -> [AnnotatedSpan] {
         let path = StoreFileNames.path(directory, StoreFileNames.wal)
         let file: any FileHandle
-        do { file = try fileSystem.openFile(at: path, mode: .existing) } catch { throw StorageError.io(error) }
+        do { file = try fileSystem.openFileForReading(at: path) } catch { throw StorageError.io(error) }
         defer { try? file.close() }
         let size: UInt64
         let headerBytes: [UInt8]

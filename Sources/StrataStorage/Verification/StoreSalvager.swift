@@ -93,9 +93,9 @@ struct StoreSalvager {
         guard fileSystem.exists(at: pagePath) else { throw StorageError.storeNotFound(path: directory) }
         let lockPath = StoreFileNames.path(directory, StoreFileNames.lock)
         var lock: (any FileLock)?
-        if fileSystem.exists(at: lockPath) { lock = try? fileSystem.lockFile(at: lockPath) }
+        if fileSystem.exists(at: lockPath) { lock = try? fileSystem.lockExistingFile(at: lockPath) }
         let file: any FileHandle
-        do { file = try fileSystem.openFile(at: pagePath, mode: .existing) } catch {
+        do { file = try fileSystem.openFileForReading(at: pagePath) } catch {
             lock?.unlock()
             throw StorageError.io(error)
         }
@@ -146,7 +146,7 @@ struct StoreSalvager {
     ) throws -> (StoreHeader, UInt64) {
         var candidates: [[UInt8]] = []
         let walPath = StoreFileNames.path(directory, StoreFileNames.wal)
-        if let wal = try? fileSystem.openFile(at: walPath, mode: .existing) {
+        if let wal = try? fileSystem.openFileForReading(at: walPath) {
             if let bytes = try? wal.read(count: WALFormat.fileHeaderSize, at: 0),
                 let decoded = try? bytes.withUnsafeBytes({ (buffer) throws(FormatError) in
                     try WALFileHeader.decode(buffer)
@@ -158,7 +158,7 @@ struct StoreSalvager {
         }
         let names = (try? fileSystem.contentsOfDirectory(at: directory)) ?? []
         for name in names where BlobSegmentFormat.segmentID(fileName: name) != nil {
-            guard let segment = try? fileSystem.openFile(at: StoreFileNames.path(directory, name), mode: .existing)
+            guard let segment = try? fileSystem.openFileForReading(at: StoreFileNames.path(directory, name))
             else {
                 continue
             }
@@ -465,7 +465,7 @@ struct StoreSalvager {
 
     private mutating func applyLog(after coveredLSN: UInt64, into target: Store) throws {
         let walPath = StoreFileNames.path(directory, StoreFileNames.wal)
-        guard let file = try? fileSystem.openFile(at: walPath, mode: .existing) else {
+        guard let file = try? fileSystem.openFileForReading(at: walPath) else {
             report.note("\(walPath): missing; no change after the checkpoint is recovered")
             return
         }

@@ -57,7 +57,10 @@ extension StoreVerifier {
                 continue
             }
             if unindexable > 0 {
-                indexProblem(index, "\(unindexable) rows of table '\(table.name)' are not row records it can index")
+                // A rebuild reads the same rows and fails on the same ones: no remedy (salvage, or fix the rows).
+                indexProblem(
+                    index, "\(unindexable) rows of table '\(table.name)' are not row records it can index",
+                    remedy: nil)
             }
             expected.sort { IndexKey.compare($0, $1) < 0 }
             compare(index, expected: expected, found: walk.entries)
@@ -105,11 +108,14 @@ extension StoreVerifier {
         return "key " + key.map(\.description).joined(separator: ", ")
     }
 
-    mutating func indexProblem(_ index: IndexState, _ message: String, page: UInt64? = nil) {
+    mutating func indexProblem(
+        _ index: IndexState, _ message: String, page: UInt64? = nil,
+        remedy: VerificationReport.Remedy? = .indexRebuild
+    ) {
         report.problems.append(
             VerificationReport.Problem(
                 file: pages.fileName, offset: page.map { pages.offset(of: $0) },
-                message: "index '\(index.definition.name)': \(message)", remedy: .indexRebuild,
+                message: "index '\(index.definition.name)': \(message)", remedy: remedy,
                 index: index.definition.name))
     }
 }
