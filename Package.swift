@@ -3,7 +3,14 @@
 // Strata: Core Data for every platform Swift runs on.
 // Modules by layer, dependencies pointing down (see ARCHITECTURE in the team docs):
 //   CLZ4, CCRC32C -> StrataFormat -> StrataIO -> StrataStorage -> Strata -> strata (CLI)
+// StrataLock (the one lock) sits below StrataIO, StrataQuery and everything above them.
 // Fuzz/ and Benchmarks/ are nested packages so the library never depends on what only they need.
+//
+// Custom compile flags (none is set by default; pass one to every module with `-Xswiftc -D<FLAG>`):
+//   STRATA_TSAN_LOCKS  `Lock` (Sources/StrataLock/Lock.swift) is a pthread mutex instead of
+//                      `Synchronization.Mutex`, whose contended handover happens in the uninstrumented runtime
+//                      where ThreadSanitizer cannot see it (hundreds of false reports per run). Set by
+//                      Scripts/tsan for its `--sanitize=thread` build; not for shipping builds.
 
 import PackageDescription
 
@@ -34,22 +41,25 @@ let package = Package(
         // CRC-32C through the CPU's CRC instructions (C, because Swift has no access to target intrinsics); the
         // table-driven Swift code in StrataFormat is the fallback and the reference.
         .target(name: "CCRC32C"),
+        // Strata's one lock, below every module that locks: `Synchronization.Mutex`, or a pthread mutex under
+        // STRATA_TSAN_LOCKS (see the top of this file). `package` access: not part of any public API.
+        .target(name: "StrataLock"),
         .target(name: "StrataFormat", dependencies: ["CLZ4", "CCRC32C"]),
         .target(
             name: "StrataIO",
-            dependencies: [.product(name: "SystemPackage", package: "swift-system")]
+            dependencies: ["StrataLock", .product(name: "SystemPackage", package: "swift-system")]
         ),
         .target(
             name: "StrataStorage",
             dependencies: [
-                "StrataFormat", "StrataIO",
+                "StrataFormat", "StrataIO", "StrataLock",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "Strata", dependencies: ["StrataFormat", "StrataStorage", "StrataQuery"]),
-        // The predicate language (NSPredicate format strings, evaluation in memory, sort keys): Foundation only,
-        // so that the object graph and the store can both use it.
-        .target(name: "StrataQuery"),
+        .target(name: "Strata", dependencies: ["StrataFormat", "StrataLock", "StrataStorage", "StrataQuery"]),
+        // The predicate language (NSPredicate format strings, evaluation in memory, sort keys): Foundation and
+        // StrataLock only, so that the object graph and the store can both use it.
+        .target(name: "StrataQuery", dependencies: ["StrataLock"]),
         // The company workload of WORKLOAD.md (exact data generator), shared by the demo and Benchmarks/.
         .target(name: "StrataWorkload"),
         .executableTarget(
@@ -78,13 +88,13 @@ let package = Package(
         .testTarget(
             name: "StrataStorageTests",
             dependencies: [
-                "StrataStorage", "StrataTestSupport", "StrataWorkload", "StrataCrashWriter",
+                "StrataLock", "StrataStorage", "StrataTestSupport", "StrataWorkload", "StrataCrashWriter",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "StrataWorkloadTests", dependencies: ["StrataWorkload"]),
         .testTarget(name: "StrataQueryTests", dependencies: ["StrataQuery"]),
-        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTestSupport"]),
+        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataLock", "StrataTestSupport"]),
         // Runs the built `strata` binary as a subprocess (fsck, compact, info, dump and their exit codes), on
         // engine stores and on stores of the object graph built through Strata.
         .testTarget(

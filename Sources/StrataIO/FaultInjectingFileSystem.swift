@@ -1,4 +1,4 @@
-import Synchronization
+import StrataLock
 
 /// Wraps any ``FileSystem`` and makes chosen operations fail, for tests of what the engine does when
 /// the disk fills up, a device reports an I/O error, a write lands short or the power goes.
@@ -77,7 +77,7 @@ public final class FaultInjectingFileSystem: FileSystem {
 
     /// The file system every operation is forwarded to when no fault fires.
     public let base: any FileSystem
-    private let state = Mutex(State())
+    private let state = Lock(State())
     /// Called after every operation that reached the wrapped file system (failed or not), with its index.
     /// Runs on the thread that made the operation, with no lock of this class held.
     public let onOperation: (@Sendable (Int, Operation) -> Void)?

@@ -7,7 +7,7 @@ import Synchronization
 /// whatever its name now is.
 ///
 /// It is `Sendable` without `@unchecked`: its properties are immutable, the file's bytes live in the
-/// file system's `Mutex`, and whether it was closed is an `Atomic`.
+/// file system's `Lock`, and whether it was closed is an `Atomic`.
 public final class InMemoryFileHandle: FileHandle {
     /// The path this handle was opened with.
     public let path: String

@@ -1,6 +1,6 @@
 // The whole in-memory file system: a tree of nodes with two namespaces per directory (current and
 // durable) and two contents per file (current and durable). Every access happens under the
-// `Mutex` of the owning `InMemoryFileSystem`; nothing here synchronizes on its own.
+// `Lock` of the owning `InMemoryFileSystem`; nothing here synchronizes on its own.
 //
 // Durability model (LevelDB's fault-injection Env, Pebble's vfs.MemFS CrashClone):
 // 1. A file's contents become durable when a handle on it is synced. Names do not matter: a sync

@@ -1,4 +1,4 @@
-import Synchronization
+import StrataLock
 
 /// A whole file system in memory, with POSIX durability semantics, for tests that simulate power
 /// loss.
@@ -34,7 +34,7 @@ import Synchronization
 /// paths name the same entries (there is no working directory), `.` is ignored and `..` is applied
 /// to the text of the path. Only files can be renamed, not directories.
 ///
-/// It is `Sendable` without `@unchecked`: all its state is in one `Mutex`, so every operation is
+/// It is `Sendable` without `@unchecked`: all its state is in one `Lock`, so every operation is
 /// atomic with respect to the others. A fault-injecting wrapper needs nothing from it beyond the
 /// ``FileSystem`` protocol (and ``crashImage(policy:)`` to take the picture at the chosen moment).
 ///
@@ -71,19 +71,19 @@ import Synchronization
 /// - ``InMemoryFileLock``
 public final class InMemoryFileSystem: FileSystem {
     /// Everything: files, directories, open counts, locks and the event log.
-    let state: Mutex<State>
+    let state: Lock<State>
 
     /// Creates an empty file system: a root directory and nothing else.
     ///
     /// - Parameter recordsEvents: Whether to keep every operation in ``events``, for tests that
     ///   want to see what a workload did. ``operationCount`` is kept either way.
     public init(recordsEvents: Bool = false) {
-        state = Mutex(State(recordsEvents: recordsEvents))
+        state = Lock(State(recordsEvents: recordsEvents))
     }
 
     /// A file system holding `state`.
     private init(state: consuming sending State) {
-        self.state = Mutex(state)
+        self.state = Lock(state)
     }
 
     // MARK: - FileSystem

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StrataLock
 
 /// The string operators: substring tests, `LIKE` and `MATCHES`, each folding case and diacritics as the
 /// options ask.
@@ -108,7 +108,7 @@ final class RegexCache: Sendable {
         var caseInsensitive: Bool
     }
 
-    private let entries = Mutex<[Key: NSRegularExpression]>([:])
+    private let entries = Lock<[Key: NSRegularExpression]>([:])
 
     /// The pattern compiled to match whole strings: `\A(?:pattern)\z`, once the pattern alone has compiled (so
     /// that a stray `)` cannot close the wrapper's group).

@@ -2,7 +2,7 @@ import Dispatch
 import Logging
 import StrataFormat
 import StrataIO
-import Synchronization
+import StrataLock
 
 /// An open Strata store: a directory holding a write-ahead log and an append-only page file of
 /// copy-on-write B+trees, one per table, keyed by row ID.
@@ -69,7 +69,7 @@ public final class Store: Sendable {
     let wal: WALWriter
     let blobs: BlobStore
     let lock: any FileLock
-    let shared: Mutex<Shared>
+    let shared: Lock<Shared>
     /// Held for the whole of a write transaction and of a checkpoint: one writer at a time.
     let writerGate = DispatchSemaphore(value: 1)
     var logger: Logger { configuration.logger }
@@ -88,7 +88,7 @@ public final class Store: Sendable {
         self.tree = BTree(pages: pages)
         self.wal = wal
         self.lock = lock
-        self.shared = Mutex(shared)
+        self.shared = Lock(shared)
         self.recoveryReport = recoveryReport
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import StrataFormat
 import StrataIO
+import StrataLock
 import StrataStorage
 import StrataTestSupport
 import StrataWorkload
@@ -575,7 +576,7 @@ import Glibc
     final class CrashImages: Sendable {
         let memory: InMemoryFileSystem
         let armed = Atomic<Bool>(false)
-        let images = Mutex<
+        let images = Lock<
             [(
                 index: Int, operation: FaultInjectingFileSystem.Operation, policy: InMemoryFileSystem.CrashPolicy,
                 image: InMemoryFileSystem

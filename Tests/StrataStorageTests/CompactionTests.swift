@@ -2,9 +2,9 @@ import Foundation
 import Logging
 import StrataFormat
 import StrataIO
+import StrataLock
 import StrataTestSupport
 import StrataWorkload
-import Synchronization
 import Testing
 
 @testable import StrataStorage
@@ -377,7 +377,7 @@ import Testing
             var newStore = 0
             var failures: [String] = []
         }
-        let counts = Mutex(Counts())
+        let counts = Lock(Counts())
     }
 
     static let mutating: Set<FaultInjectingFileSystem.Operation> = [

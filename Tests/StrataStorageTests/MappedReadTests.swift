@@ -1,6 +1,7 @@
 import Foundation
 import StrataFormat
 import StrataIO
+import StrataLock
 import StrataTestSupport
 import Synchronization
 import Testing
@@ -56,7 +57,7 @@ import Testing
             try store.write { txn in for row in 1...2_000 { try txn.insert(value(UInt64(row)), into: table) } }
             try store.checkpoint()
             let stop = Atomic<Bool>(false)
-            let failures = Mutex<[String]>([])
+            let failures = Lock<[String]>([])
             let reads = Atomic<Int>(0)
             runOnThreads(3) { thread in
                 do {

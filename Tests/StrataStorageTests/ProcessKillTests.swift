@@ -1,8 +1,8 @@
 import Foundation
 import StrataCrashWriter
+import StrataLock
 import StrataStorage
 import StrataTestSupport
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -377,7 +377,7 @@ private final class CrashWriterProcess {
 
     /// The bytes read from one of the writer's pipes, until end of file.
     private final class Output: Sendable {
-        private let bytes = Mutex<[UInt8]>([])
+        private let bytes = Lock<[UInt8]>([])
         private let finished = DispatchSemaphore(value: 0)
 
         /// Starts a thread that reads `descriptor` to its end.

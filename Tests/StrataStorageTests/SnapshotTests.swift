@@ -1,5 +1,6 @@
 import Foundation
 import StrataIO
+import StrataLock
 import StrataStorage
 import StrataTestSupport
 import Synchronization
@@ -69,9 +70,9 @@ import Testing
             TemporaryStore.makeFileSystem(),
             configuration: .testing(pageSize: 512, durability: .off)
         )
-        let models = Mutex<[UInt64: ReferenceModel]>([0: ReferenceModel()])
+        let models = Lock<[UInt64: ReferenceModel]>([0: ReferenceModel()])
         let done = Atomic<Bool>(false)
-        let failures = Mutex<[String]>([])
+        let failures = Lock<[String]>([])
         let checks = Atomic<Int>(0)
         runOnThreads(3) { thread in
             if thread == 0 {

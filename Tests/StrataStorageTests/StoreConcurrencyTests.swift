@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import StrataIO
+import StrataLock
 import StrataStorage
 import StrataTestSupport
 import Synchronization
@@ -25,8 +26,8 @@ import Testing
         let writers = 4
         let perWriter = 150
         let tables = try store.write { txn in try (0..<writers).map { try txn.createTable(named: "w\($0)") } }
-        let acknowledged = Mutex<[[RowID: [UInt8]]]>(Array(repeating: [:], count: writers))
-        let failures = Mutex<[String]>([])
+        let acknowledged = Lock<[[RowID: [UInt8]]]>(Array(repeating: [:], count: writers))
+        let failures = Lock<[String]>([])
         let writing = Atomic<Int>(writers)
         runOnThreads(writers + 2) { thread in
             if thread < writers {
@@ -104,8 +105,8 @@ import Testing
             )
             let writers = 3
             let tables = try store.write { txn in try (0..<writers).map { try txn.createTable(named: "w\($0)") } }
-            let acknowledged = Mutex<[Set<RowID>]>(Array(repeating: [], count: writers))
-            let unexpected = Mutex<[String]>([])
+            let acknowledged = Lock<[Set<RowID>]>(Array(repeating: [], count: writers))
+            let unexpected = Lock<[String]>([])
             runOnThreads(writers + 1) { thread in
                 if thread == writers {
                     Thread.sleep(forTimeInterval: 0.002 * Double(round + 1))

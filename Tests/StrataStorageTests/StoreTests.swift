@@ -1,9 +1,9 @@
 import Foundation
 import StrataFormat
 import StrataIO
+import StrataLock
 import StrataStorage
 import StrataTestSupport
-import Synchronization
 import Testing
 
 /// Opening, locking, closing, statistics and group commit (Store.swift, Store+Open.swift).
@@ -164,8 +164,8 @@ import Testing
         let threads = 8
         let perThread = 200
         let tables = try store.write { txn in try (0..<threads).map { try txn.createTable(named: "thread-\($0)") } }
-        let rows = Mutex<[[RowID]]>(Array(repeating: [], count: threads))
-        let failures = Mutex<[String]>([])
+        let rows = Lock<[[RowID]]>(Array(repeating: [], count: threads))
+        let failures = Lock<[String]>([])
         runOnThreads(threads) { thread in
             for index in 0..<perThread {
                 do {

@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataLock
 import StrataStorage
 import Synchronization
 import Testing
@@ -9,7 +10,7 @@ import Testing
 @Suite struct ConcurrencyStressTests {
     /// What one worker knows it saved: the last acknowledged salary of each of its employees (nil: deleted).
     final class Ledger: Sendable {
-        let salaries = Mutex<[ManagedObjectID: Int64?]>([:])
+        let salaries = Lock<[ManagedObjectID: Int64?]>([:])
         let saves = Atomic<Int>(0)
         let conflicts = Atomic<Int>(0)
         let fetches = Atomic<Int>(0)

@@ -1,6 +1,6 @@
 import Foundation
 import Strata
-import Synchronization
+import StrataLock
 import Testing
 
 /// Contexts: inserting, fetching with pending changes, counting, and entity inheritance
@@ -203,7 +203,7 @@ import Testing
         let stack = try TestStack(kind)
         let seeded = try seedEmployees(stack, (0..<20).map { ("S\($0)", "", Int64($0)) })
         let coordinator = stack.coordinator
-        let failures = Mutex<[String]>([])
+        let failures = Lock<[String]>([])
         let threads = 4
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
             do {

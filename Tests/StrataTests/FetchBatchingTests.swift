@@ -1,6 +1,6 @@
 import Foundation
 import Strata
-import Synchronization
+import StrataLock
 import Testing
 
 @Suite struct FetchBatchingTests {
@@ -101,7 +101,7 @@ import Testing
         let context = stack.context()
         let request = FetchRequest<FetchEmployee>(entityName: "FetchEmployee")
         try request.setPredicate(format: "salary < %d", 50)
-        let updates = Mutex<[Int]>([])
+        let updates = Lock<[Int]>([])
         let progress = FetchProgress { progress in updates.withLock { $0.append(progress.completedUnitCount) } }
         let results = try await context.fetch(request, progress: progress)
         #expect(results.count == (1...600).filter { $0 % 97 < 50 }.count)

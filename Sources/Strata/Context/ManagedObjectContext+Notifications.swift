@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StrataLock
 
 extension ManagedObjectContext {
     /// Calls `handler` with every notification of this context, on the context's thread, right when it
@@ -51,5 +51,5 @@ extension ManagedObjectContext {
 /// The continuations of a context's notification streams, shared with their termination handlers (which
 /// may run on any thread).
 final class NotificationStreams: Sendable {
-    let continuations = Mutex<[UUID: AsyncStream<ContextNotification>.Continuation]>([:])
+    let continuations = Lock<[UUID: AsyncStream<ContextNotification>.Continuation]>([:])
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StrataLock
 
 /// Connects contexts to persistent stores: it holds the model, the stores and the row cache they share.
 ///
@@ -27,7 +27,7 @@ public final class PersistentStoreCoordinator: Sendable {
     let rowCache = RowCache()
     /// The contexts that merge every save of this coordinator's other contexts.
     let saveBroadcaster = SaveBroadcaster()
-    private let stores = Mutex<[any PersistentStore]>([])
+    private let stores = Lock<[any PersistentStore]>([])
 
     /// Creates a coordinator with no store yet; add one with ``addPersistentStore(_:)->_``
     /// before saving.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StrataLock
 
 /// The coordinator's cache of rows, keyed by (store, table, row ID), shared by all its contexts.
 ///
@@ -32,7 +32,7 @@ final class RowCache: Sendable {
         var misses = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// The cached row when it is there and no older than `maximumAge` (nil: any age).
     func row(for key: Key, maximumAge: TimeInterval?) -> StoredRow? {

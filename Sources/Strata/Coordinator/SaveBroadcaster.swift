@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import StrataLock
 
 /// Hands the saves of a coordinator's contexts to the contexts that merge them automatically
 /// (``ManagedObjectContext/automaticallyMergesChangesFromParent`` on a context whose parent is the
@@ -23,7 +23,7 @@ final class SaveBroadcaster: Sendable {
         }
     }
 
-    private let listeners = Mutex<[ObjectIdentifier: Listener]>([:])
+    private let listeners = Lock<[ObjectIdentifier: Listener]>([:])
 
     func register(_ context: ManagedObjectContext) {
         let listener = Listener(context)

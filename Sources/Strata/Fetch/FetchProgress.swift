@@ -1,4 +1,4 @@
-import Synchronization
+import StrataLock
 
 /// The progress of an asynchronous fetch (`NSAsynchronousFetchRequest`'s `NSProgress`): how many results
 /// there are and how many are ready, and a way to cancel.
@@ -18,7 +18,7 @@ public final class FetchProgress: Sendable {
         var cancelled = false
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
     private let onUpdate: (@Sendable (FetchProgress) -> Void)?
 
     /// Creates a progress.

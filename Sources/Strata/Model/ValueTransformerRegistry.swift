@@ -1,4 +1,4 @@
-import Synchronization
+import StrataLock
 
 /// The value transformers of transformable attributes, by name; safe to use from any thread.
 ///
@@ -24,7 +24,7 @@ public final class ValueTransformerRegistry: Sendable {
     /// The registry the object graph uses unless told otherwise.
     public static let shared = ValueTransformerRegistry()
 
-    private let transformers = Mutex<[String: any ValueTransformer]>([:])
+    private let transformers = Lock<[String: any ValueTransformer]>([:])
 
     /// An empty registry (for tests, or a store that must not see the shared registrations).
     public init() {}

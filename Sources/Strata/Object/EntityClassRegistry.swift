@@ -1,4 +1,4 @@
-import Synchronization
+import StrataLock
 
 /// Which `ManagedObject` subclass represents an entity's objects.
 ///
@@ -7,7 +7,7 @@ import Synchronization
 /// runs. Entities without a registered class get plain ``ManagedObject`` instances, used through key-value
 /// coding.
 enum EntityClassRegistry {
-    private static let classes = Mutex<[String: ManagedObject.Type]>([:])
+    private static let classes = Lock<[String: ManagedObject.Type]>([:])
 
     static func register(_ type: ManagedObject.Type, forEntityName name: String) {
         classes.withLock { $0[name] = type }

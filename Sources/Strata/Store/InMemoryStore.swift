@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StrataLock
 
 /// A persistent store that keeps rows in memory: for tests, and for users who want no file.
 /// It behaves like the Strata store in every way a context can see, save for surviving the process.
@@ -28,7 +28,7 @@ public final class InMemoryStore: PersistentStore {
     public var type: PersistentStoreType { .inMemory }
     /// The store's type, UUID and the model's version hash (see ``PersistentStoreMetadataKey``).
     public let metadata: [String: String]
-    let state = Mutex(State())
+    let state = Lock(State())
 
     /// Creates an empty store for `model`.
     ///

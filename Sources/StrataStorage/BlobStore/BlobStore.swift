@@ -1,6 +1,6 @@
 import StrataFormat
 import StrataIO
-import Synchronization
+import StrataLock
 
 /// The blob segments of a store: append-only files of checksummed, LZ4-compressed chunks.
 ///
@@ -27,7 +27,7 @@ final class BlobStore: Sendable {
     let storeID: [UInt8]
     let salt: UInt64
     let segmentSizeLimit: UInt64
-    private let state: Mutex<State>
+    private let state: Lock<State>
 
     init(directory: String, fileSystem: any FileSystem, storeID: [UInt8], salt: UInt64, segmentSizeLimit: UInt64) throws
     {
@@ -39,7 +39,7 @@ final class BlobStore: Sendable {
         let names: [String]
         do { names = try fileSystem.contentsOfDirectory(at: directory) } catch { throw StorageError.io(error) }
         let highest = names.compactMap(BlobSegmentFormat.segmentID(fileName:)).max() ?? 0
-        self.state = Mutex(State(highestSegment: highest))
+        self.state = Lock(State(highestSegment: highest))
     }
 
     deinit {

@@ -1,4 +1,4 @@
-import Synchronization
+import StrataLock
 
 /// Decoded, immutable tree nodes by page number (row-tree nodes, ``BTreeNode``; index-tree nodes,
 /// ``IndexNode``: one cache of each).
@@ -22,7 +22,7 @@ final class PageCache<Node: AnyObject & Sendable>: Sendable {
     }
 
     private let capacity: Int
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     init(capacity: Int) {
         self.capacity = max(16, capacity)

@@ -1,4 +1,5 @@
 import StrataIO
+import StrataLock
 import Synchronization
 
 /// The durable part of the page file mapped into memory, with what has been verified of it.
@@ -76,7 +77,7 @@ final class PageMap: Sendable {
     private let file: any FileHandle
     private let pageSize: Int
     /// Every region made, newest last: kept until the map goes, so that bytes lent from any of them stay valid.
-    private let regions = Mutex<[Region]>([])
+    private let regions = Lock<[Region]>([])
     /// The newest region, read without the lock (an unretained reference to the last of `regions`), or 0.
     private let newest = Atomic<UInt>(0)
     /// Set once mapping failed or is unsupported: reads then go through the file handle.

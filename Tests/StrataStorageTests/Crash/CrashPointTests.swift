@@ -1,9 +1,9 @@
 import Foundation
 import Logging
 import StrataIO
+import StrataLock
 import StrataStorage
 import StrataTestSupport
-import Synchronization
 import Testing
 
 /// Crash-point enumeration: the workload runs once per seed on an in-memory file system; after every
@@ -25,7 +25,7 @@ import Testing
             var partialTransactions = 0
             var failures: [String] = []
         }
-        let counts = Mutex(Counts())
+        let counts = Lock(Counts())
     }
 
     static let mutating: Set<FaultInjectingFileSystem.Operation> = [
