@@ -171,4 +171,28 @@ import Testing
             #expect(!(try reopened.verify()).isClean)
         }
     }
+
+    /// verify() checks every page's checksum again, even pages this process already read (and whose first-touch
+    /// check it remembers): damage that appears on disk after a read is still found.
+    @Test func verifyChecksEveryPageAgainEvenAfterReadsInPlace() throws {
+        try TemporaryStore.withPosixDirectory { directory in
+            let store = try Store.openForTesting(
+                PosixFileSystem(), directory: directory, configuration: .testing(pageSize: 512))
+            let table = try store.write { try $0.createTable(named: "t") }
+            try store.write { txn in for row in 1...300 { try txn.insert([UInt8(row % 200), 9, 9], into: table) } }
+            try store.checkpoint()
+            try store.snapshot().forEachRow(in: table) { _, _ in true }
+            #expect(try store.verify().isClean)
+            // Flip a byte of the first leaf's value area (page 1) behind the store's back.
+            let handle = try PosixFileSystem().openFile(at: TemporaryStore.pageFile(in: directory), mode: .existing)
+            var byte = try handle.read(count: 1, at: 512 + 400)
+            byte[0] ^= 0x40
+            try handle.write(byte, at: 512 + 400)
+            try handle.close()
+            let report = try store.verify()
+            #expect(!report.isClean)
+            #expect(report.problems.contains { $0.message.contains("checksum") })
+            try store.close()
+        }
+    }
 }

@@ -7,6 +7,7 @@ import StrataWorkload
 /// `perf record -g` (README.md, "Profiling"). No SQLite, no alternation, one pass; checks as in the figure.
 ///
 /// - `w2 <directory> <N>`: 5,000 durable one-row commits on a new store.
+/// - `w3 <engine store> <N>`: W3's random lookups by row ID. `w11 <engine store> <N>`: verify() three times.
 /// - `w4a <engine store> <N>`: 20 predicate scans. `w7 <engine store> <N>`: 100,000 updates, one transaction.
 /// - `w6-read <directory> <N>`: stores the 10,000 compressible blobs, then reads them back three times.
 /// - `w10-open <crashed store> <N>`: opens a store a crash writer left (`__child w10-writer-strata`).
@@ -23,6 +24,8 @@ enum Profile {
         switch figure {
         case "w2": try commits(directory)
         case "w4a": try scans(directory, count: count)
+        case "w3": try lookups(directory, count: count)
+        case "w11": try verification(directory)
         case "w7": try updates(directory, count: count)
         case "w6-read": try blobReads(directory)
         case "w10-open": try recovery(directory)
@@ -44,6 +47,28 @@ enum Profile {
             _ = try store.write { txn in try txn.insert(EmployeeRow.encode(employee), into: table) }
         }
         try check(try store.snapshot().rowCount(in: table) == 5_000, "profile w2: row count")
+        try store.close()
+    }
+
+    static func lookups(_ directory: String, count: Int) throws {
+        let company = Company(employeeCount: count)
+        let (store, _, table) = try StrataCompany.open(at: directory)
+        let snapshot = store.snapshot()
+        var salaries: Int64 = 0
+        var names: UInt64 = 0
+        for row in company.lookupRows(min(1_000_000, 10 * count), seed: 3) {
+            _ = try snapshot.withRow(RowID(UInt64(row)), in: table) { bytes in
+                salaries &+= EmployeeRow.salary(bytes)
+                names &+= fnv1a(EmployeeRow.name(bytes).utf8)
+            }
+        }
+        try check(salaries != 0, "profile w3: nothing read")
+        try store.close()
+    }
+
+    static func verification(_ directory: String) throws {
+        let (store, _, _) = try StrataCompany.open(at: directory)
+        for _ in 0..<3 { try check(try store.verify().isClean, "profile w11: not clean") }
         try store.close()
     }
 

@@ -46,14 +46,17 @@ final class PageStore: Sendable {
 
     func offset(of page: UInt64) -> UInt64 { page &* UInt64(pageSize) }
 
-    /// Reads and verifies one page; `body` sees its bytes and header, valid only during the call.
-    func withPage<R>(_ number: UInt64, _ body: (UnsafeRawBufferPointer, PageHeader) throws -> R) throws -> R {
+    /// Reads and verifies one page; `body` sees its bytes and header, valid only during the call. A mapped page's
+    /// checksum is verified on its first read only, unless `fully` (verification reads check every page again).
+    func withPage<R>(
+        _ number: UInt64, fully: Bool = false, _ body: (UnsafeRawBufferPointer, PageHeader) throws -> R
+    ) throws -> R {
         guard number >= 1, number < pageCount else {
             throw StorageError.corrupt(fileName, at: 0, "reference to page \(number) outside 1..<\(pageCount)")
         }
         if let span = map.span(for: number) {
             let page = mappedPage(number, in: span)
-            return try body(page, try header(of: page, number, in: span))
+            return try body(page, try header(of: page, number, in: span, fully: fully))
         }
         let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
         defer { bytes.deallocate() }
@@ -81,9 +84,11 @@ final class PageStore: Sendable {
 
     /// The header of a mapped page: checksum verified on first touch only.
     @inline(__always)
-    private func header(of page: UnsafeRawBufferPointer, _ number: UInt64, in span: PageMap.Span) throws -> PageHeader {
+    private func header(
+        of page: UnsafeRawBufferPointer, _ number: UInt64, in span: PageMap.Span, fully: Bool
+    ) throws -> PageHeader {
         do {
-            if span.isVerified(number) { return try PageHeader.read(page, expectedPageNumber: number) }
+            if !fully, span.isVerified(number) { return try PageHeader.read(page, expectedPageNumber: number) }
             let header = try PageHeader.decode(page, expectedPageNumber: number, salt: salt)
             span.markVerified(number)
             return header

@@ -81,15 +81,15 @@ struct StoreVerifier {
         _ ref: NodeRef, level expected: Int?, lower: UInt64, upper: UInt64?, table: String, rows: inout UInt64,
         maximumKey: inout UInt64
     ) {
-        let node: BTreeNode
+        let node: NodeShape
         var pageNumber: UInt64?
         switch ref {
         case .node(let inMemory):
-            node = inMemory
+            node = NodeShape(inMemory)
             let size =
-                node.isLeaf
-                ? node.values.reduce(0) { $0 + limits.cellSize($1) }
-                : BTreeLimits.internalBodySize(childCount: node.count)
+                inMemory.isLeaf
+                ? inMemory.values.reduce(0) { $0 + limits.cellSize($1) }
+                : BTreeLimits.internalBodySize(childCount: inMemory.count)
             if size != node.bodySize || size > limits.capacity {
                 problem(
                     "table '\(table)': in-memory node of \(size) bytes recorded as \(node.bodySize) (capacity \(limits.capacity))"
@@ -131,10 +131,10 @@ struct StoreVerifier {
                         "table '\(table)': row \(key) out of order or outside \(lower)..<\(upper.map(String.init) ?? "end")",
                         page: pageNumber)
                 }
-                if case .overflow(let first, let length) = node.values[index] {
-                    verifyOverflow(first: first, length: length, table: table, row: key)
-                }
                 maximumKey = max(maximumKey, key)
+            }
+            for overflow in node.overflows {
+                verifyOverflow(first: overflow.first, length: overflow.length, table: table, row: overflow.row)
             }
             rows += UInt64(node.count)
             progress?.advance(by: UInt64(node.count))
@@ -156,18 +156,30 @@ struct StoreVerifier {
         }
     }
 
-    private func readNode(_ number: UInt64) throws -> BTreeNode {
-        try pages.withPage(number) { page, header in
+    /// Reads a tree page, checksum included whatever was checked before, into the shape the checks need: keys,
+    /// children and overflow references, no copy of any value.
+    private func readNode(_ number: UInt64) throws -> NodeShape {
+        try pages.withPage(number, fully: true) { page, header in
             switch header.type {
             case .leaf:
-                let (keys, values) = try LeafPage.decode(page, header: header)
-                return BTreeNode(
-                    level: 0, keys: keys, values: values, children: [], owner: 0, bodySize: header.bodyLength)
+                try LeafPage.validate(page, header: header)
+                let leaf = LeafPageView(validatedPage: page, header: header)
+                var node = NodeShape(level: 0, bodySize: header.bodyLength)
+                node.keys.reserveCapacity(leaf.count)
+                for index in 0..<leaf.count {
+                    let key = leaf.key(at: index)
+                    node.keys.append(key)
+                    if case .overflow(let first, let length) = leaf.cell(at: index) {
+                        node.overflows.append((key, first, length))
+                    }
+                }
+                return node
             case .internal:
                 let (level, keys, children) = try InternalPage.decode(page, header: header)
-                return BTreeNode(
-                    level: level, keys: keys, values: [], children: children.map { .page($0) }, owner: 0,
-                    bodySize: header.bodyLength)
+                var node = NodeShape(level: level, bodySize: header.bodyLength)
+                node.keys = keys
+                node.children = children.map { .page($0) }
+                return node
             default:
                 throw FormatError.invalidField("a \(header.type) page where a tree node was due")
             }
@@ -184,7 +196,7 @@ struct StoreVerifier {
                 return
             }
             do {
-                next = try pages.withPage(current) { page, header in
+                next = try pages.withPage(current, fully: true) { page, header in
                     let (following, data) = try OverflowPage.decode(page, header: header)
                     total += data.count
                     return following
@@ -202,4 +214,32 @@ struct StoreVerifier {
             )
         }
     }
+}
+
+/// What the verifier checks of a row-tree node, from a page or from memory.
+private struct NodeShape {
+    var level: Int
+    var keys: [UInt64] = []
+    var children: [NodeRef] = []
+    /// The rows whose values are overflow chains, with each chain's first page and length.
+    var overflows: [(row: UInt64, first: UInt64, length: Int)] = []
+    var bodySize: Int
+
+    init(level: Int, bodySize: Int) {
+        self.level = level
+        self.bodySize = bodySize
+    }
+
+    init(_ node: BTreeNode) {
+        level = node.level
+        keys = node.keys
+        children = node.children
+        bodySize = node.bodySize
+        for (index, value) in node.values.enumerated() {
+            if case .overflow(let first, let length) = value { overflows.append((node.keys[index], first, length)) }
+        }
+    }
+
+    var isLeaf: Bool { level == 0 }
+    var count: Int { keys.count }
 }
