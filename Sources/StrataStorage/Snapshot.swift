@@ -37,7 +37,11 @@ public struct Snapshot: Sendable {
     /// - Throws: ``StorageError/noSuchTable(_:)``; ``StorageError/corruption(file:offset:reason:)`` or
     ///   ``StorageError/io(_:)`` when a page cannot be read; or what `body` throws.
     public func withRow<R>(_ row: RowID, in table: TableID, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        try tree.withCell(state.table(table).root, row.rawValue) { cell in try tree.pages.withBytes(of: cell, body) }
+        var result: R?
+        try tree.withCell(state.table(table).root, row.rawValue) { cell in
+            result = try tree.pages.withBytes(of: cell, body)
+        }
+        return result
     }
 
     /// Calls `body` for each row with a row ID in `lower...upper` (both optional), in row-ID order or

@@ -44,13 +44,18 @@ struct BTree: Sendable {
 
     /// The value stored under `key`, if any, copied out of its page.
     func get(_ root: NodeRef?, _ key: UInt64) throws -> LeafValue? {
-        try withCell(root, key) { LeafValue($0) }
+        var value: LeafValue?
+        try withCell(root, key) { value = LeafValue($0) }
+        return value
     }
 
-    /// Calls `body` with the value stored under `key` where it lies (bytes of a page, valid only during the call),
-    /// and returns what it returns; nil, without calling it, when there is no such row.
-    func withCell<R>(_ root: NodeRef?, _ key: UInt64, _ body: (LeafCell) throws -> R) throws -> R? {
-        guard var current = root else { return nil }
+    /// Calls `body` with the value stored under `key` where it lies (bytes of a page, valid only during the call).
+    /// Not generic on purpose: callers in other modules cannot specialise a generic lookup, and every generic
+    /// value in the descent would cost a metadata lookup per page.
+    /// - Returns: whether the row exists (`body` is called only then).
+    @discardableResult
+    func withCell(_ root: NodeRef?, _ key: UInt64, _ body: (LeafCell) throws -> Void) throws -> Bool {
+        guard var current = root else { return false }
         var level: Int? = nil
         while true {
             switch current {
@@ -61,8 +66,9 @@ struct BTree: Sendable {
                     continue
                 }
                 let (index, found) = node.search(key)
-                guard found else { return nil }
-                return try node.values[index].withCell(body)
+                guard found else { return false }
+                try node.values[index].withCell(body)
+                return true
             case .page(let number):
                 return try withPageCell(number, level: level, key, body)
             }
@@ -70,34 +76,27 @@ struct BTree: Sendable {
     }
 
     /// The rest of a lookup, from a committed page down: every step reads the page where it lies.
-    private func withPageCell<R>(
-        _ number: UInt64, level: Int?, _ key: UInt64, _ body: (LeafCell) throws -> R
-    ) throws -> R? {
-        var number = number
-        var level = level
-        while true {
-            let step = try pages.withTreePage(number, level: level) { view throws -> LookupStep<R> in
+    private func withPageCell(
+        _ number: UInt64, level: Int?, _ key: UInt64, _ body: (LeafCell) throws -> Void
+    ) throws -> Bool {
+        var next: (page: UInt64, level: Int)? = (number, level ?? -1)
+        var found = false
+        while let (page, expected) = next {
+            next = try pages.withTreePage(page, level: expected < 0 ? nil : expected) { view in
                 switch view {
                 case .internal(let node):
-                    return .child(node.child(at: node.childIndex(for: key)), node.level - 1)
+                    return (node.child(at: node.childIndex(for: key)), node.level - 1)
                 case .leaf(let leaf):
-                    let (index, found) = leaf.search(key)
-                    return .done(found ? try body(leaf.cell(at: index)) : nil)
+                    let (index, hit) = leaf.search(key)
+                    if hit {
+                        found = true
+                        try body(leaf.cell(at: index))
+                    }
+                    return nil
                 }
             }
-            switch step {
-            case .child(let child, let childLevel):
-                number = child
-                level = childLevel
-            case .done(let result):
-                return result
-            }
         }
-    }
-
-    private enum LookupStep<R> {
-        case child(UInt64, Int)
-        case done(R?)
+        return found
     }
 
     /// Calls `body` for each row with `lower <= key <= upper`, in increasing order or, when `reverse`,
