@@ -253,6 +253,17 @@ public enum IndexKey {
         return parts
     }
 
+    /// Decodes part `index` of a key where it lies, skipping the parts before it: what a covering scan reads
+    /// without building the key's array.
+    ///
+    /// - Throws: as ``decode(_:)-(UnsafeRawBufferPointer)`` for the parts up to `index`;
+    ///   ``FormatError/truncated(needed:available:)`` when the key has no part `index`.
+    public static func decodePart(_ index: Int, of key: UnsafeRawBufferPointer) throws(FormatError) -> RowRecord.Field {
+        var reader = ByteReader(key)
+        for _ in 0..<index { _ = try decodePart(&reader) }
+        return try decodePart(&reader)
+    }
+
     /// Decodes a whole key held in an array; see ``decode(_:)-(UnsafeRawBufferPointer)``.
     public static func decode(_ bytes: [UInt8]) throws(FormatError) -> [RowRecord.Field] {
         try bytes.withUnsafeBytes { buffer in Result { () throws(FormatError) in try decode(buffer) } }.get()
@@ -263,13 +274,16 @@ public enum IndexKey {
     /// - Throws: ``FormatError/truncated(needed:available:)`` for fewer than 9 bytes; what
     ///   ``decode(_:)-(UnsafeRawBufferPointer)`` throws for the key.
     public static func decodeEntry(_ bytes: [UInt8]) throws(FormatError) -> (key: [RowRecord.Field], rowID: UInt64) {
+        try bytes.withUnsafeBytes { buffer in Result { () throws(FormatError) in try decodeEntry(buffer) } }.get()
+    }
+
+    /// Decodes an entry where it lies (an entry lent by an index page), as ``decodeEntry(_:)-([UInt8])``.
+    public static func decodeEntry(
+        _ bytes: UnsafeRawBufferPointer
+    ) throws(FormatError) -> (key: [RowRecord.Field], rowID: UInt64) {
         guard bytes.count > rowIDSize else { throw .truncated(needed: rowIDSize + 1, available: bytes.count) }
         let keyLength = bytes.count - rowIDSize
-        let row = rowID(ofEntry: bytes)
-        let key = try bytes.withUnsafeBytes { buffer in
-            Result { () throws(FormatError) in try decode(UnsafeRawBufferPointer(rebasing: buffer[..<keyLength])) }
-        }.get()
-        return (key, row)
+        return (try decode(UnsafeRawBufferPointer(rebasing: bytes[..<keyLength])), rowID(ofEntry: bytes))
     }
 
     /// The row ID that ends an entry where it lies (at least 8 bytes long: a precondition).

@@ -185,6 +185,15 @@ import Testing
                 )
                 return
             }
+            // The lent views give the same entries part by part, and their rows.
+            var viewed: [IndexEntry] = []
+            try snapshot.forEachIndexEntryView(in: index, from: lower, through: upper, reverse: reverse) { view in
+                let parts = try (0..<view.decoded().key.count).map { try view.keyPart($0) }
+                #expect(try view.decoded() == IndexEntry(key: parts, row: view.row))
+                viewed.append(try view.decoded())
+                return true
+            }
+            #expect(viewed == wanted)
             // Stopping early stops.
             var seen = 0
             try snapshot.forEachIndexEntry(in: index, from: lower, through: upper, reverse: reverse) { _ in

@@ -84,9 +84,11 @@ extension Benchmark {
                         var idSum: UInt64 = 0
                         // A covering range scan: the entry holds the salary (its key) and the row ID, as
                         // SQLite's index entry holds salary and rowid.
-                        try snapshot.forEachIndexEntry(in: index, from: lower, through: upper) { entry in
-                            guard case .int64(let salary) = entry.key[0] else {
-                                throw BenchmarkFailure("W4b Strata: a salary key is \(entry.key[0])")
+                        // Entries lent in place: only the salary is decoded (forEachIndexEntryView).
+                        try snapshot.forEachIndexEntryView(in: index, from: lower, through: upper) { entry in
+                            let key = try entry.keyPart(0)
+                            guard case .int64(let salary) = key else {
+                                throw BenchmarkFailure("W4b Strata: a salary key is \(key)")
                             }
                             count += 1
                             sum &+= salary

@@ -13,19 +13,23 @@ enum IndexScan {
         _ state: StoreState, pages: PageStore, index id: IndexID, lower: IndexBound?, upper: IndexBound?, reverse: Bool,
         _ body: (IndexEntry) throws -> Bool
     ) throws {
+        try forEachView(state, pages: pages, index: id, lower: lower, upper: upper, reverse: reverse) { entry in
+            try body(try entry.decoded())
+        }
+    }
+
+    /// The one index range walk: entries lent where they lie.
+    static func forEachView(
+        _ state: StoreState, pages: PageStore, index id: IndexID, lower: IndexBound?, upper: IndexBound?, reverse: Bool,
+        _ body: (IndexEntryView) throws -> Bool
+    ) throws {
         let index = try state.index(id)
         try checkBound(lower, index)
         try checkBound(upper, index)
         try IndexTree(pages: pages).forEach(
             index.root, from: lower?.lowerEntryBound, below: upper?.upperEntryBound, reverse: reverse
         ) { entry in
-            let decoded: (key: [RowRecord.Field], rowID: UInt64)
-            do { decoded = try IndexKey.decodeEntry(Array(entry)) } catch {
-                throw StorageError.corrupt(
-                    pages.fileName, at: 0,
-                    "index '\(index.definition.name)' holds an entry that does not decode: \(error)")
-            }
-            return try body(IndexEntry(key: decoded.key, row: RowID(decoded.rowID)))
+            try body(IndexEntryView(entry, indexName: index.definition.name, file: pages.fileName))
         }
     }
 

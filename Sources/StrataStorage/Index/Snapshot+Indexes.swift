@@ -46,6 +46,19 @@ extension Snapshot {
             state, pages: tree.pages, index: index, lower: lower, upper: upper, reverse: reverse, body)
     }
 
+    /// Calls `body` with each entry of an index in a key range, as ``forEachIndexEntry(in:from:through:reverse:_:)``
+    /// does, but lent where it lies in its page: nothing is decoded or allocated until `body` asks for a key part
+    /// (``IndexEntryView/keyPart(_:)``), which makes covering scans cheap. The view is valid only during the call.
+    ///
+    /// - Throws: as ``forEachIndexEntry(in:from:through:reverse:_:)``, or what `body` throws.
+    public func forEachIndexEntryView(
+        in index: IndexID, from lower: IndexBound? = nil, through upper: IndexBound? = nil, reverse: Bool = false,
+        _ body: (IndexEntryView) throws -> Bool
+    ) throws {
+        try IndexScan.forEachView(
+            state, pages: tree.pages, index: index, lower: lower, upper: upper, reverse: reverse, body)
+    }
+
     /// The rows whose key equals `key`, or starts with it when it has fewer parts than the index, in key then
     /// row-ID order, as of this snapshot. Values match as their index encodings do (`-0.0` matches `0.0`,
     /// `1.50` matches `1.5`).
