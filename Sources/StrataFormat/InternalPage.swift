@@ -126,8 +126,22 @@ public struct InternalPageView {
     }
 
     /// The index of the child whose key range holds `key`: the last i in 1..<count with separator(i) <= key, else 0.
+    ///
+    /// Separators of a row tree are usually evenly spaced (leaves of dense row IDs, filled alike), so the first
+    /// probe interpolates between the first and last separator and is checked against its neighbour; a miss
+    /// falls back to the binary search.
     @inline(__always)
     public func childIndex(for key: UInt64) -> Int {
+        if count > 2 {
+            let first = separator(at: 1)
+            let last = separator(at: count &- 1)
+            if key >= first, key < last, last > first {
+                let span = last &- first
+                // (key - first) / span < 1, times count - 2 intervals: fits in a Double without loss that matters.
+                let guess = 1 &+ Int(Double(key &- first) / Double(span) * Double(count &- 2))
+                if guess < count &- 1, separator(at: guess) <= key, key < separator(at: guess &+ 1) { return guess }
+            }
+        }
         var low = 1
         var high = count
         while low < high {

@@ -181,8 +181,17 @@ public struct LeafPageView {
     }
 
     /// The position of `key`: `(index, found)`, where index is the insertion point when not found.
+    ///
+    /// Row IDs are usually dense within a leaf (allocated in order, deleted rarely), so the first probe is where
+    /// the key would be if they were: one key read instead of a binary search's six on a 4 KiB leaf.
     @inline(__always)
     public func search(_ key: UInt64) -> (index: Int, found: Bool) {
+        guard count > 0 else { return (0, false) }
+        let first = self.key(at: 0)
+        if key >= first, key &- first < UInt64(count) {
+            let guess = Int(key &- first)
+            if self.key(at: guess) == key { return (guess, true) }
+        }
         var low = 0
         var high = count
         while low < high {

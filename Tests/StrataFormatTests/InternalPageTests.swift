@@ -41,6 +41,37 @@ import Testing
         return decode(bytes).failure
     }
 
+    /// The view's child lookup (an interpolated first probe, then a binary search) agrees with a linear scan for
+    /// evenly spaced, clustered and random separators, at every key around each separator.
+    @Test(arguments: ["even", "clustered", "random"])
+    func childIndexAgreesWithALinearScan(spacing: String) throws {
+        var random = RepeatableRandomNumberGenerator(seed: UInt64(spacing.count))
+        let count = 60
+        var keys: [UInt64] = [0]
+        var next: UInt64 = 1_000
+        for index in 1..<count {
+            switch spacing {
+            case "even": next = 1_000 + UInt64(index) * 47
+            case "clustered": next += index < 50 ? 1 : 100_000
+            default: next += UInt64.random(in: 1...10_000, using: &random)
+            }
+            keys.append(next)
+        }
+        let bytes = page(size: 4096, number: 5_000, keys: keys, children: (1...UInt64(count)).map { $0 })
+        try bytes.withUnsafeBytes { buffer in
+            let header = try PageHeader.decode(buffer, expectedPageNumber: 5_000, salt: salt)
+            try InternalPage.validate(buffer, header: header)
+            let view = InternalPageView(validatedPage: buffer, header: header)
+            var probes: [UInt64] = [0, .max, keys[count - 1] + 1]
+            for key in keys.dropFirst() { probes += [key - 1, key, key + 1] }
+            for _ in 0..<200 { probes.append(UInt64.random(in: 0...(next + 10), using: &random)) }
+            for probe in probes {
+                let expected = (1..<count).last { keys[$0] <= probe } ?? 0
+                #expect(view.childIndex(for: probe) == expected, "\(spacing): key \(probe)")
+            }
+        }
+    }
+
     @Test func roundTripsAndDropsTheFirstKey() throws {
         let decoded = try decode(page(keys: [12345, 10, 20, 30])).get()
         #expect(decoded.level == 1)
