@@ -44,6 +44,42 @@ public struct Snapshot: Sendable {
         return result
     }
 
+    /// Calls `body` with each of `rows` and its bytes (nil when the row does not exist), in the order given.
+    ///
+    /// Rows in increasing order (as an index gives the rows of one key) are found in one walk of the tree: a row
+    /// in the same leaf as the one before needs no new descent. Other orders work too, a run at a time. The bytes
+    /// are lent where they lie, valid only during the call.
+    ///
+    /// - Throws: ``StorageError/noSuchTable(_:)``; ``StorageError/corruption(file:offset:reason:)`` or
+    ///   ``StorageError/io(_:)`` when a page cannot be read; or what `body` throws.
+    public func forEachRow(
+        _ rows: [RowID], in table: TableID, _ body: (RowID, UnsafeRawBufferPointer?) throws -> Bool
+    ) throws {
+        let root = try state.table(table).root
+        var start = 0
+        var keys: [UInt64] = []
+        keys.reserveCapacity(rows.count)
+        while start < rows.count {
+            // The longest strictly increasing run from `start`, walked at once.
+            keys.removeAll(keepingCapacity: true)
+            keys.append(rows[start].rawValue)
+            var end = start + 1
+            while end < rows.count, rows[end].rawValue > rows[end - 1].rawValue {
+                keys.append(rows[end].rawValue)
+                end += 1
+            }
+            let going = try keys.withUnsafeBufferPointer { keys in
+                try tree.forEachCell(root, keys: keys) { position, cell in
+                    let row = RowID(keys[position])
+                    guard let cell else { return try body(row, nil) }
+                    return try tree.pages.withBytes(of: cell) { try body(row, $0) }
+                }
+            }
+            if !going { return }
+            start = end
+        }
+    }
+
     /// Calls `body` for each row with a row ID in `lower...upper` (both optional), in row-ID order or
     /// reversed; `body` returns false to stop.
     ///

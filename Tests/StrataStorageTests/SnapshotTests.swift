@@ -141,4 +141,51 @@ import Testing
         #expect(try afterCreate.nextRowID(in: table) == RowID(1))
         try store.close()
     }
+
+    /// forEachRow(_:in:) gives what withRow gives for every ID, in the order asked, for increasing runs (one walk),
+    /// unsorted and repeated IDs and absent rows, over checkpointed pages, in-memory nodes and both mixed.
+    @Test(arguments: [512, 4096])
+    func rowsByIDMatchOneLookupEach(pageSize: Int) throws {
+        let store = try Store.openForTesting(
+            TemporaryStore.makeFileSystem(), configuration: .testing(pageSize: pageSize))
+        var random = RepeatableRandomNumberGenerator(seed: UInt64(pageSize) + 77)
+        let table = try store.write { try $0.createTable(named: "t") }
+        try store.write { txn in
+            for _ in 1...3_000 { try txn.insert(random.bytes(Int.random(in: 0...60, using: &random)), into: table) }
+        }
+        for round in 0..<3 {
+            if round == 1 { try store.checkpoint() }
+            if round == 2 {
+                try store.write { txn in
+                    for _ in 0..<200 {
+                        let row = RowID(UInt64.random(in: 1...3_000, using: &random))
+                        _ = try txn.delete(row, from: table)
+                    }
+                    for _ in 0..<100 { _ = try txn.insert([1, 2, 3], into: table) }
+                }
+            }
+            let snapshot = store.snapshot()
+            for shape in 0..<4 {
+                var rows = (0..<500).map { _ in RowID(UInt64.random(in: 0...3_200, using: &random)) }
+                if shape < 2 { rows = Array(Set(rows)).sorted { $0.rawValue < $1.rawValue } }
+                if shape == 1 { rows = (1...3_100).map { RowID(UInt64($0)) } }
+                var seen: [RowID] = []
+                try snapshot.forEachRow(rows, in: table) { row, bytes in
+                    seen.append(row)
+                    let single = try snapshot.withRow(row, in: table) { Array($0) }
+                    #expect(bytes.map { Array($0) } == single, "round \(round) shape \(shape) row \(row)")
+                    return true
+                }
+                #expect(seen == rows, "round \(round) shape \(shape)")
+            }
+            // Stopping early stops.
+            var count = 0
+            try snapshot.forEachRow((1...100).map { RowID(UInt64($0)) }, in: table) { _, _ in
+                count += 1
+                return count < 7
+            }
+            #expect(count == 7)
+        }
+        try store.close()
+    }
 }

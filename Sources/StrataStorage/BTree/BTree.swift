@@ -99,6 +99,76 @@ struct BTree: Sendable {
         return found
     }
 
+    /// Calls `body` with the position and the value (nil when absent) of each of `keys`, which must increase
+    /// strictly, walking the tree once: a key in the leaf of the key before it is found without a new descent, as a
+    /// cursor would (SQLite's cursors skip the descent the same way). Values are lent where they lie.
+    /// - Returns: false when `body` stopped the walk.
+    @discardableResult
+    func forEachCell(
+        _ root: NodeRef?, keys: UnsafeBufferPointer<UInt64>, _ body: (Int, LeafCell?) throws -> Bool
+    ) throws -> Bool {
+        var position = 0
+        guard let root else {
+            while position < keys.count {
+                if try !body(position, nil) { return false }
+                position += 1
+            }
+            return true
+        }
+        return try seek(root, level: nil, below: nil, keys, &position, body)
+    }
+
+    /// Handles `keys[position...]` below `upper` (nil: unbounded) in the subtree at `ref`.
+    private func seek(
+        _ ref: NodeRef, level: Int?, below upper: UInt64?, _ keys: UnsafeBufferPointer<UInt64>, _ position: inout Int,
+        _ body: (Int, LeafCell?) throws -> Bool
+    ) throws -> Bool {
+        func inRange(_ position: Int) -> Bool { position < keys.count && upper.map { keys[position] < $0 } ?? true }
+        switch ref {
+        case .node(let node):
+            if node.isLeaf {
+                while inRange(position) {
+                    let (index, found) = node.search(keys[position])
+                    let going =
+                        found ? try node.values[index].withCell { try body(position, $0) } : try body(position, nil)
+                    if !going { return false }
+                    position += 1
+                }
+                return true
+            }
+            while inRange(position) {
+                let child = node.childIndex(for: keys[position])
+                let childUpper = child + 1 < node.count ? node.keys[child + 1] : upper
+                if try !seek(node.children[child], level: node.level - 1, below: childUpper, keys, &position, body) {
+                    return false
+                }
+            }
+            return true
+        case .page(let number):
+            return try pages.withTreePage(number, level: level) { view in
+                switch view {
+                case .leaf(let leaf):
+                    while inRange(position) {
+                        let (index, found) = leaf.search(keys[position])
+                        if try !body(position, found ? leaf.cell(at: index) : nil) { return false }
+                        position += 1
+                    }
+                    return true
+                case .internal(let node):
+                    while inRange(position) {
+                        let child = node.childIndex(for: keys[position])
+                        let childUpper = child + 1 < node.count ? node.separator(at: child + 1) : upper
+                        let going = try seek(
+                            .page(node.child(at: child)), level: node.level - 1, below: childUpper, keys, &position,
+                            body)
+                        if !going { return false }
+                    }
+                    return true
+                }
+            }
+        }
+    }
+
     /// Calls `body` for each row with `lower <= key <= upper`, in increasing order or, when `reverse`,
     /// decreasing, with values copied out of their pages; stops when `body` returns false.
     /// - Returns: false when `body` stopped the walk.
