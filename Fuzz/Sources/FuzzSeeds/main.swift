@@ -5,6 +5,9 @@
 //       prints the files a FuzzStoreOpen input lays out (checksums already fixed as its mode says) as a Swift
 //       dictionary literal of base64 strings, for a regression test in Tests/StrataStorageTests
 //   swift run --scratch-path .build/seeds FuzzSeeds base64 FILE       prints any input as one base64 string
+//   swift run --scratch-path .build/seeds FuzzSeeds reproductions FailCases
+//       writes FailCases/FuzzStoreOpen/<original>-format2: format-2 stores reproducing crashers whose inputs are
+//       format-1 stores (Sources/FuzzSupport/Reproductions.swift)
 import Foundation
 import FuzzSupport
 
@@ -28,6 +31,15 @@ do {
             print("        \"\"\",")
         }
         print("]")
+    case "reproductions" where arguments.count == 2:
+        let directory = URL(fileURLWithPath: arguments[1]).appendingPathComponent("FuzzStoreOpen")
+        let reproductions = try Reproductions.make { name in
+            Array(try Data(contentsOf: directory.appendingPathComponent(name)))
+        }
+        for (name, bytes) in reproductions {
+            try Data(bytes).write(to: directory.appendingPathComponent(name))
+            print("FuzzStoreOpen/\(name): \(bytes.count) bytes")
+        }
     case "base64" where arguments.count == 2:
         print(try Data(contentsOf: URL(fileURLWithPath: arguments[1])).base64EncodedString())
     default:

@@ -28,16 +28,21 @@ struct HeldSnapshot {
 }
 
 /// FuzzEngineOperations: the input is a script of engine operations (``EngineOp``) run against a store in an
-/// `InMemoryFileSystem` and, step by step, against ``EngineModel``.
+/// `InMemoryFileSystem` or on the real file system, and, step by step, against ``EngineModel``.
 ///
 /// ```
 /// script := pageSize:u8 settings:u8 (opcode:u8 operands)*      at most 64 operations
 /// ```
 /// `pageSize` is `512 << (b % 4)`; `settings` picks the checkpoint threshold (1 KiB, 8 KiB or 64 MiB: automatic
 /// checkpoints happen), the page cache (4, 64 or 16,384 pages: evictions happen) and the segment size limit
-/// (4 KiB, 64 KiB, 256 MiB: segments roll over). Durability is `.full`, so a simulated crash
-/// (`InMemoryFileSystem.crashImage`, under a policy from the input: unsynced data dropped, kept in part, or
-/// the last sector garbled) must lose nothing that was acknowledged.
+/// (4 KiB, 64 KiB, 256 MiB: segments roll over), and `settings / 27` whether the store lives in an
+/// `InMemoryFileSystem` (even) or in a directory under /dev/shm read through `PosixFileSystem` (odd), where
+/// committed pages are read in place through the page map (FORMAT.md §4.10: regions that grow with each
+/// checkpoint while a held snapshot reads older ones, a new mapping after compaction's rename). Durability is
+/// `.full`, so a simulated crash must lose nothing that was acknowledged: in memory,
+/// `InMemoryFileSystem.crashImage` under a policy from the input (unsynced data dropped, kept in part, or the last
+/// sector garbled); on the real file system, a process crash (the store dropped without a close, its files as
+/// the kernel holds them).
 ///
 /// Checks after every step: the rows and blobs touched read back as the model says; a full comparison
 /// (tables, row counts, next row IDs, every row in order, every blob) after every crash, reopen, checkpoint,
@@ -56,9 +61,11 @@ struct EngineHarness {
     static let valueLengths = [0, 1, 7, 50, 100, 107, 108, 200, 500, 1000, 2000, 5000, 17_000]
     static let blobLengths = [0, 1, 100, 1000, 5000, 20_000, 70_000]
     static let maximumOperations = 64
-    static let directory = "/db"
 
-    var fileSystem = InMemoryFileSystem()
+    /// The store's file system; ``memory`` when that is an `InMemoryFileSystem`, nil on the real one.
+    var fileSystem: any FileSystem
+    var memory: InMemoryFileSystem?
+    let directory: String
     var configuration: StoreConfiguration
     var store: Store?
     var model = EngineModel()
@@ -76,24 +83,36 @@ struct EngineHarness {
             pageCacheCapacity: [4, 64, 16_384][Int(settings / 3 % 3)],
             blobSegmentSizeLimit: [4 << 10, 64 << 10, 256 << 20][Int(settings / 9 % 3)],
             logger: quietLogger)
-        do {
-            try fileSystem.createDirectory(at: Self.directory)
-            try fileSystem.syncDirectory(at: "/")
-        } catch { fuzzFail("in-memory file system: \(error)") }
+        if settings / 27 % 2 == 1 {
+            fileSystem = PosixFileSystem()
+            directory = ScratchDirectory.path("engine")  // Store.open creates it
+        } else {
+            let memory = InMemoryFileSystem()
+            directory = "/db"
+            do {
+                try memory.createDirectory(at: directory)
+                try memory.syncDirectory(at: "/")
+            } catch { fuzzFail("in-memory file system: \(error)") }
+            fileSystem = memory
+            self.memory = memory
+        }
         store = open("creating the store")
     }
 
     mutating func finish() {
         compareAll("at the end")
         if let store { must("closing") { try store.close() } }
+        store = nil
+        held = nil
         graph.tearDown()
+        if memory == nil { ScratchDirectory.remove(directory) }
     }
 
     // MARK: - Helpers
 
     func open(_ when: String) -> Store {
         must("opening the store \(when)") {
-            try Store.open(at: Self.directory, configuration: configuration, fileSystem: fileSystem)
+            try Store.open(at: directory, configuration: configuration, fileSystem: fileSystem)
         }
     }
 
@@ -401,9 +420,20 @@ struct EngineHarness {
             case 1: .keepUnsyncedPrefix(seed: seed)
             default: .garbleLastSector(seed: seed)
             }
-        let image = fileSystem.crashImage(policy: policy)
+        guard let memory else {
+            // A process crash: the store goes without a close; the kernel keeps every write. A held snapshot would
+            // keep its lock, as the crashed process's would have: it goes too.
+            held = nil
+            store = nil
+            store = open("after a process crash")
+            compareAll("after a process crash")
+            verify("after a process crash")
+            return
+        }
+        let image = memory.crashImage(policy: policy)
         store = nil  // the old store goes with the old file system, without a close
         fileSystem = image
+        self.memory = image
         store = open("after a crash (\(policy))")
         compareAll("after a crash (\(policy))")
         verify("after a crash (\(policy))")
@@ -414,7 +444,7 @@ struct EngineHarness {
         store = nil
         held = nil  // compaction deletes the segments an old snapshot reads
         must("compaction") {
-            try Store.compact(at: Self.directory, configuration: configuration, fileSystem: fileSystem)
+            try Store.compact(at: directory, configuration: configuration, fileSystem: fileSystem)
         }
         store = open("after compaction")
         compareAll("after compaction")

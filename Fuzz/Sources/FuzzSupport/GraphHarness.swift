@@ -23,7 +23,6 @@ struct GraphHarness {
         } catch { fatalError("the fuzz object model does not build: \(error)") }
     }()
     static let entity = model.entity(named: "Item")!
-    nonisolated(unsafe) static var directoryCounter = 0
 
     var directory: String?
     var coordinator: PersistentStoreCoordinator?
@@ -35,12 +34,6 @@ struct GraphHarness {
         StrataStoreConfiguration(storage: StoreConfiguration(durability: .off, logger: quietLogger))
     }
 
-    static func makeDirectory() -> String {
-        let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
-        directoryCounter += 1
-        return "\(base)/strata-fuzz-\(getpid())-\(directoryCounter)"
-    }
-
     mutating func perform(_ input: inout FuzzInput, step: Int) {
         let kind = input.byte()
         let operand = input.byte()
@@ -48,7 +41,7 @@ struct GraphHarness {
         steps += 1
         do {
             if coordinator == nil {
-                let directory = self.directory ?? Self.makeDirectory()
+                let directory = self.directory ?? ScratchDirectory.path("graph")
                 self.directory = directory
                 let coordinator = PersistentStoreCoordinator(model: Self.model)
                 try coordinator.addPersistentStore(.strata(directory: directory, configuration: configuration))
@@ -128,7 +121,7 @@ struct GraphHarness {
             }
         }
         coordinator = nil
-        if let directory { try? FileManager.default.removeItem(atPath: directory) }
+        if let directory { ScratchDirectory.remove(directory) }
         directory = nil
     }
 }

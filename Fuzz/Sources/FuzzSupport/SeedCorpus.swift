@@ -55,10 +55,8 @@ public enum SeedCorpus {
             let selector = UInt8(size.trailingZeroBitCount - 9)
             let prefix = [selector, 0] + le(header.checksumSalt) + le(UInt64(number))
             seeds.append(("page-\(decoded.type)", prefix + page))
-            if decoded.type == .leaf {
-                seeds.append(
-                    ("page-leaf-resealed", [selector, 1] + le(header.checksumSalt) + le(UInt64(number)) + page))
-            }
+            seeds.append(
+                ("page-\(decoded.type)-resealed", [selector, 1] + le(header.checksumSalt) + le(UInt64(number)) + page))
         }
         guard seen.count == 4 else { throw SeedError("the seed store lacks a page type: \(seen)") }
         return seeds
@@ -90,9 +88,12 @@ public enum SeedCorpus {
                 }), decoded.type == .indexLeaf || decoded.type == .indexInternal,
                 !seeds.contains(where: { $0.name == "page-\(decoded.type)" })
             else { continue }
-            seeds.append(("page-\(decoded.type)", [0, 0] + le(header.checksumSalt) + le(UInt64(number)) + page))
+            for (mode, suffix) in [(UInt8(0), ""), (1, "-resealed")] {
+                seeds.append(
+                    ("page-\(decoded.type)\(suffix)", [0, mode] + le(header.checksumSalt) + le(UInt64(number)) + page))
+            }
         }
-        guard seeds.count == 2 else { throw SeedError("the index seed store lacks an index page type") }
+        guard seeds.count == 4 else { throw SeedError("the index seed store lacks an index page type") }
         return seeds
     }
 
@@ -168,9 +169,12 @@ public enum SeedCorpus {
     static func storeSeeds(_ store: SeedStore) -> [(name: String, bytes: [UInt8])] {
         var resealed = store.crashed
         resealed.mode = 0x1F
+        var inMemory = store.crashed
+        inMemory.mode = 0x3F
         return [
             ("store-checkpoint-and-log", store.crashed.encoded()),
             ("store-checkpoint-and-log-resealed-writes", resealed.encoded()),
+            ("store-checkpoint-and-log-in-memory", inMemory.encoded()),
             ("store-log-only", store.fresh.encoded()),
             ("store-closed-clean", store.closed.encoded()),
         ]
@@ -208,7 +212,12 @@ public enum SeedCorpus {
                 (.createTable, [3]), (.insert, [3, 2, 2]), (.graph, [0, 0x41]), (.graph, [1, 3]), (.graph, [3, 0]),
                 (.checkpoint, []), (.compare, []),
             ])
-        return [("script-basic", basic), ("script-crashes", crashes), ("script-object-graph", graph)]
+        // The same scripts on the real file system (settings / 27 odd): pages read through the page map.
+        func posix(_ script: [UInt8]) -> [UInt8] { [script[0], script[1] + 27] + script.dropFirst(2) }
+        return [
+            ("script-basic", basic), ("script-crashes", crashes), ("script-object-graph", graph),
+            ("script-basic-posix", posix(basic)), ("script-crashes-posix", posix(crashes)),
+        ]
     }
 }
 

@@ -9,7 +9,8 @@ import StrataIO
 /// `nameIndex` picks one of ``fileNames`` (modulo their count); a later file of the same name replaces an
 /// earlier one. Mode bits: 0 re-checksum every page of the page file (salt and page size from its header),
 /// 1 every WAL record, 2 every blob chunk record, 3 the store, WAL and segment headers, 4 after a clean
-/// verification also write, checkpoint, reopen and verify again.
+/// verification also write, checkpoint, reopen and verify again, 5 lay the store out in an `InMemoryFileSystem`
+/// instead of a directory read through `PosixFileSystem` (and the page map).
 public struct StoreImage {
     /// The files a store directory may hold, by index.
     public static let fileNames = [

@@ -1,11 +1,18 @@
+import Foundation
 import StrataFormat
 import StrataIO
 import StrataStorage
 
-/// FuzzStoreOpen: a whole store directory built from the input (``StoreImage``) in an `InMemoryFileSystem`,
-/// opened read-only (`ReadOnlyStore.open`, `verify`, every row and blob read) and then for writing
-/// (`Store.open`, which recovers, replays and checkpoints; `verify`; every row and blob read). With mode bit 4,
-/// a store that verifies clean is also written to, checkpointed, closed, reopened and verified again.
+/// FuzzStoreOpen: a whole store directory built from the input (``StoreImage``), opened read-only
+/// (`ReadOnlyStore.open`, `verify`, every row and blob read) and then for writing (`Store.open`, which recovers,
+/// replays and checkpoints; `verify`; every row and blob read). With mode bit 4, a store that verifies clean is
+/// also written to, checkpointed, closed, reopened and verified again.
+///
+/// The files are laid out on the real file system (a directory under /dev/shm, removed after the input) and read
+/// through `PosixFileSystem`, so that committed pages are read in place through the page map (FORMAT.md §4.10:
+/// first-touch verification, the validation bits, the in-place views, regions growing after a checkpoint). With
+/// mode bit 5 they are laid out in an `InMemoryFileSystem` instead, which cannot map: pages are then read into
+/// buffers of exactly one page, so that AddressSanitizer sees a read past a page's end (it cannot in a mapping).
 ///
 /// Checks: nothing traps (ASan, Swift runtime traps, preconditions); every error thrown is a `StorageError`;
 /// when `verify()` reports a clean store, reading every row and blob succeeds; a clean store stays clean
@@ -13,14 +20,28 @@ import StrataStorage
 public func fuzzStoreOpen(_ data: UnsafeRawBufferPointer) {
     var image = StoreImage(decoding: data)
     image.reseal()
-    let fileSystem = InMemoryFileSystem()
-    let directory = "/store"
-    do {
-        try fileSystem.createDirectory(at: directory)
-        for (name, bytes) in image.files { try fileSystem.setContents(bytes, of: directory + "/" + name) }
-    } catch { fuzzFail("could not lay out the store: \(error)") }
-    openReadOnly(directory, fileSystem)
-    openForWriting(directory, fileSystem, exerciseWrites: image.mode & 16 != 0)
+    let exerciseWrites = image.mode & 16 != 0
+    if image.mode & 32 != 0 {
+        let fileSystem = InMemoryFileSystem()
+        let directory = "/store"
+        do {
+            try fileSystem.createDirectory(at: directory)
+            for (name, bytes) in image.files { try fileSystem.setContents(bytes, of: directory + "/" + name) }
+        } catch { fuzzFail("could not lay out the store: \(error)") }
+        openReadOnly(directory, fileSystem)
+        openForWriting(directory, fileSystem, exerciseWrites: exerciseWrites)
+    } else {
+        let directory = ScratchDirectory.path("store")
+        defer { ScratchDirectory.remove(directory) }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+            for (name, bytes) in image.files {
+                try Data(bytes).write(to: URL(fileURLWithPath: directory + "/" + name))
+            }
+        } catch { fuzzFail("could not lay out the store in \(directory): \(error)") }
+        openReadOnly(directory, PosixFileSystem())
+        openForWriting(directory, PosixFileSystem(), exerciseWrites: exerciseWrites)
+    }
 }
 
 /// Runs `body`; a `StorageError` is an expected outcome of bad input (returns nil), anything else a finding.
@@ -66,7 +87,7 @@ func readEverything(_ snapshot: Snapshot) -> Bool {
     return read && consistent
 }
 
-func openReadOnly(_ directory: String, _ fileSystem: InMemoryFileSystem) {
+func openReadOnly(_ directory: String, _ fileSystem: any FileSystem) {
     guard
         let store = expectingStorageErrors(
             "ReadOnlyStore.open", { try ReadOnlyStore.open(at: directory, fileSystem: fileSystem) })
@@ -78,7 +99,7 @@ func openReadOnly(_ directory: String, _ fileSystem: InMemoryFileSystem) {
     store.close()
 }
 
-func openForWriting(_ directory: String, _ fileSystem: InMemoryFileSystem, exerciseWrites: Bool) {
+func openForWriting(_ directory: String, _ fileSystem: any FileSystem, exerciseWrites: Bool) {
     let configuration = StoreConfiguration(
         createIfMissing: false, durability: .full, pageSize: 4096, pageCacheCapacity: 8, logger: quietLogger)
     guard
