@@ -214,6 +214,31 @@ import Testing
         }
     }
 
+    /// Rows of one key arrive in row-ID order (an index on a to-one, as `employee_department`): each key's run
+    /// grows at its end in the middle of the tree, and the leaves it fills stay full (they split right before the
+    /// new entry, not in half). Random keys still split in the middle; every tree verifies.
+    @Test(arguments: [512, 4096])
+    func runsOfOneKeyFillTheirLeaves(pageSize: Int) throws {
+        let store = try Store.openForTesting(
+            TemporaryStore.makeFileSystem(), configuration: .testing(pageSize: pageSize))
+        let table = try store.write { txn in
+            let table = try txn.createTable(named: "employee")
+            try txn.createIndex(named: "employee.department", on: table, fields: [0])
+            return table
+        }
+        try store.write { txn in
+            for row in 0..<20_000 { _ = try txn.insert(IndexReference.row([.int64(Int64(row % 10))]), into: table) }
+        }
+        try store.checkpoint()
+        let report = try store.verify()
+        #expect(report.isClean)
+        let summary = try #require(report.indexes.first { $0.name == "employee.department" })
+        let fill = Double(summary.leafBytes) / Double(summary.leafPages * (pageSize - PageFormat.headerSize))
+        // Ten runs of 2,000 entries, each ending in one partly filled leaf (in the middle, every leaf was half empty).
+        #expect(fill > 0.85, "leaf fill \(fill) over \(summary.leafPages) leaves")
+        try store.close()
+    }
+
     @Test func snapshotsKeepTheirIndexState() throws {
         let store = try Store.openForTesting(TemporaryStore.makeFileSystem())
         let (table, index, row) = try store.write { txn -> (TableID, IndexID, RowID) in

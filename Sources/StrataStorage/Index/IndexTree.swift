@@ -178,33 +178,68 @@ struct IndexTree: Sendable {
             return (.node(leaf), true)
         }
         let node = try mutable(root, owner: owner, level: nil)
-        let (inserted, appended) = try insert(into: node, entry, owner: owner, rightmost: true)
+        let (inserted, hint) = try insert(into: node, entry, owner: owner, rightmost: true)
         guard inserted else { return (.node(node), false) }
-        return (try finishRoot(node, owner: owner, appended: appended) ?? .node(node), true)
+        return (try finishRoot(node, owner: owner, hint: hint) ?? .node(node), true)
+    }
+
+    /// Where a node that an insert made overflow should split.
+    enum SplitHint {
+        /// In the middle of its bytes.
+        case middle
+        /// A leaf: right before entry `index`. After an insert that ends a run of its key (rows of one key arrive
+        /// in row-ID order, so a run grows at its end wherever it lies in the tree, as in an index on a to-one like
+        /// `employee_department`) or appends on the tree's right edge, the run's leaves fill up instead of being
+        /// halved at every split, and entries of other keys after the run's end move out of its way.
+        case leafBefore(Int)
+        /// An internal node on the right edge whose last child split off a new last child: split at its end.
+        case internalAtEnd
     }
 
     /// `rightmost`: whether `node` is on the tree's right edge. Returns whether the entry was inserted and
-    /// whether it went to the very end of `node` on the right edge (an append).
+    /// where `node` should split if it overflows.
     private func insert(
         into node: IndexNode, _ entry: [UInt8], owner: UInt64, rightmost: Bool
-    ) throws -> (inserted: Bool, appended: Bool) {
+    ) throws -> (inserted: Bool, hint: SplitHint) {
         if node.isLeaf {
             let (index, found) = node.search(entry)
-            guard !found else { return (false, false) }
+            guard !found else { return (false, .middle) }
             node.keys.insert(entry, at: index)
             node.bodySize += PageFormat.indexLengthSize + entry.count
-            return (true, rightmost && index == node.count - 1)
+            let last = index == node.count - 1
+            let runEnd = index > 0 && Self.sameKey(node.keys[index - 1], entry)
+            // At the leaf's end the new entry starts the right leaf (the run goes on growing there); inside the
+            // leaf it ends the left one, so that the entries after it (other keys, which grow elsewhere) leave.
+            if last && (rightmost || runEnd) { return (true, .leafBefore(index)) }
+            return (true, runEnd ? .leafBefore(index + 1) : .middle)
         }
         let index = node.childIndex(for: entry)
         let child = try mutable(node.children[index], owner: owner, level: node.level - 1)
         node.children[index] = .node(child)
         let childIsRightmost = rightmost && index == node.count - 1
-        let (inserted, appended) = try insert(into: child, entry, owner: owner, rightmost: childIsRightmost)
-        guard inserted else { return (false, false) }
+        let (inserted, hint) = try insert(into: child, entry, owner: owner, rightmost: childIsRightmost)
+        guard inserted else { return (false, .middle) }
         let countBefore = node.count
-        try fix(node, at: index, owner: owner, appended: appended, shrank: false)
-        // The append reaches this node's end when the child split at its end into a new last child.
-        return (true, appended && node.count > countBefore)
+        try fix(node, at: index, owner: owner, hint: hint, shrank: false)
+        // An append on the right edge reaches this node's end when its last child split off a new last child.
+        let splitOffLast: Bool
+        switch hint {
+        case .middle: splitOffLast = false
+        case .leafBefore, .internalAtEnd: splitOffLast = childIsRightmost && node.count > countBefore
+        }
+        return (true, splitOffLast ? .internalAtEnd : .middle)
+    }
+
+    /// Whether two entries have the same key (they differ only in the row ID that ends them).
+    static func sameKey(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        a.count == b.count
+            && a.withUnsafeBytes { a in
+                b.withUnsafeBytes { b in
+                    IndexKey.compare(
+                        UnsafeRawBufferPointer(rebasing: a.dropLast(IndexKey.rowIDSize)),
+                        UnsafeRawBufferPointer(rebasing: b.dropLast(IndexKey.rowIDSize))) == 0
+                }
+            }
     }
 
     // MARK: - Removing
@@ -215,7 +250,7 @@ struct IndexTree: Sendable {
         guard let root else { return (nil, false) }
         let node = try mutable(root, owner: owner, level: nil)
         guard try remove(from: node, entry, owner: owner) else { return (root, false) }
-        return (try finishRoot(node, owner: owner, appended: false), true)
+        return (try finishRoot(node, owner: owner, hint: .middle), true)
     }
 
     private func remove(from node: IndexNode, _ entry: [UInt8], owner: UInt64) throws -> Bool {
@@ -230,7 +265,7 @@ struct IndexTree: Sendable {
         let child = try mutable(node.children[index], owner: owner, level: node.level - 1)
         node.children[index] = .node(child)
         guard try remove(from: child, entry, owner: owner) else { return false }
-        try fix(node, at: index, owner: owner, appended: false, shrank: true)
+        try fix(node, at: index, owner: owner, hint: .middle, shrank: true)
         return true
     }
 
@@ -238,9 +273,9 @@ struct IndexTree: Sendable {
 
     /// Brings a changed root back within bounds: splits it under a new root when it overflows, gives way to
     /// its only child while it is an internal node with one, and empties the tree when it has nothing.
-    private func finishRoot(_ node: IndexNode, owner: UInt64, appended: Bool) throws -> IndexNodeRef? {
+    private func finishRoot(_ node: IndexNode, owner: UInt64, hint: SplitHint) throws -> IndexNodeRef? {
         if node.bodySize > capacity {
-            let (separator, right) = appended ? splitAtEnd(node) : split(node)
+            let (separator, right) = split(node, hint)
             let root = IndexNode(
                 level: node.level + 1, keys: [[], separator], children: [.node(node), .node(right)], owner: owner,
                 bodySize: IndexInternalPage.bodySize(separatorLengths: [separator.count]))
@@ -259,11 +294,11 @@ struct IndexTree: Sendable {
     /// removes it when empty, and, after a delete below it (`shrank`), merges or tops it up when underfull
     /// (never after an insert: the right leaf an append splits off holds one entry, and must not be evened
     /// out with the full leaf beside it). `parent` may then overflow or be underfull itself, which its own
-    /// parent (or ``finishRoot(_:owner:appended:)``) fixes in turn.
-    private func fix(_ parent: IndexNode, at index: Int, owner: UInt64, appended: Bool, shrank: Bool) throws {
+    /// parent (or ``finishRoot(_:owner:hint:)``) fixes in turn.
+    private func fix(_ parent: IndexNode, at index: Int, owner: UInt64, hint: SplitHint, shrank: Bool) throws {
         guard case .node(let child) = parent.children[index] else { return }
         if child.bodySize > capacity {
-            let (separator, right) = appended ? splitAtEnd(child) : split(child)
+            let (separator, right) = split(child, hint)
             parent.keys.insert(separator, at: index + 1)
             parent.children.insert(.node(right), at: index + 1)
             parent.bodySize += PageFormat.indexInternalEntryOverhead + separator.count
@@ -302,13 +337,7 @@ struct IndexTree: Sendable {
                 leftSize += size
                 at += 1
             }
-            let right = IndexNode(
-                level: 0, keys: Array(node.keys[at...]), children: [], owner: node.owner,
-                bodySize: node.bodySize - leftSize)
-            let separator = IndexKey.shortestSeparator(after: node.keys[at - 1], upTo: node.keys[at])
-            node.keys.removeSubrange(at...)
-            node.bodySize = leftSize
-            return (separator, right)
+            return splitLeaf(node, at: at, leftSize: leftSize)
         }
         // Children 0..<m stay, keys[m] moves up, children m... go right; both sides keep two or more children
         // (an overflowing node has at least five: each separator takes at most a quarter of a page).
@@ -325,18 +354,31 @@ struct IndexTree: Sendable {
 
     /// Splits an overfull node after an append: a leaf gives up only its last entry, an internal node its last
     /// two children, so that increasing inserts leave full nodes behind.
-    private func splitAtEnd(_ node: IndexNode) -> ([UInt8], IndexNode) {
-        let last = node.count - 1
-        if node.isLeaf {
-            let entry = node.keys[last]
-            let separator = IndexKey.shortestSeparator(after: node.keys[last - 1], upTo: entry)
-            node.keys.removeLast()
-            node.bodySize -= PageFormat.indexLengthSize + entry.count
-            let right = IndexNode(
-                level: 0, keys: [entry], children: [], owner: node.owner,
-                bodySize: PageFormat.indexLengthSize + entry.count)
-            return (separator, right)
+    /// Splits an overfull node as `hint` says, where that leaves both sides within a page; in the middle otherwise.
+    private func split(_ node: IndexNode, _ hint: SplitHint) -> ([UInt8], IndexNode) {
+        switch hint {
+        case .leafBefore(let at) where node.isLeaf && at > 0 && at < node.count:
+            let leftSize = IndexLeafPage.bodySize(entryLengths: node.keys[..<at].lazy.map(\.count))
+            guard node.bodySize - leftSize <= capacity else { return split(node) }
+            return splitLeaf(node, at: at, leftSize: leftSize)
+        case .internalAtEnd where !node.isLeaf: return splitAtEnd(node)
+        default: return split(node)
         }
+    }
+
+    /// Splits a leaf before entry `at` (1 ..< count); `leftSize` is the body size of the entries before it.
+    private func splitLeaf(_ node: IndexNode, at: Int, leftSize: Int) -> ([UInt8], IndexNode) {
+        let right = IndexNode(
+            level: 0, keys: Array(node.keys[at...]), children: [], owner: node.owner,
+            bodySize: node.bodySize - leftSize)
+        let separator = IndexKey.shortestSeparator(after: node.keys[at - 1], upTo: node.keys[at])
+        node.keys.removeSubrange(at...)
+        node.bodySize = leftSize
+        return (separator, right)
+    }
+
+    /// Splits an internal node on the right edge at its end: the new right node takes the last two children.
+    private func splitAtEnd(_ node: IndexNode) -> ([UInt8], IndexNode) {
         let middle = node.count - 2
         let leftSize = IndexNode.bodySize(level: node.level, keys: node.keys[..<middle])
         return splitInternal(node, at: middle, leftSize: leftSize)
