@@ -48,6 +48,31 @@ import Testing
         try store.close()
     }
 
+    /// A store of format version 1 (leaf pages before they were searched in place) is refused, by the writer's open
+    /// and by the read-only open of fsck alike, with a message that names the version and what to do.
+    @Test func aVersionOneStoreIsRefusedWithAMessageSayingWhatToDo() throws {
+        let fileSystem = TemporaryStore.makeFileSystem()
+        let store = try Store.openForTesting(fileSystem)
+        try store.write { txn in _ = try txn.insert([1, 2, 3], into: try txn.createTable(named: "t")) }
+        try store.close()
+        let handle = try fileSystem.openFile(at: TemporaryStore.pageFile(), mode: .existing)
+        var header = try handle.read(count: StoreHeader.encodedSize, at: 0).withUnsafeBytes {
+            (bytes) throws(FormatError) in try StoreHeader.decode(bytes)
+        }
+        header.formatVersion = 1
+        try handle.write(header.encoded(), at: 0)
+        try handle.sync()
+        try handle.close()
+        func isVersionOneRefusal(_ error: any Error) -> Bool {
+            guard case StorageError.unsupportedFormat(_, let reason) = error else { return false }
+            return reason.contains("format version 1") && reason.contains("new store")
+        }
+        #expect(performing: { try Store.openForTesting(fileSystem) }, throws: isVersionOneRefusal)
+        #expect(
+            performing: { try ReadOnlyStore.open(at: TemporaryStore.directory, fileSystem: fileSystem) },
+            throws: isVersionOneRefusal)
+    }
+
     @Test func openWithoutCreateIfMissingThrowsStoreNotFound() {
         let fileSystem = TemporaryStore.makeFileSystem()
         #expect(throws: StorageError.storeNotFound(path: "/db")) {
