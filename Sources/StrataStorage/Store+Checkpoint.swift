@@ -37,6 +37,12 @@ extension Store {
         try wal.syncAll()
         publish(state)
         guard state.lsn > coveredLSN else { return }
+        // No store makes 2^64 checkpoints: a newest root record of the last generation was written by something else.
+        guard generation < UInt64.max else {
+            throw StorageError.corrupt(
+                pages.fileName, at: pages.offset(of: previousRoot),
+                "the newest root record has generation \(generation), which no checkpoint can follow")
+        }
 
         var writer = CheckpointWriter(pages: pages, startPage: startPage, generation: generation + 1)
         var records: [RootRecord.Table] = []

@@ -9,6 +9,34 @@ import Testing
     private let walPath = TemporaryStore.wal()
     private let pagePath = TemporaryStore.pageFile()
 
+    /// A newest root record whose generation is the last one (a crafted file with valid checksums: FuzzStoreOpen
+    /// found it as an arithmetic-overflow trap in the checkpoint after recovery) makes the next checkpoint a
+    /// typed corruption error; what was committed stays readable.
+    @Test func aRootRecordOfTheLastGenerationIsCorruptionAtTheNextCheckpoint() throws {
+        let fileSystem = TemporaryStore.makeFileSystem()
+        let store = try Store.openForTesting(fileSystem, configuration: .testing(pageSize: 512))
+        let table = try store.write { try $0.createTable(named: "t") }
+        try store.write { txn in _ = try txn.insert([1, 2, 3], into: table) }
+        try store.close()
+        // The last page is the newest root record (one part): set its generation to UInt64.max and reseal it.
+        var file = try #require(fileSystem.contents(of: pagePath))
+        let header = try file.withUnsafeBytes { (bytes) throws(FormatError) in try StoreHeader.decode(bytes) }
+        let last = file.count - 512
+        withUnsafeBytes(of: UInt64.max.littleEndian) { file.replaceSubrange((last + 16)..<(last + 24), with: $0) }
+        try file.withUnsafeMutableBytes { bytes in
+            let page = UnsafeMutableRawBufferPointer(rebasing: bytes[last..<(last + 512)])
+            let root = try PageHeader.read(UnsafeRawBufferPointer(page), expectedPageNumber: UInt64(last / 512))
+            #expect(root.type == .rootRecord)
+            root.seal(page, salt: header.checksumSalt)
+        }
+        try fileSystem.setContents(file, of: pagePath)
+        let reopened = try Store.openForTesting(fileSystem, configuration: .testing(pageSize: 512))
+        try reopened.write { txn in _ = try txn.insert([4, 5], into: table) }
+        #expect(throws: StorageError.self) { try reopened.checkpoint() }
+        #expect(try reopened.snapshot().withRow(RowID(1), in: table) { Array($0) } == [1, 2, 3])
+        try? reopened.close()
+    }
+
     @Test(arguments: [512, 4096])
     func dataSurvivesCheckpointsCloseAndReopen(pageSize: Int) throws {
         let fileSystem = TemporaryStore.makeFileSystem()
