@@ -90,9 +90,14 @@ public final class ManagedObjectContext {
     /// The continuations of ``notifications()`` streams: locked, as a stream's termination may run on any thread.
     let notificationStreams = NotificationStreams()
 
-    /// The context's undo manager (Core Data's `undoManager`): on by default, with unlimited levels. Set it
-    /// to nil to turn undo off (and save the memory its actions hold).
-    public var undoManager: ContextUndoManager? = ContextUndoManager()
+    /// The context's undo manager (Core Data's `undoManager`): nil by default, as for Core Data's contexts on
+    /// iOS and those a persistent container makes, because its actions hold every object they name strongly and
+    /// a long-running process would keep every object it ever changed alive. Turn undo on with one line:
+    ///
+    ///     context.undoManager = ContextUndoManager()
+    ///
+    /// Set it back to nil to turn undo off again (and let go of what its actions hold).
+    public var undoManager: ContextUndoManager?
     /// Whether ``processPendingChanges()`` is running (a cascade's deletes only queue).
     var isProcessingDeletions = false
 
