@@ -202,27 +202,38 @@ extension ManagedObject {
     // MARK: - Changes
 
     /// The persistent and transient properties changed since the last fetch or save, with their new values.
+    ///
+    /// For an object inserted and not yet saved, as in Core Data, every attribute with a value counts as
+    /// changed: the defaults applied at insert as well as the values set since. Relationships count once set.
+    /// Does not fire relationship faults.
     public func changedValues() -> [String: Any?] {
         var result: [String: Any?] = [:]
         for index in changedIndexes {
             let attribute = entity.attributes[index]
             result.updateValue(values[index]?.anyValue, forKey: attribute.name)
         }
+        if isInserted {
+            for attribute in entity.attributes where !changedIndexes.contains(attribute.index) {
+                guard let value = values[attribute.index] else { continue }
+                result.updateValue(value.anyValue, forKey: attribute.name)
+            }
+        }
         for index in changedRelationships {
             let relationship = entity.relationships[index]
-            switch relationshipValues[index] {
-            case .toOne(let object): result.updateValue(object, forKey: relationship.name)
-            case .toMany(let members):
-                result.updateValue(
-                    relationship.isOrdered ? members.objects : Set(members.objects), forKey: relationship.name)
-            case nil: continue
+            if let value = relationshipValues[index] {
+                result.updateValue(Self.keyValue(of: value, relationship), forKey: relationship.name)
             }
         }
         return result
     }
 
-    /// The values of persistent properties as last fetched or saved (`keys` nil: all of them).
-    /// Does not fire the fault; empty for an object never saved.
+    /// The values of persistent properties as last fetched or saved (`keys` nil: all of them): attributes, and
+    /// relationships as the related objects (nil or the object for a to-one; a `Set<ManagedObject>`, or
+    /// `[ManagedObject]` when ordered, for a to-many), whatever was changed since.
+    ///
+    /// Does not fire the object's fault: empty for a fault and for an object never saved. A to-many that was
+    /// not read since the object was fetched is read from the store (its members' IDs only, as faults); a
+    /// to-many the store cannot read is left out.
     public func committedValues(forKeys keys: [String]?) -> [String: Any?] {
         try? resolveExternalValues()
         guard let committed else { return [:] }
@@ -230,7 +241,26 @@ extension ManagedObject {
         for attribute in entity.persistentAttributes where keys?.contains(attribute.name) ?? true {
             result.updateValue(committed[attribute.storageIndex!]?.anyValue, forKey: attribute.name)
         }
+        for relationship in entity.relationships where keys?.contains(relationship.name) ?? true {
+            // A changed relationship's value before its first change; an unchanged one's value now (a to-one
+            // from the committed row, a to-many from the store).
+            let value: RelationshipValue?
+            if changedRelationships.contains(relationship.index) {
+                value = relationshipBaselines[relationship.index]
+            } else {
+                value = try? materializedValue(relationship)
+            }
+            if let value { result.updateValue(Self.keyValue(of: value, relationship), forKey: relationship.name) }
+        }
         return result
+    }
+
+    /// A relationship value as key-value coding gives it: the object or nil, a set, or an array when ordered.
+    private static func keyValue(of value: RelationshipValue, _ relationship: RelationshipDescription) -> Any? {
+        switch value {
+        case .toOne(let object): object
+        case .toMany(let members): relationship.isOrdered ? members.objects : Set(members.objects)
+        }
     }
 
     // MARK: - Conversion

@@ -40,3 +40,49 @@ import Testing
     }
 }
 
+// MARK: - 6. changedValues of inserted objects, committedValues of relationships
+
+extension Issue19Tests {
+    @Test(arguments: StoreKind.allCases)
+    func changedValuesOfAnInsertedObjectIncludeTheDefaultsAppliedAtInsert(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let context = stack.context()
+        let employee = try context.make("RelEmployee", ["name": "Ada"])
+        let changes = employee.changedValues()
+        #expect(changes["name"] as? String == "Ada")
+        #expect(changes["salary"] as? Int64 == 0)  // the default, never set
+        #expect(changes.keys.contains("salary"))
+        try context.save()
+        #expect(employee.changedValues().isEmpty)
+        try employee.setValue(Int64(5), forKey: "salary")
+        #expect(Set(employee.changedValues().keys) == ["salary"])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func committedValuesIncludeRelationshipsAsLastSaved(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let (departmentID, ids) = try seedDepartment(stack, employees: 2)
+        let context = stack.context()
+        let employee = try context.existingObject(with: ids[0])
+        let department = try context.existingObject(with: departmentID)  // not a fault: committedValues never fires one
+        let other = try context.make("RelDepartment", ["name": "Sales"])
+        try employee.setValue(other, forKey: "department")
+
+        let committed = employee.committedValues(forKeys: ["department", "name"])
+        #expect((committed["department"] as? ManagedObject)?.objectID == departmentID)
+        #expect(committed["name"] as? String == "E0")
+        #expect(try employee.value(forKey: "department") as? ManagedObject === other)
+
+        // The department lost a member in memory; its committed to-many still has both.
+        let members = try #require(
+            department.committedValues(forKeys: ["employees"])["employees"] as? Set<ManagedObject>)
+        #expect(Set(members.map(\.objectID)) == Set(ids))
+        #expect((try department.value(forKey: "employees") as? Set<ManagedObject>)?.count == 1)
+        // All keys: attributes and every relationship.
+        #expect(
+            Set(employee.committedValues(forKeys: nil).keys)
+                == ["name", "salary", "department", "manager", "reports", "badge"])
+        try context.save()
+        #expect((employee.committedValues(forKeys: ["department"])["department"] as? ManagedObject) === other)
+    }
+}
