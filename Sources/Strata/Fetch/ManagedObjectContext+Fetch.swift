@@ -35,7 +35,11 @@ extension ManagedObjectContext {
                 of: request, entity: entity, kind: .objectIDs, includesPendingChanges: request.includesPendingChanges
             ).map { Self.cast($0.id, to: Result.self) }
         case .dictionary:
-            return try dictionaries(for: request, entity: entity).map { Self.cast($0, to: Result.self) }
+            let dictionaries = try dictionaries(for: request, entity: entity)
+            if Result.self == [String: Any].self {
+                return dictionaries.map { Self.cast($0.compactMapValues(\.objectValue), to: Result.self) }
+            }
+            return dictionaries.map { Self.cast($0, to: Result.self) }
         case .count:
             return [Self.cast(try count(for: request), to: Result.self)]
         }

@@ -8,7 +8,10 @@ extension ManagedObject {
         return attribute
     }
 
-    /// The value of a property, as a plain Swift value (`String`, `Int64`, `Date`, ...), firing the fault.
+    /// The value of a property, firing the fault: for an attribute its ``AttributeValue/objectValue`` (an
+    /// `NSNumber` for numbers and Booleans, which casts `as? Int`, `as? Int16`, `as? Double`... as Core Data's
+    /// values do; `String`, `Date`, `Decimal`, ... for the other types); for a relationship the object or nil,
+    /// a `Set<ManagedObject>`, or a `[ManagedObject]` when ordered.
     /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)``; ``ObjectGraphError/objectInaccessible(_:)`` when
     ///   the fault cannot be fulfilled.
     public func value(forKey key: String) throws -> Any? {
@@ -17,7 +20,7 @@ extension ManagedObject {
             defer { didAccessValue(forKey: key) }
             return try relationshipValue(relationship)
         }
-        return try attributeValue(forKey: key)?.anyValue
+        return try attributeValue(forKey: key)?.objectValue
     }
 
     /// Sets a property, recording the change in the context.
@@ -44,13 +47,14 @@ extension ManagedObject {
     /// previous step reached. A step that reaches nil ends the path with nil. A step through a to-many gives
     /// the collection of the next step's values (a set, or an array for an ordered to-many), and a
     /// collection operator summarises a to-many: `@count`, `@sum.x`, `@avg.x`, `@min.x`, `@max.x`,
-    /// `@distinctUnionOfObjects.x` (e.g. `"employees.@sum.salary"`, `"department.employees.@count"`).
+    /// `@distinctUnionOfObjects.x` (e.g. `"employees.@sum.salary"`, `"department.employees.@count"`). Numbers,
+    /// the operators' results among them, are `NSNumber`s, as ``value(forKey:)`` gives them.
     ///
     /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` for an unknown key;
     ///   ``ObjectGraphError/invalidKeyPath(_:reason:)`` for an unknown operator, an operator applied to
     ///   something that is not a collection or values it cannot combine; what ``value(forKey:)`` throws.
     public func value(forKeyPath keyPath: String) throws -> Any? {
-        try KeyPathEvaluator(path: keyPath).value(of: self)
+        NumberBridging.bridged(try KeyPathEvaluator(path: keyPath).value(of: self))
     }
 
     /// The stored value of a property without access or change notifications (fires the fault).
@@ -63,7 +67,7 @@ extension ManagedObject {
         let attribute = try attribute(forKey: key)
         try fulfillFaultIfNeeded()
         try resolveExternalValue(at: attribute.index)
-        return values[attribute.index]?.anyValue
+        return values[attribute.index]?.objectValue
     }
 
     /// Sets the stored value of a property without change notifications: the change is not recorded.
@@ -201,7 +205,8 @@ extension ManagedObject {
 
     // MARK: - Changes
 
-    /// The persistent and transient properties changed since the last fetch or save, with their new values.
+    /// The persistent and transient properties changed since the last fetch or save, with their new values
+    /// (attributes as ``AttributeValue/objectValue``, as ``value(forKey:)`` gives them).
     ///
     /// For an object inserted and not yet saved, as in Core Data, every attribute with a value counts as
     /// changed: the defaults applied at insert as well as the values set since. Relationships count once set.
@@ -210,12 +215,12 @@ extension ManagedObject {
         var result: [String: Any?] = [:]
         for index in changedIndexes {
             let attribute = entity.attributes[index]
-            result.updateValue(values[index]?.anyValue, forKey: attribute.name)
+            result.updateValue(values[index]?.objectValue, forKey: attribute.name)
         }
         if isInserted {
             for attribute in entity.attributes where !changedIndexes.contains(attribute.index) {
                 guard let value = values[attribute.index] else { continue }
-                result.updateValue(value.anyValue, forKey: attribute.name)
+                result.updateValue(value.objectValue, forKey: attribute.name)
             }
         }
         for index in changedRelationships {
@@ -227,7 +232,8 @@ extension ManagedObject {
         return result
     }
 
-    /// The values of persistent properties as last fetched or saved (`keys` nil: all of them): attributes, and
+    /// The values of persistent properties as last fetched or saved (`keys` nil: all of them): attributes (as
+    /// ``AttributeValue/objectValue``, as ``value(forKey:)`` gives them), and
     /// relationships as the related objects (nil or the object for a to-one; a `Set<ManagedObject>`, or
     /// `[ManagedObject]` when ordered, for a to-many), whatever was changed since.
     ///
@@ -239,7 +245,7 @@ extension ManagedObject {
         guard let committed else { return [:] }
         var result: [String: Any?] = [:]
         for attribute in entity.persistentAttributes where keys?.contains(attribute.name) ?? true {
-            result.updateValue(committed[attribute.storageIndex!]?.anyValue, forKey: attribute.name)
+            result.updateValue(committed[attribute.storageIndex!]?.objectValue, forKey: attribute.name)
         }
         for relationship in entity.relationships where keys?.contains(relationship.name) ?? true {
             // A changed relationship's value before its first change; an unchanged one's value now (a to-one

@@ -86,3 +86,76 @@ extension Issue19Tests {
         #expect((employee.committedValues(forKeys: ["department"])["department"] as? ManagedObject) === other)
     }
 }
+
+// MARK: - 10. Numbers cast as Core Data users cast them
+
+extension Issue19Tests {
+    @Test(arguments: StoreKind.allCases)
+    func keyValueCodingAndCommittedValuesGiveNumbersThatCastToEveryFittingType(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let context = stack.context()
+        let entity = stack.entity("GraphAllTypes")
+        let object = ManagedObject(entity: entity, insertInto: context)
+        try object.setValue(Int16(7), forKey: "i16")
+        try object.setValue(Int64(100_000), forKey: "i64")
+        try object.setValue(2.5, forKey: "double")
+        try object.setValue(Float(1.5), forKey: "float")
+        try object.setValue(true, forKey: "bool")
+        try context.save()
+
+        let reader = stack.context()
+        let saved = try reader.existingObject(with: object.objectID)
+        let i16 = try saved.value(forKey: "i16")
+        #expect(i16 as? Int == 7)
+        #expect(i16 as? Int16 == 7)
+        #expect(i16 as? Int64 == 7)
+        #expect(i16 as? Double == 7)
+        let i64 = try saved.value(forKey: "i64")
+        #expect(i64 as? Int == 100_000)
+        #expect(i64 as? Int32 == 100_000)
+        #expect(i64 as? Int16 == nil)  // does not fit, as NSNumber's bridging refuses it
+        #expect(try saved.value(forKey: "double") as? Double == 2.5)
+        #expect(try saved.value(forKey: "double") as? Float == 2.5)
+        #expect(try saved.value(forKey: "double") as? Int == nil)
+        #expect(try saved.value(forKey: "float") as? Double == 1.5)
+        #expect(try saved.value(forKey: "bool") as? Bool == true)
+        #expect(try saved.primitiveValue(forKey: "i16") as? Int == 7)
+
+        let committed = saved.committedValues(forKeys: nil)
+        #expect(committed["i64"] as? Int == 100_000)
+        #expect(committed["double"] as? Double == 2.5)
+        try saved.setValue(Int64(3), forKey: "i64")
+        #expect(saved.changedValues()["i64"] as? Int == 3)
+        #expect(saved.changedValues()["i64"] as? Int16 == 3)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func keyPathOperatorsAndDictionaryFetchesGiveNumbersThatCastToEveryFittingType(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let (departmentID, _) = try seedDepartment(stack, employees: 3)  // salaries 0, 10, 20
+        let context = stack.context()
+        let department = try context.existingObject(with: departmentID)
+        #expect(try department.value(forKeyPath: "employees.@count") as? Int64 == 3)
+        #expect(try department.value(forKeyPath: "employees.@count") as? Int == 3)
+        #expect(try department.value(forKeyPath: "employees.@sum.salary") as? Int == 30)
+        #expect(try department.value(forKeyPath: "employees.@sum.salary") as? Double == 30)
+        #expect(try department.value(forKeyPath: "employees.@max.salary") as? Int16 == 20)
+        #expect(try department.value(forKeyPath: "employees.@avg.salary") as? Double == 10)
+
+        let request = FetchRequest<[String: Any]>(entityName: "RelEmployee")
+        #expect(request.resultType == .dictionary)
+        request.propertiesToFetch = [
+            "name", "salary", "department",
+            .expression(ExpressionDescription(name: "total", .sum("salary"))),
+        ]
+        request.propertiesToGroupBy = ["name", "salary", "department"]
+        request.sortKeys = [SortKey("salary")]
+        let rows = try context.fetch(request)
+        #expect(rows.count == 3)
+        #expect(rows.map { $0["salary"] as? Int } == [0, 10, 20])
+        #expect(rows.map { $0["salary"] as? Int16 } == [0, 10, 20])
+        #expect(rows.map { $0["total"] as? Double } == [0, 10, 20])
+        #expect(rows[1]["name"] as? String == "E1")
+        #expect(rows[1]["department"] as? ManagedObjectID == departmentID)
+    }
+}
