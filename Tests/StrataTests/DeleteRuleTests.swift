@@ -76,7 +76,7 @@ import Testing
         #expect {
             try context.save()
         } throws: { error in
-            (error as? ValidationError) == .deleteDenied(object: owner.objectID.description, key: "pets", count: 1)
+            (error as? ValidationError) == .deleteDenied(object: ValidatedObject(owner.objectID), key: "pets", count: 1)
         }
         #expect(owner.isDeleted)
         // Still in the store: nothing was written.
@@ -120,7 +120,7 @@ import Testing
             try player.setValue(coach, forKey: "coach")
             return player
         }
-        let teamName = team.objectID.description
+        let teamName = ValidatedObject(team.objectID)
         #expect {
             try context.save()
         } throws: { error in
@@ -137,7 +137,8 @@ import Testing
         #expect {
             try context.save()
         } throws: { error in
-            (error as? ValidationError) == .missingMandatoryValue(object: players[3].objectID.description, key: "coach")
+            (error as? ValidationError)
+                == .missingMandatoryValue(object: ValidatedObject(players[3].objectID), key: "coach")
         }
         try players[3].setValue(coach, forKey: "coach")
         try context.save()

@@ -64,10 +64,10 @@ extension ManagedObjectContext {
     func validateForSave() throws {
         var failures: [ValidationError] = []
         for object in Array(inserted.values) + Array(updated.values) {
-            let name = object.objectID.description
+            let name = ValidatedObject(object.objectID)
             for attribute in object.entity.persistentAttributes {
                 do {
-                    try attribute.validate(object.values[attribute.index], objectDescription: name)
+                    try attribute.validate(object.values[attribute.index], object: name)
                 } catch { failures.append(error) }
             }
             for relationship in object.entity.relationships {
@@ -94,7 +94,7 @@ extension ManagedObjectContext {
                 let count = try relatedObjects(of: object, through: relationship).filter { !$0.isDeleted }.count
                 if count > 0 {
                     failures.append(
-                        .deleteDenied(object: object.objectID.description, key: relationship.name, count: count))
+                        .deleteDenied(object: ValidatedObject(object.objectID), key: relationship.name, count: count))
                 }
             }
         }

@@ -159,3 +159,57 @@ extension Issue19Tests {
         #expect(rows[1]["department"] as? ManagedObjectID == departmentID)
     }
 }
+
+// MARK: - 12. Errors name objects usefully
+
+extension Issue19Tests {
+    @Test(arguments: StoreKind.allCases)
+    func validationErrorsCarryObjectIDsUsableWithExistingObjectAndTheEntityAndKey(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let adaID = try seedAda(stack)
+        let context = stack.context()
+        let ada = try employee(adaID, in: context)
+        ada.salary = -5
+        let nameless = GraphEmployee(context: context)  // firstName is mandatory
+        let thrown = #expect(throws: ValidationError.self) { try context.save() }
+        let failures = try #require(thrown).errors
+        #expect(failures.count == 2)
+        let missing = try #require(failures.first { $0.key == "firstName" })
+        #expect(missing.objectID == nameless.objectID)
+        #expect(missing.objectID?.isTemporaryID == true)
+        #expect(missing.entityName == "GraphEmployee")
+        #expect(try context.existingObject(with: #require(missing.objectID)) === nameless)
+        let negative = try #require(failures.first { $0.key == "salary" })
+        #expect(negative.objectID == adaID)
+        #expect(try context.existingObject(with: #require(negative.objectID)) === ada)
+        // The enum cases name the object the same way; an error made from the ID's URI compares equal.
+        guard case .valueTooSmall(let object, "salary", _, _) = negative else {
+            Issue.record("expected valueTooSmall, got \(negative)")
+            return
+        }
+        #expect(object.objectID == adaID && object.entityName == "GraphEmployee")
+        #expect(object == ValidatedObject(description: adaID.description))
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func constraintAndMergeConflictsCarryObjectIDsUsableWithExistingObject(_ kind: StoreKind) throws {
+        let stack = try UniquenessConstraintTests.stack(kind)
+        let context = stack.context()
+        let first = try UniquenessConstraintTests.insert("UniqPerson", ["email": "a@x"], into: context)
+        let second = try UniquenessConstraintTests.insert("UniqPerson", ["email": "a@x"], into: context)
+        let conflicts = try #require(UniquenessConstraintTests.constraintConflicts { try context.save() })
+        let conflict = try #require(conflicts.first)
+        #expect(conflict.constraint.entity.name == "UniqPerson" && conflict.constraint.attributeNames == ["email"])
+        #expect(try conflict.objectIDs.map { try context.existingObject(with: $0) } == [first, second])
+
+        try second.setValue("b@x", forKey: "email")
+        try context.save()
+        let other = stack.context()
+        try other.existingObject(with: first.objectID).setValue("c@x", forKey: "email")
+        try other.save()
+        try first.setValue("d@x", forKey: "name")
+        let merge = try #require(MergePolicyTests.mergeConflicts { try context.save() }?.first)
+        #expect(try context.existingObject(with: merge.objectID) === first)
+        #expect(merge.objectID.entity.name == "UniqPerson" && merge.changedKeys == ["name"])
+    }
+}
