@@ -106,7 +106,14 @@ import Testing
         let reloaded = try check.existingObject(with: book.objectID)
         let dangling = try #require(try reloaded.value(forKey: "library") as? ManagedObject)
         #expect(dangling.objectID == library.objectID)
-        #expect(throws: ObjectGraphError.self) { try dangling.value(forKey: "name") }
+        // Firing it marks it deleted (shouldDeleteInaccessibleFaults), or throws when that is off.
+        #expect(try dangling.value(forKey: "name") == nil)
+        #expect(dangling.isDeleted)
+        let strict = stack.context()
+        strict.shouldDeleteInaccessibleFaults = false
+        let strictDangling = try #require(
+            try strict.existingObject(with: book.objectID).value(forKey: "library") as? ManagedObject)
+        #expect(throws: ObjectGraphError.self) { try strictDangling.value(forKey: "name") }
     }
 
     @Test(arguments: StoreKind.allCases)

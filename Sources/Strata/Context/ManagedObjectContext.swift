@@ -38,6 +38,15 @@ public final class ManagedObjectContext {
     /// uniqueness conflicts: ``MergePolicy/error`` (the default, as in Core Data) reports them; see
     /// ``MergePolicy`` for the others.
     public var mergePolicy: MergePolicy = .error
+    /// Whether firing a fault whose row is gone (deleted through another context or coordinator) marks the
+    /// object deleted instead of failing (Core Data's property of the same name; default true).
+    ///
+    /// When true, the object reads 0 or false for numbers and Booleans, nil for other attributes and to-ones,
+    /// and empty to-manys, and its ``ManagedObject/isDeleted`` is true; it is not among ``deletedObjects`` (there
+    /// is no row left to delete). When false, the throwing API (``ManagedObject/value(forKey:)``, ...) throws
+    /// ``ObjectGraphError/objectInaccessible(_:)``, and a typed property (``Managed``) stops the program with a
+    /// message naming the object ID and the cause. ``existingObject(with:)`` throws for a missing row either way.
+    public var shouldDeleteInaccessibleFaults = true
     /// Whether the context holds every registered object strongly (default false: weakly).
     public var retainsRegisteredObjects = false {
         didSet {
@@ -205,7 +214,8 @@ public final class ManagedObjectContext {
         checkConfinement()
         guard object.managedObjectContext === self else { return }
         let key = ObjectIdentifier(object)
-        guard deleted[key] == nil else { return }
+        // An inaccessible fault marked deleted has no row left to delete.
+        guard deleted[key] == nil, !object.isInaccessible else { return }
         object.prepareForDeletion()
         registerUndoOfDeletion(object)
         pendingDeletions.append(object)

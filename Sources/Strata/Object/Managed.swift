@@ -49,12 +49,17 @@ public struct Managed<Value: AttributeConvertible> {
             do {
                 let value = try object.attributeValue(forKey: key)
                 guard let typed = Value(attributeValue: value) else {
+                    if object.isInaccessible {
+                        preconditionFailure(
+                            "\(object.entity.name).\(key) of \(object.objectID) is nil: the object's row was deleted "
+                                + "from its store, and the fault was marked deleted (shouldDeleteInaccessibleFaults)")
+                    }
                     preconditionFailure(
                         "\(object.entity.name).\(key) holds \(value.map { "\($0)" } ?? "nil"), not a \(Value.self)")
                 }
                 return typed
             } catch {
-                preconditionFailure("\(object.entity.name).\(key): \(error)")
+                preconditionFailure("\(object.entity.name).\(key) of \(object.objectID): \(error)")
             }
         }
         set {

@@ -75,6 +75,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public internal(set) var isInserted = false
     /// Whether the object was deleted in its context and the deletion not yet saved.
     public internal(set) var isDeleted = false
+    /// Whether the object was a fault whose row was gone when it fired, and is marked deleted for it
+    /// (``ManagedObjectContext/shouldDeleteInaccessibleFaults``).
+    var isInaccessible = false
 
     /// Makes an object of `entity` and, when given a context, inserts it there (which calls ``awakeFromInsert()``).
     ///

@@ -213,3 +213,63 @@ extension Issue19Tests {
         #expect(merge.objectID.entity.name == "UniqPerson" && merge.changedKeys == ["name"])
     }
 }
+
+// MARK: - 4. Inaccessible faults
+
+extension Issue19Tests {
+    @Test(arguments: StoreKind.allCases)
+    func firingAFaultWhoseRowIsGoneMarksItDeletedWithNilAndZeroValuesByDefault(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let (departmentID, ids) = try seedDepartment(stack, employees: 1)
+        let context = stack.context()
+        #expect(context.shouldDeleteInaccessibleFaults)
+        let fault = context.object(with: ids[0])
+        let other = stack.context()
+        other.delete(try other.existingObject(with: ids[0]))
+        try other.save()
+
+        #expect(try fault.value(forKey: "name") == nil)
+        #expect(try fault.value(forKey: "salary") as? Int64 == 0)
+        #expect(try fault.value(forKey: "department") == nil)
+        #expect((try fault.value(forKey: "reports") as? Set<ManagedObject>)?.isEmpty == true)
+        #expect(fault.isDeleted && !fault.isFault)
+        #expect(!context.deletedObjects.contains(fault))  // no row left to delete
+        // A typed property reads the zero value too.
+        let typed = try #require(context.object(with: departmentID) as? RelDepartment)
+        other.delete(try other.existingObject(with: departmentID))
+        try other.save()
+        #expect(typed.name == nil && typed.employees.isEmpty)
+        // existingObject(with:) still refuses a missing row, and deleting the object again is harmless.
+        #expect(objectGraphError { _ = try context.existingObject(with: ids[0]) }?.isObjectInaccessible == true)
+        context.delete(fault)
+        #expect(!context.hasChanges)
+        try context.save()
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func withoutDeletingInaccessibleFaultsFiringOneThrowsAndAContextlessFaultSaysSo(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let (_, ids) = try seedDepartment(stack, employees: 2)
+        let context = stack.context()
+        context.shouldDeleteInaccessibleFaults = false
+        let fault = context.object(with: ids[0])
+        let other = stack.context()
+        other.delete(try other.existingObject(with: ids[0]))
+        try other.save()
+        let error = objectGraphError { _ = try fault.value(forKey: "name") }
+        #expect(error?.isObjectInaccessible == true && error?.objectIDs == [ids[0]])
+        #expect(fault.isFault && !fault.isDeleted)
+
+        // A fault whose context is gone: its row exists, and the error says what is wrong.
+        var transient: ManagedObjectContext? = stack.context()
+        let orphan = try #require(transient?.object(with: ids[1]))
+        transient = nil
+        let orphaned = objectGraphError { _ = try orphan.value(forKey: "name") }
+        guard case .noContext(let id)? = orphaned else {
+            Issue.record("expected noContext, got \(String(describing: orphaned))")
+            return
+        }
+        #expect(id == ids[1])
+        #expect("\(orphaned!)".contains("in no context"))
+    }
+}
