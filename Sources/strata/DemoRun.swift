@@ -374,6 +374,7 @@ struct DemoRun {
         let victim = workload.departments.count - 1
         try report.measure("cascade delete 1 department", count: 1 + perDepartment[victim]) {
             context.delete(context.object(with: departments[victim]))
+            try context.processPendingChanges()  // the end of the event: the cascade runs
             try check(
                 context.deletedObjects.count == 1 + perDepartment[victim],
                 "deleting a department deleted \(context.deletedObjects.count) objects")

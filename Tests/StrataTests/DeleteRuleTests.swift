@@ -16,6 +16,7 @@ import Testing
         let check = stack.context()
         let reloaded = try check.existingObject(with: department.objectID)
         check.delete(reloaded)
+        try check.processPendingChanges()  // the end of the event: the delete rules run
         for person in people { #expect(try check.object(with: person.objectID).value(forKey: "department") == nil) }
         try check.save()
         let reopened = try stack.reopened()
@@ -53,6 +54,7 @@ import Testing
         let check = stack.context()
         check.delete(check.object(with: department.objectID))
         check.delete(check.object(with: first.objectID))
+        try check.processPendingChanges()
         #expect(check.deletedObjects.count == 1 + 2 + 6 + 2)
         try check.save()
         let after = stack.context()
@@ -161,6 +163,7 @@ import Testing
         let person = try context.make("RelEmployee", ["name": "E"])
         try person.setValue(department, forKey: "department")
         context.delete(person)
+        try context.processPendingChanges()
         #expect(try department.value(forKey: "employees") as? Set<ManagedObject> == [])
         #expect(person.managedObjectContext == nil)
         try context.save()

@@ -359,6 +359,7 @@ import Testing
         let grace = GraphEmployee(context: context)
         grace.firstName = "Grace"
         context.delete(grace)
+        try context.processPendingChanges()  // the end of the event: the deleted insert leaves the context
         #expect(!context.hasChanges)
         #expect(context.insertedObjects.isEmpty)
         #expect(!context.deletedObjects.contains(grace))

@@ -195,6 +195,7 @@ extension UndoTests {
         let context = stack.contextWithUndo()
         let member = try context.existingObject(with: ids[0])
         context.delete(member)
+        try context.processPendingChanges()
         let department = context.object(with: departmentID)
         #expect(
             Set((try department.value(forKey: "employees") as? Set<ManagedObject> ?? []).map(\.objectID)) == [ids[1]])

@@ -161,7 +161,7 @@ extension ManagedObjectContext {
             if policy != .rollback { try handOverRelationships(of: duplicate, to: survivor, policy: policy) }
             delete(duplicate)
         }
-        try processPendingChanges()
+        try processPendingChanges(propagatingDeletes: true)
     }
 
     /// Relates the duplicate's related objects to the survivor instead (see step 3 above).

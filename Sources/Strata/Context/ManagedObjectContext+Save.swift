@@ -16,7 +16,7 @@ extension ManagedObjectContext {
     ///   ``ObjectGraphError/storage(_:)``.
     public func save() throws {
         checkConfinement()
-        try processPendingChanges()
+        try processPendingChanges(propagatingDeletes: true)
         guard hasChanges else { return }
         post(.willSave)
         if let parent {

@@ -47,6 +47,9 @@ public final class ManagedObjectContext {
     /// ``ObjectGraphError/objectInaccessible(_:)``, and a typed property (``Managed``) stops the program with a
     /// message naming the object ID and the cause. ``existingObject(with:)`` throws for a missing row either way.
     public var shouldDeleteInaccessibleFaults = true
+    /// Whether ``processPendingChanges()`` runs the delete rules of the objects deleted during the event
+    /// (Core Data's property of the same name; default true). When false, only ``save()`` runs them.
+    public var propagatesDeletesAtEndOfEvent = true
     /// Whether the context holds every registered object strongly (default false: weakly).
     public var retainsRegisteredObjects = false {
         didSet {
@@ -210,6 +213,10 @@ public final class ManagedObjectContext {
 
     /// Deletes an object: its deletion is written at the next save. Deleting an object that was inserted and
     /// never saved simply removes it from the context.
+    ///
+    /// The delete rules of the object's relationships run at the end of the event, in
+    /// ``processPendingChanges()`` (which ``save()`` also calls), as in Core Data: until then related objects
+    /// still list the object, and moving one out of a relationship saves it from a cascade.
     public func delete(_ object: ManagedObject) {
         checkConfinement()
         guard object.managedObjectContext === self else { return }
@@ -231,9 +238,7 @@ public final class ManagedObjectContext {
             object.isDeleted = true
             changes.deleted.insert(object.objectID)
         }
-        // Delete rules run now when they can; a failure to read a related object is thrown by the next
-        // processPendingChanges() or save(), which run them again.
-        try? processPendingChanges()
+        // Delete rules run at the end of the event (processPendingChanges(), save()), as in Core Data.
     }
 
     /// Chooses the store an inserted object will be saved in (default: the coordinator's first store).

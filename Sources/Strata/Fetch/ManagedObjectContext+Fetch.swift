@@ -10,7 +10,8 @@ extension ManagedObjectContext {
     ///
     /// Stores evaluate the predicate on their rows without making objects for rows that do not match; with
     /// ``FetchRequest/includesPendingChanges`` (the default) unsaved inserts that match are added, deleted
-    /// objects removed and updated objects matched on their current values, in memory.
+    /// objects removed and updated objects matched on their current values, in memory. Such a fetch first calls
+    /// ``processPendingChanges()``, as Core Data's does, so that delete rules have run.
     ///
     /// For example:
     /// ```swift
@@ -27,6 +28,8 @@ extension ManagedObjectContext {
     public func fetch<Result>(_ request: FetchRequest<Result>) throws -> [Result] {
         checkConfinement()
         let entity = try fetchEntity(of: request)
+        // As in Core Data, a fetch that sees pending changes first ends the event (delete rules run).
+        if request.includesPendingChanges, request.resultType != .dictionary { try processPendingChanges() }
         switch request.resultType {
         case .managedObject:
             return try objects(for: request, entity: entity).map { Self.cast($0, to: Result.self) }
@@ -56,6 +59,7 @@ extension ManagedObjectContext {
         if request.resultType == .dictionary {
             return try fetch(request).count
         }
+        if request.includesPendingChanges { try processPendingChanges() }
         let stores = coordinator.persistentStores
         let pending = request.includesPendingChanges && hasPendingChanges(concerning: entity, request)
         guard stores.count == 1, !pending else {

@@ -273,3 +273,50 @@ extension Issue19Tests {
         #expect("\(orphaned!)".contains("in no context"))
     }
 }
+
+// MARK: - 5. Delete propagation at the end of the event
+
+extension Issue19Tests {
+    @Test(arguments: StoreKind.allCases)
+    func movingAnObjectOutRightAfterDeletingItsOwnerSavesItFromTheCascade(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let context = stack.context()
+        let parent = try context.make("RelPerson", ["name": "Parent"])
+        let adopter = try context.make("RelPerson", ["name": "Adopter"])
+        let moved = try context.make("RelPerson", ["name": "Moved"])
+        let stays = try context.make("RelPerson", ["name": "Stays"])
+        for child in [moved, stays] { try child.setValue(parent, forKey: "parent") }
+        try context.save()
+
+        context.delete(parent)  // children cascade, at the end of the event
+        #expect(!moved.isDeleted && !stays.isDeleted)
+        #expect((try parent.value(forKey: "children") as? Set<ManagedObject>) == [moved, stays])
+        try moved.setValue(adopter, forKey: "parent")
+        try context.processPendingChanges()
+        #expect(!moved.isDeleted)
+        #expect(stays.isDeleted)
+        try context.save()
+
+        let reader = stack.context()
+        let request = FetchRequest<ManagedObject>(entityName: "RelPerson")
+        let names = try reader.fetch(request).compactMap { try $0.value(forKey: "name") as? String }
+        #expect(Set(names) == ["Adopter", "Moved"])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func withoutPropagationAtTheEndOfTheEventOnlySaveRunsTheDeleteRules(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let (departmentID, ids) = try seedDepartment(stack, employees: 2)
+        let context = stack.context()
+        context.propagatesDeletesAtEndOfEvent = false
+        let department = try context.existingObject(with: departmentID)
+        let employee = try context.existingObject(with: ids[0])
+        context.delete(department)
+        try context.processPendingChanges()
+        #expect(try employee.value(forKey: "department") as? ManagedObject === department)  // not nullified yet
+        try context.save()
+        #expect(try employee.value(forKey: "department") == nil)
+        let reader = stack.context()
+        #expect(try reader.existingObject(with: ids[0]).value(forKey: "department") == nil)
+    }
+}
