@@ -143,6 +143,8 @@ extension ManagedObjectContext {
         try mergeAttributes(of: object, with: row, policy: policy)
         try mergeToOnes(of: object, with: row, policy: policy)
         try mergeJoinTableToManys(of: object, policy: policy)
+        // The merge changed the object: the save calls its willSave() again before writing it.
+        object.changeCount &+= 1
         object.committed = row.values
         object.committedReferences = row.references
         object.committedExternalReferences = row.externalReferences

@@ -110,6 +110,8 @@ public final class ManagedObjectContext {
     ///
     /// Set it back to nil to turn undo off again (and let go of what its actions hold).
     public var undoManager: ContextUndoManager?
+    /// During a save: each object's ``ManagedObject/changeCount`` when its `willSave()` was last called.
+    var willSaveCounts: [ObjectIdentifier: UInt64] = [:]
     /// Whether ``processPendingChanges()`` is running (a cascade's deletes only queue).
     var isProcessingDeletions = false
 
@@ -224,6 +226,7 @@ public final class ManagedObjectContext {
         // An inaccessible fault marked deleted has no row left to delete.
         guard deleted[key] == nil, !object.isInaccessible else { return }
         object.prepareForDeletion()
+        object.changeCount &+= 1
         registerUndoOfDeletion(object)
         pendingDeletions.append(object)
         if inserted[key] != nil {

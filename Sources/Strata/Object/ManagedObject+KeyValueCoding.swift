@@ -122,6 +122,7 @@ extension ManagedObject {
     public func didChangeValue(forKey key: String) {
         if let relationship = relationship(forKey: key) {
             if changeProcessingEnabled {
+                changeCount &+= 1
                 changedRelationships.insert(relationship.index)
                 managedObjectContext?.objectDidChange(self)
             }
@@ -130,6 +131,7 @@ extension ManagedObject {
         }
         guard let attribute = entity.attributesByName[key] else { return }
         if changeProcessingEnabled {
+            changeCount &+= 1
             changedIndexes.insert(attribute.index)
             managedObjectContext?.objectDidChange(self)
         }

@@ -80,6 +80,7 @@ extension ManagedObject {
         _ relationship: RelationshipDescription, reverse: @escaping () throws -> Void
     ) {
         if changeProcessingEnabled {
+            changeCount &+= 1
             changedRelationships.insert(relationship.index)
             if let context = managedObjectContext {
                 context.objectDidChange(self)

@@ -62,6 +62,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var attributeBaselines: [Int: AttributeBaseline] = [:]
     /// Each changed relationship's value before its first change since the last fetch or save.
     var relationshipBaselines: [Int: RelationshipValue] = [:]
+    /// Counts the recorded changes of the object (property changes and its deletion): a save calls
+    /// ``willSave()`` again on an object whose count moved since its last call.
+    var changeCount: UInt64 = 0
     /// Off while awakeFromFetch and refresh run: changes then do not dirty the object.
     var changeProcessingEnabled = true
     var observers: [String: [UUID: (ManagedObject) -> Void]] = [:]
@@ -143,7 +146,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Called after a fault is filled with values from the store, with change processing off: setting
     /// values here does not dirty the object.
     open func awakeFromFetch() {}
-    /// Called at the start of a save that includes the object (inserted, updated or deleted).
+    /// Called at the start of a save that includes the object (inserted, updated or deleted), and again, as in
+    /// Core Data, whenever the object changed since its last call, until a pass changes nothing: an object that
+    /// another object's `willSave()` (or inverse maintenance, or a delete rule) dirties gets its own call.
+    /// Setting a property, even to the value it has, is a change: compare first, or the save fails with
+    /// ``ObjectGraphError/willSaveDidNotSettle(_:passes:)``.
     open func willSave() {}
     /// Called after a save that included the object.
     open func didSave() {}

@@ -320,3 +320,179 @@ extension Issue19Tests {
         #expect(try reader.existingObject(with: ids[0]).value(forKey: "department") == nil)
     }
 }
+
+// MARK: - 1. willSave until nothing changes
+
+/// A folder that keeps its item count and the length of its items' name summary in `willSave()`.
+final class I19Folder: ManagedObject {
+    @Managed("count") var count: Int64
+    @Managed("itemNames") var itemNames: String?
+    @Managed("summaryLength") var summaryLength: Int64
+    @ManagedRelationship("items") var items: Set<I19Item>
+
+    override func willSave() {
+        super.willSave()
+        guard !isDeleted else { return }
+        let live = Int64(items.filter { !$0.isDeleted }.count)
+        if count != live { count = live }
+        let length = Int64(itemNames?.count ?? 0)
+        if summaryLength != length { summaryLength = length }
+    }
+}
+
+/// An item that keeps its normalised name, and its folder's summary of names, in `willSave()`.
+final class I19Item: ManagedObject {
+    @Managed("name") var name: String?
+    @Managed("normalizedName") var normalizedName: String?
+    @ManagedRelationship("folder") var folder: I19Folder?
+    /// How many times willSave ran.
+    var willSaveCalls = 0
+    /// When set, willSave writes a value without comparing it first (a cycle).
+    var touchesWithoutComparing = false
+
+    override func willSave() {
+        super.willSave()
+        willSaveCalls += 1
+        if !isDeleted {
+            let lowered = name?.lowercased()
+            if normalizedName != lowered { normalizedName = lowered }
+            if touchesWithoutComparing { normalizedName = lowered }
+        }
+        // The folder it is in, and the one it was saved in (moved or deleted since): committedValues.
+        let previous = committedValues(forKeys: ["folder"])["folder"] as? I19Folder
+        for folder in [folder, previous].compactMap({ $0 }) where !folder.isDeleted {
+            let names = folder.items.filter { !$0.isDeleted }.compactMap(\.name).sorted().joined(separator: ",")
+            if folder.itemNames != names { folder.itemNames = names }
+        }
+    }
+}
+
+enum I19Model {
+    static let model: ManagedObjectModel = {
+        I19Folder.register(forEntityName: "I19Folder")
+        I19Item.register(forEntityName: "I19Item")
+        return try! ManagedObjectModel(entities: [
+            Entity("I19Folder", className: "I19Folder") {
+                Attribute("count", .integer64, default: .integer(0))
+                Attribute("itemNames", .string)
+                Attribute("summaryLength", .integer64, default: .integer(0))
+                Relationship.toMany("items", "I19Item", inverse: "folder")
+            },
+            Entity("I19Item", className: "I19Item") {
+                Attribute("name", .string)
+                Attribute("normalizedName", .string)
+                Relationship.toOne("folder", "I19Folder", inverse: "items")
+            },
+        ])
+    }()
+
+    static func stack(_ kind: StoreKind) throws -> TestStack { try TestStack(kind, model: model) }
+}
+
+extension Issue19Tests {
+    /// The stored values of every folder, by name summary, read by a fresh context.
+    private func storedFolders(_ stack: TestStack) throws -> [String: (count: Int64, length: Int64)] {
+        let reader = stack.context()
+        var result: [String: (count: Int64, length: Int64)] = [:]
+        for folder in try reader.fetch(FetchRequest<I19Folder>(entityName: "I19Folder")) {
+            result[folder.itemNames ?? ""] = (folder.count, folder.summaryLength)
+        }
+        return result
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func willSaveRunsAgainOnObjectsThatAnotherWillSaveDirtied(_ kind: StoreKind) throws {
+        let stack = try I19Model.stack(kind)
+        let context = stack.context()
+        let folder = I19Folder(context: context)
+        let items = ["B", "a"].map { name in
+            let item = I19Item(context: context)
+            item.name = name
+            item.folder = folder
+            return item
+        }
+        try context.save()
+        #expect(folder.count == 2 && folder.itemNames == "B,a" && folder.summaryLength == 3)
+        #expect(items[0].normalizedName == "b")
+        #expect(items.allSatisfy { $0.willSaveCalls == 2 })  // each changed itself once: one more call
+
+        // Only an item is dirty: its willSave changes the folder, whose own willSave must then run.
+        items[1].name = "Alpha"
+        try context.save()
+        #expect(folder.itemNames == "Alpha,B" && folder.summaryLength == 7)
+        let stored = try storedFolders(stack)
+        #expect(stored["Alpha,B"]?.count == 2 && stored["Alpha,B"]?.length == 7)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func denormalisedCountsFollowInsertsMovesAndDeletes(_ kind: StoreKind) throws {
+        let stack = try I19Model.stack(kind)
+        let context = stack.context()
+        let first = I19Folder(context: context)
+        let second = I19Folder(context: context)
+        let items = ["a", "b", "c"].map { name in
+            let item = I19Item(context: context)
+            item.name = name
+            item.folder = first
+            return item
+        }
+        try context.save()
+        #expect(first.count == 3 && second.count == 0)
+
+        items[0].folder = second  // moved
+        context.delete(items[1])  // deleted
+        let added = I19Item(context: context)
+        added.name = "d"
+        added.folder = second  // inserted
+        try context.save()
+        #expect(first.count == 1 && first.itemNames == "c" && first.summaryLength == 1)
+        #expect(second.count == 2 && second.itemNames == "a,d" && second.summaryLength == 3)
+        let stored = try storedFolders(stack)
+        #expect(stored["c"]?.count == 1 && stored["a,d"]?.count == 2 && stored["a,d"]?.length == 3)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aWillSaveThatNeverSettlesFailsTheSaveWithAClearError(_ kind: StoreKind) throws {
+        let stack = try I19Model.stack(kind)
+        let context = stack.context()
+        let item = I19Item(context: context)
+        item.name = "loop"
+        item.touchesWithoutComparing = true
+        let error = objectGraphError { try context.save() }
+        guard case .willSaveDidNotSettle(let ids, let passes)? = error else {
+            Issue.record("expected willSaveDidNotSettle, got \(String(describing: error))")
+            return
+        }
+        #expect(ids == [item.objectID])
+        #expect(passes == 100 && item.willSaveCalls == 100)
+        #expect(context.insertedObjects == [item])  // nothing written, the change is still there
+        #expect(try stack.context().count(for: FetchRequest<I19Item>(entityName: "I19Item")) == 0)
+        item.touchesWithoutComparing = false
+        try context.save()
+    }
+}
+
+extension Issue19Tests {
+    @Test(arguments: StoreKind.allCases)
+    func mergePolicyResolutionCallsWillSaveAgainOnTheObjectsItChanged(_ kind: StoreKind) throws {
+        let stack = try I19Model.stack(kind)
+        let seed = stack.context()
+        let seeded = I19Item(context: seed)
+        seeded.name = "Ann"
+        try seed.save()
+
+        let context = stack.context()
+        context.mergePolicy = .mergeByPropertyObjectTrump
+        let item = try #require(try context.existingObject(with: seeded.objectID) as? I19Item)
+        let other = stack.context()
+        let theirs = try #require(try other.existingObject(with: seeded.objectID) as? I19Item)
+        theirs.name = "Zed"
+        try other.save()
+
+        item.name = "Bob"
+        try context.save()
+        // Two passes before the conflict (the second settles), then one more after the merge changed the object.
+        #expect(item.willSaveCalls == 3)
+        #expect(item.name == "Bob" && item.normalizedName == "bob")
+    }
+}
