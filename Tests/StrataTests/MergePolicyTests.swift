@@ -187,7 +187,7 @@ import Testing
             other.delete(try other.existingObject(with: id))
             try other.save()
             mine.salary = 200
-            switch policy {
+            switch policy.type {
             case .mergeByPropertyStoreTrump, .rollback:
                 // The deletion wins: the object leaves the context.
                 try context.save()
@@ -214,7 +214,7 @@ import Testing
         ] {
             let scenario = try Scenario(kind, policy: policy)
             scenario.context.delete(scenario.mine)
-            switch policy {
+            switch policy.type {
             case .error:
                 let conflicts = try #require(Self.mergeConflicts { try scenario.context.save() })
                 #expect(conflicts.count == 1)
@@ -381,7 +381,7 @@ import Testing
             let names = Set(
                 try saved.mutableSetValue(forKey: "tags").objects.map { try $0.value(forKey: "name") as? String })
             let expected: Set<String?> =
-                switch policy {
+                switch policy.type {
                 case .overwrite: ["old", "linux"]
                 case .rollback: ["swift"]
                 default: ["swift", "linux"]

@@ -36,7 +36,7 @@ public final class ManagedObjectContext {
     public var stalenessInterval: TimeInterval = -1
     /// How ``save()`` resolves rows changed in the store since the context read them (optimistic locking) and
     /// uniqueness conflicts: ``MergePolicy/error`` (the default, as in Core Data) reports them; see
-    /// ``MergePolicy`` for the others.
+    /// ``MergePolicy`` for the others, and for subclasses of your own.
     public var mergePolicy: MergePolicy = .error
     /// Whether firing a fault whose row is gone (deleted through another context or coordinator) marks the
     /// object deleted instead of failing (Core Data's property of the same name; default true).
@@ -110,6 +110,10 @@ public final class ManagedObjectContext {
     ///
     /// Set it back to nil to turn undo off again (and let go of what its actions hold).
     public var undoManager: ContextUndoManager?
+    /// While a merge policy resolves version conflicts: the rows the store had for the conflicting objects.
+    var conflictRows: [ManagedObjectID: StoredRow?] = [:]
+    /// While a merge policy resolves constraint conflicts: the objects behind each conflict.
+    var constraintGroupsByConflict: [ConstraintConflict: ConstraintGroup] = [:]
     /// During a save: each object's ``ManagedObject/changeCount`` when its `willSave()` was last called.
     var willSaveCounts: [ObjectIdentifier: UInt64] = [:]
     /// Whether ``processPendingChanges()`` is running (a cascade's deletes only queue).

@@ -496,3 +496,105 @@ extension Issue19Tests {
         #expect(item.name == "Bob" && item.normalizedName == "bob")
     }
 }
+
+// MARK: - 2. Custom merge policies
+
+/// Keeps the higher salary of the object and the store, then lets object trumps merge the rest.
+final class HighestSalaryWins: MergePolicy, @unchecked Sendable {
+    override func resolve(
+        optimisticLockingConflicts conflicts: [MergeConflict], in context: ManagedObjectContext
+    )
+        throws
+    {
+        for conflict in conflicts {
+            guard let employee = context.registeredObject(for: conflict.objectID) as? GraphEmployee,
+                case .integer(let theirs)? = conflict.persistedSnapshot?["salary"]
+            else { continue }
+            if theirs > employee.salary { employee.salary = theirs }
+        }
+        try super.resolve(optimisticLockingConflicts: conflicts, in: context)
+    }
+}
+
+/// Records the constraint conflicts it sees and tags the duplicates, then lets object trumps upsert them.
+final class TaggingUpsert: MergePolicy, @unchecked Sendable {
+    var seen: [ConstraintConflict] = []
+
+    override func resolve(constraintConflicts conflicts: [ConstraintConflict], in context: ManagedObjectContext) throws
+    {
+        seen += conflicts
+        for conflict in conflicts {
+            for id in conflict.objectIDs {
+                try context.registeredObject(for: id)?.setValue("merged", forKey: "nickname")
+            }
+        }
+        try super.resolve(constraintConflicts: conflicts, in: context)
+    }
+}
+
+/// Refuses every conflict with an error of its own.
+final class Refusing: MergePolicy, @unchecked Sendable {
+    struct Refused: Error {}
+
+    override func resolve(
+        optimisticLockingConflicts conflicts: [MergeConflict], in context: ManagedObjectContext
+    )
+        throws
+    {
+        throw Refused()
+    }
+}
+
+extension Issue19Tests {
+    @Test(arguments: StoreKind.allCases)
+    func aMergePolicySubclassResolvesVersionConflictsAndCallsSuperForTheRest(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)  // salary 100
+        let context = stack.context()
+        context.mergePolicy = HighestSalaryWins(merge: .mergeByPropertyObjectTrump)
+        let mine = try employee(id, in: context)
+        let other = stack.context()
+        let theirs = try employee(id, in: other)
+        theirs.salary = 300
+        theirs.lastName = "King"
+        try other.save()
+
+        mine.salary = 200
+        mine.firstName = "Augusta"
+        try context.save()
+        #expect(mine.salary == 300 && mine.firstName == "Augusta" && mine.lastName == "King")
+        let reader = stack.context()
+        let saved = try employee(id, in: reader)
+        #expect(saved.salary == 300 && saved.firstName == "Augusta" && saved.lastName == "King")
+        #expect("\(context.mergePolicy)" == "HighestSalaryWins(mergeByPropertyObjectTrump)")
+        #expect(context.mergePolicy != .mergeByPropertyObjectTrump)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aMergePolicySubclassSeesConstraintConflictsAndAnErrorItThrowsFailsTheSave(_ kind: StoreKind) throws {
+        let stack = try UniquenessConstraintTests.stack(kind)
+        let seed = stack.context()
+        let stored = try UniquenessConstraintTests.insert("UniqPerson", ["email": "a@x", "name": "Ada"], into: seed)
+        try seed.save()
+
+        let context = stack.context()
+        let policy = TaggingUpsert(merge: .mergeByPropertyObjectTrump)
+        context.mergePolicy = policy
+        try UniquenessConstraintTests.insert("UniqPerson", ["email": "a@x", "name": "Augusta"], into: context)
+        try context.save()
+        #expect(policy.seen.count == 1 && policy.seen.first?.databaseObjectID == stored.objectID)
+        #expect(try UniquenessConstraintTests.stored(stack, "name") == ["Augusta"])
+        #expect(try UniquenessConstraintTests.stored(stack, "nickname") == ["merged"])
+
+        // A policy that throws: the save throws its error and writes nothing.
+        let refusing = stack.context()
+        refusing.mergePolicy = Refusing(merge: .overwrite)
+        let person = try refusing.existingObject(with: stored.objectID)
+        let other = stack.context()
+        try other.existingObject(with: stored.objectID).setValue("Other", forKey: "name")
+        try other.save()
+        try person.setValue("Mine", forKey: "name")
+        #expect(throws: Refusing.Refused.self) { try refusing.save() }
+        #expect(try UniquenessConstraintTests.stored(stack, "name") == ["Other"])
+    }
+}
