@@ -87,7 +87,9 @@ public final class FetchRequest<Result> {
     /// filled with the results, one store query per step, instead of one fault at a time.
     public var relationshipKeyPathsForPrefetching: [String] = []
     /// With a positive size, ``ManagedObjectContext/fetchBatched(_:)`` returns a collection that loads
-    /// results this many at a time; ``ManagedObjectContext/fetch(_:)`` returns faults without reading rows.
+    /// results this many at a time; ``ManagedObjectContext/fetch(_:)`` returns faults without reading rows,
+    /// grouped in batches of this size as Core Data's batched array is: firing one fault fills its whole batch
+    /// with one store query (a fetch of 100,000 with batch size 100 costs 1,000 queries as you walk it).
     /// 0 (the default): no batching.
     public var fetchBatchSize = 0
 

@@ -109,6 +109,10 @@ extension ManagedObjectContext {
             of: request, entity: entity, kind: idsOnly ? .objectIDs : .rows,
             includesPendingChanges: request.includesPendingChanges, isCancelled: isCancelled)
         let objects = found.map { object(for: $0, populate: !request.returnsObjectsAsFaults) }
+        // Core Data's batched array: firing one fault of a batch fills the batch with one store query.
+        if request.fetchBatchSize > 0, request.includesPropertyValues {
+            makeFaultBatches(objects, size: request.fetchBatchSize)
+        }
         try prefetch(request.relationshipKeyPathsForPrefetching, of: objects)
         return objects
     }

@@ -10,6 +10,13 @@ extension ManagedObject {
     func fulfillFaultIfNeeded(deletingInaccessible: Bool = true) throws {
         guard isFault else { return }
         guard let context = managedObjectContext else { throw ObjectGraphError.noContext(objectID) }
+        if let batch = faultBatch {
+            // Fetched in a batch: one store query fills every fault of it. A failure leaves faults, which then
+            // fire one by one (this one below) and report what is wrong.
+            let faults = batch.takeFaults()
+            if faults.count > 1 { try? context.fill(faults) }
+            if !isFault { return }
+        }
         guard let row = try context.storedRow(for: objectID) else {
             guard deletingInaccessible, context.shouldDeleteInaccessibleFaults else {
                 throw ObjectGraphError.objectInaccessible(objectID)

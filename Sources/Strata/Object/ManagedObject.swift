@@ -62,6 +62,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var attributeBaselines: [Int: AttributeBaseline] = [:]
     /// Each changed relationship's value before its first change since the last fetch or save.
     var relationshipBaselines: [Int: RelationshipValue] = [:]
+    /// The faults fetched with this one in a batch (``FetchRequest/fetchBatchSize``): firing this fault fills
+    /// them all.
+    var faultBatch: FaultBatch?
     /// Counts the recorded changes of the object (property changes and its deletion): a save calls
     /// ``willSave()`` again on an object whose count moved since its last call.
     var changeCount: UInt64 = 0

@@ -598,3 +598,35 @@ extension Issue19Tests {
         #expect(try UniquenessConstraintTests.stored(stack, "name") == ["Other"])
     }
 }
+
+// MARK: - 7. fetchBatchSize on a plain fetch
+
+extension Issue19Tests {
+    @Test(arguments: StoreKind.allCases)
+    func firingOneFaultOfAPlainBatchedFetchFillsItsWholeBatchInOneRead(_ kind: StoreKind) throws {
+        let stack = try FetchBatchingTests.stack(kind, count: 25)
+        let context = stack.context()
+        let request = FetchRequest<FetchEmployee>(entityName: "FetchEmployee")
+        request.sortKeys = [SortKey("serial")]
+        request.fetchBatchSize = 10
+        let reads = stack.store.rowReads
+        let employees = try context.fetch(request)
+        #expect(employees.count == 25)
+        let allFaults = employees.allSatisfy { $0.isFault }
+        #expect(allFaults)
+        #expect(stack.store.rowReads == reads)  // IDs only
+
+        #expect(employees[13].serial == 14)  // fires the second batch: serials 11...20
+        #expect(stack.store.rowReads == reads + 10)
+        let faults = employees.map(\.isFault)
+        #expect(faults[10..<20].allSatisfy { !$0 })
+        #expect(faults[0..<10].allSatisfy { $0 } && faults[20...].allSatisfy { $0 })
+        #expect(employees[10..<20].map(\.serial) == Array(11...20))
+        #expect(stack.store.rowReads == reads + 10)  // the rest of the batch costs nothing more
+
+        #expect(employees[24].serial == 25)  // the last, partial batch
+        #expect(stack.store.rowReads == reads + 15)
+        let lastBatchFaults = employees[20...].map(\.isFault)
+        #expect(!lastBatchFaults.contains(true))
+    }
+}
