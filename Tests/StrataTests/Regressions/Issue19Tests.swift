@@ -630,3 +630,39 @@ extension Issue19Tests {
         #expect(!lastBatchFaults.contains(true))
     }
 }
+
+// MARK: - 11. %K inside key paths
+
+extension Issue19Tests {
+    @Test(arguments: StoreKind.allCases)
+    func keyPathArgumentsInsideKeyPathsFetchWhatTheWrittenOutKeyPathsFetch(_ kind: StoreKind) throws {
+        let stack = try FetchTestModel.savedStack(kind)
+        let context = stack.context()
+        func keys<Result: ManagedObject>(
+            _ entity: String, _ type: Result.Type, _ format: String, _ arguments: any QueryValueConvertible...
+        ) throws -> [String] {
+            let request = FetchRequest<Result>(entityName: entity)
+            request.predicate = try ObjectPredicate(format: format, arguments: arguments.map(\.queryValue))
+            return try context.fetch(request).map(fetchKey).sorted()
+        }
+        let written = try keys("FetchEmployee", FetchEmployee.self, "department.name == 'Sales'")
+        #expect(!written.isEmpty)
+        #expect(try keys("FetchEmployee", FetchEmployee.self, "department.%K == %@", "name", "Sales") == written)
+        #expect(try keys("FetchEmployee", FetchEmployee.self, "%K.%K == %@", "department", "name", "Sales") == written)
+        #expect(try keys("FetchEmployee", FetchEmployee.self, "department.%2$K == %1$@", "Sales", "name") == written)
+
+        let anyWritten = try keys("FetchDepartment", FetchDepartment.self, "ANY employees.name BEGINSWITH 'A'")
+        #expect(!anyWritten.isEmpty)
+        #expect(
+            try keys("FetchDepartment", FetchDepartment.self, "ANY %K.%K BEGINSWITH %@", "employees", "name", "A")
+                == anyWritten)
+        let counted = try keys("FetchDepartment", FetchDepartment.self, "employees.@count > 3")
+        #expect(try keys("FetchDepartment", FetchDepartment.self, "%K.@count > %d", "employees", 3) == counted)
+        let subquery = try keys(
+            "FetchDepartment", FetchDepartment.self, "SUBQUERY(employees, $e, $e.salary > 150).@count > 0")
+        #expect(
+            try keys(
+                "FetchDepartment", FetchDepartment.self, "SUBQUERY(%K, $e, $e.%K > %d).@count > 0", "employees",
+                "salary", 150) == subquery)
+    }
+}
