@@ -666,3 +666,62 @@ extension Issue19Tests {
                 "salary", 150) == subquery)
     }
 }
+
+// MARK: - 8. Several coordinators on one store
+
+extension Issue19Tests {
+    @Test(arguments: StoreKind.allCases)
+    func severalCoordinatorsOnOneStoreSeeEachOthersSavesAfterMergeOrRefresh(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let (_, ids) = try seedDepartment(stack, employees: 2)
+        let second = PersistentStoreCoordinator(model: stack.model)
+        switch kind {
+        case .inMemory: second.addPersistentStore(stack.store)
+        case .strata:
+            // Opening the directory again in this process shares the open engine instead of failing on its lock.
+            try second.addPersistentStore(.strata(directory: try #require(stack.directory)))
+        }
+        let secondStore = try #require(second.persistentStores.first)
+        #expect(secondStore.identifier == stack.store.identifier)
+        if let first = stack.store as? StrataStore, let other = secondStore as? StrataStore {
+            #expect(first.engine === other.engine)
+        }
+
+        // The second coordinator's context reads both employees (its row cache holds them).
+        let theirs = ManagedObjectContext(coordinator: second)
+        let employee = try theirs.existingObject(with: ids[0])
+        let colleague = try theirs.existingObject(with: ids[1])
+        #expect(try employee.value(forKey: "name") as? String == "E0")
+
+        // A save through the first coordinator: merged, then refreshed, in the second.
+        let mine = stack.context()
+        var saved: ContextSave?
+        _ = mine.addObserver { if case .didSave(let save) = $0 { saved = save } }
+        try mine.existingObject(with: ids[0]).setValue("Ada", forKey: "name")
+        let myColleague = try mine.existingObject(with: ids[1])
+        try myColleague.setValue(Int64(77), forKey: "salary")
+        try mine.save()
+        try theirs.mergeChanges(fromContextDidSave: try #require(saved))
+        #expect(try employee.value(forKey: "name") as? String == "Ada")
+        try theirs.refresh(colleague, mergeChanges: false)
+        #expect(try colleague.value(forKey: "salary") as? Int64 == 77)
+
+        // And the other way round: the first coordinator's cached row gives way to the second's save.
+        try colleague.setValue("Bo", forKey: "name")
+        try theirs.save()
+        let reader = stack.context()
+        #expect(try reader.existingObject(with: ids[1]).value(forKey: "name") as? String == "Bo")
+
+        // Optimistic locking between coordinators: a stale change conflicts.
+        try myColleague.setValue("Stale", forKey: "name")  // read at the version before "Bo"
+        #expect(objectGraphError { try mine.save() }?.isOptimisticLockingConflict == true)
+
+        // Closing the second coordinator's store leaves the first one working.
+        try second.removePersistentStore(secondStore)
+        mine.rollback()
+        try mine.existingObject(with: ids[0]).setValue("Augusta", forKey: "name")
+        try mine.save()
+        let last = stack.context()
+        #expect(try last.existingObject(with: ids[0]).value(forKey: "name") as? String == "Augusta")
+    }
+}
