@@ -725,3 +725,86 @@ extension Issue19Tests {
         #expect(try last.existingObject(with: ids[0]).value(forKey: "name") as? String == "Augusta")
     }
 }
+
+// MARK: - 9. Property declarations as Core Data users write them
+
+/// Properties named after their attribute or relationship, one with a key of its own.
+final class I19Author: ManagedObject {
+    @ManagedAttribute var name: String
+    @ManagedRelationship var books: Set<I19Book>
+}
+
+final class I19Book: ManagedObject {
+    @ManagedAttribute var title: String
+    @Managed var pages: Int64
+    @ManagedAttribute("subtitleText") var subtitle: String?
+    @ManagedRelationship var author: I19Author?
+}
+
+/// Properties declared in an extension, as `@NSManaged` ones can be.
+extension I19Book {
+    var isbn: String? {
+        get { managedValue() }
+        set { setManagedValue(newValue) }
+    }
+
+    var coAuthor: I19Author? {
+        get { managedRelationship() }
+        set { setManagedRelationship(newValue) }
+    }
+}
+
+enum I19BookModel {
+    static let model: ManagedObjectModel = {
+        I19Author.register(forEntityName: "I19Author")
+        I19Book.register(forEntityName: "I19Book")
+        return try! ManagedObjectModel(entities: [
+            Entity("I19Author", className: "I19Author") {
+                Attribute("name", .string, optional: false)
+                Relationship.toMany("books", "I19Book", inverse: "author")
+                Relationship.toMany("coAuthored", "I19Book", inverse: "coAuthor")
+            },
+            Entity("I19Book", className: "I19Book") {
+                Attribute("title", .string, optional: false)
+                Attribute("pages", .integer64, default: .integer(0))
+                Attribute("subtitleText", .string)
+                Attribute("isbn", .string)
+                Relationship.toOne("author", "I19Author", inverse: "books")
+                Relationship.toOne("coAuthor", "I19Author", inverse: "coAuthored")
+            },
+        ])
+    }()
+}
+
+extension Issue19Tests {
+    @Test(arguments: StoreKind.allCases)
+    func propertiesAreKeyedByTheirNameUnlessGivenAndMayBeDeclaredInExtensions(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind, model: I19BookModel.model)
+        let context = stack.context()
+        let ada = I19Author(context: context)
+        ada.name = "Ada"
+        let grace = I19Author(context: context)
+        grace.name = "Grace"
+        let book = I19Book(context: context)
+        book.title = "Notes"
+        book.pages = 65
+        book.subtitle = "on the Engine"
+        book.isbn = "0-000"
+        book.author = ada
+        book.coAuthor = grace
+        #expect(ada.books == [book])  // the inverse follows, through the typed to-many
+        #expect(try grace.value(forKey: "coAuthored") as? Set<ManagedObject> == [book])
+        try context.save()
+
+        let reader = stack.context()
+        let saved = try #require(try reader.existingObject(with: book.objectID) as? I19Book)
+        #expect(saved.title == "Notes" && saved.pages == 65 && saved.subtitle == "on the Engine")
+        #expect(try saved.value(forKey: "subtitleText") as? String == "on the Engine")
+        #expect(saved.isbn == "0-000")
+        #expect(try saved.value(forKey: "isbn") as? String == "0-000")
+        #expect(saved.author?.name == "Ada" && saved.coAuthor?.name == "Grace")
+        saved.coAuthor = nil
+        #expect(try saved.value(forKey: "coAuthor") == nil)
+        #expect(saved.changedValues().keys.contains("coAuthor"))
+    }
+}
