@@ -9,8 +9,18 @@ public enum ObjectGraphError: Error, Sendable, CustomStringConvertible {
     case wrongValueType(entity: String, key: String, expected: AttributeType, got: String)
     /// The model has no entity with this name (or for this class).
     case unknownEntity(String)
-    /// The object's row no longer exists in its store (deleted elsewhere): a fault cannot be fulfilled.
+    /// The object's row no longer exists in its store (deleted elsewhere): a fault cannot be fulfilled. Firing
+    /// such a fault throws it when the context's ``ManagedObjectContext/shouldDeleteInaccessibleFaults`` is
+    /// false (else the object is marked deleted); ``ManagedObjectContext/existingObject(with:)`` always does.
     case objectInaccessible(ManagedObjectID)
+    /// A save called ``ManagedObject/willSave()`` pass after pass (`passes` of them) and the objects kept
+    /// changing (a `willSave()` that sets a value, even the same one, without comparing first, or objects that
+    /// change each other in turn): the save stopped before writing anything. The IDs are those of the objects
+    /// changed in the last pass; the context's changes are as they were.
+    case willSaveDidNotSettle([ManagedObjectID], passes: Int)
+    /// The object is in no context (never inserted, or its context was reset or is gone), so its fault or
+    /// relationship cannot be read; its row may well exist.
+    case noContext(ManagedObjectID)
     /// No store of the coordinator can hold the entity.
     case noStore(entity: String)
     /// The ID names a store the coordinator does not have.
@@ -64,6 +74,10 @@ public enum ObjectGraphError: Error, Sendable, CustomStringConvertible {
             "\(entity).\(key) takes \(expected) values, not \(got)"
         case .unknownEntity(let name): "no entity \(name) in the model"
         case .objectInaccessible(let id): "the row of \(id) no longer exists in its store"
+        case .willSaveDidNotSettle(let ids, let passes):
+            "objects still changed after \(passes) passes of willSave (a willSave that sets values without comparing"
+                + " them first?): \(ids)"
+        case .noContext(let id): "\(id) is in no context (never inserted, or its context was reset or is gone)"
         case .noStore(let entity): "no persistent store of the coordinator holds entity \(entity)"
         case .unknownStore(let id): "no persistent store \(id) in the coordinator"
         case .invalidURI(let url): "\(url) is not an object ID of this coordinator"

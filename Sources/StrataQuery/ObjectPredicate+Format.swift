@@ -9,8 +9,9 @@ extension ObjectPredicate {
     ///
     /// - Parameters:
     ///   - format: the format string; see ``PredicateParser`` for the grammar.
-    ///   - arguments: one value per specifier: `%@` any value, `%K` a key path string, `%d`/`%i`/`%u` an
-    ///     integer, `%f`/`%g` a number.
+    ///   - arguments: one value per specifier: `%@` any value, `%K` a key path string (a whole key path or any
+    ///     step of one, as NSPredicate allows: `%K`, `moods.%K`, `ANY %K.%K`, `$x.%K`, `%K.@count`),
+    ///     `%d`/`%i`/`%u` an integer, `%f`/`%g` a number.
     /// - Throws: ``PredicateSyntaxError``.
     public init(format: String, _ arguments: any QueryValueConvertible...) throws(PredicateSyntaxError) {
         self = try PredicateParser.parse(format, arguments: arguments.map(\.queryValue))

@@ -12,7 +12,7 @@ import Foundation
 /// comparison  := ["ANY" | "SOME" | "ALL" | "NONE"] expression operator ["[" ("c"|"d"|"n")+ "]"] expression
 /// operator    := "==" | "=" | "!=" | "<>" | "<" | "<=" | "=<" | ">" | ">=" | "=>" | "BETWEEN" | "IN"
 ///              | "CONTAINS" | "BEGINSWITH" | "ENDSWITH" | "LIKE" | "MATCHES"
-/// expression  := primary ("." (key | "@" operatorName))*
+/// expression  := primary ("." (key | "%K" | "@" operatorName))*
 /// primary     := key | "#" key | "@" operatorName | "SELF" | "$" name | literal | argument
 ///              | "{" [expression ("," expression)*] "}"
 ///              | "SUBQUERY" "(" expression "," "$" name "," predicate ")"
@@ -285,14 +285,20 @@ public struct PredicateParser {
         var expression = try parsePrimary()
         while isSymbol(".") {
             try advance()
-            let component: QueryKeyPath.Component
+            let components: [QueryKeyPath.Component]
             switch token.kind {
-            case .word(let word), .escapedWord(let word): component = .key(word)
-            case .collectionOperator: component = try collectionOperator()
-            default: throw unexpected(expected: "a key or a collection operator after '.'")
+            case .word(let word), .escapedWord(let word): components = [.key(word)]
+            case .collectionOperator: components = [try collectionOperator()]
+            case .argument(let specifier) where specifier.conversion == "K":
+                // `%K` anywhere in a key path (`moods.%K`, `%K.%K`, `$x.%K`): its components, as NSPredicate does.
+                guard case .keyPath(let path, _) = try argument(specifier) else {
+                    throw unexpected(expected: "a key path string")
+                }
+                components = path.components
+            default: throw unexpected(expected: "a key, %K or a collection operator after '.'")
             }
             try advance()
-            expression = Self.appending(component, to: expression)
+            for component in components { expression = Self.appending(component, to: expression) }
         }
         return expression
     }

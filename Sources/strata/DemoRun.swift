@@ -115,8 +115,7 @@ struct DemoRun {
                 .strata(directory: directory, configuration: configuration(createIfMissing: true)))
         }
         let context = ManagedObjectContext(coordinator: coordinator)
-        // An import needs no undo: without an undo manager the context does not keep every object alive.
-        context.undoManager = nil
+        // An import needs no undo, and a context has none by default: it does not keep every object alive.
         var expected = DemoExpectations(
             employeeCount: employeeCount, lookupCount: Self.lookupCount, lookupSeed: Self.lookupSeed)
 
@@ -352,7 +351,7 @@ struct DemoRun {
         var perDepartment = [Int](repeating: 0, count: workload.departments.count)
         for row in workload.employees { perDepartment[row.department - 1] += 1 }
         let context = ManagedObjectContext(coordinator: coordinator)
-        context.undoManager = nil  // no undo wanted: its actions would keep the deleted objects alive
+        // No undo manager (the default): its actions would keep the deleted objects alive.
         let departments = try saved.departmentRows.map { row in
             try objectID(of: "Department", row: row, saved: saved, coordinator)
         }
@@ -375,6 +374,7 @@ struct DemoRun {
         let victim = workload.departments.count - 1
         try report.measure("cascade delete 1 department", count: 1 + perDepartment[victim]) {
             context.delete(context.object(with: departments[victim]))
+            try context.processPendingChanges()  // the end of the event: the cascade runs
             try check(
                 context.deletedObjects.count == 1 + perDepartment[victim],
                 "deleting a department deleted \(context.deletedObjects.count) objects")

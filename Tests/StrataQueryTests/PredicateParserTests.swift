@@ -128,6 +128,26 @@ import Testing
         #expect(try parse("nameé == 1") == comparison(.keyPath("nameé"), .equal, .constant(.int(1))))
     }
 
+    /// `%K` anywhere in a key path, in every form NSPredicate accepts (issue 19).
+    @Test func keyPathArgumentsWorkInsideKeyPaths() throws {
+        #expect(try parse("manager.%K == %@", "name", "x") == parse("manager.name == 'x'"))
+        #expect(try parse("%K.%K == %@", "manager", "name", "x") == parse("manager.name == 'x'"))
+        #expect(try parse("ANY %K.%K == %@", "reports", "name", "x") == parse("ANY reports.name == 'x'"))
+        #expect(try parse("%K.%K.name == 1", "manager", "manager") == parse("manager.manager.name == 1"))
+        #expect(try parse("manager.%K == 1", "manager.age") == parse("manager.manager.age == 1"))
+        #expect(try parse("%K.@count > 1", "reports") == parse("reports.@count > 1"))
+        #expect(try parse("manager.%K > 1", "reports.@count") == parse("manager.reports.@count > 1"))
+        #expect(try parse("SELF.%K == 1", "age") == parse("SELF.age == 1"))
+        #expect(try parse("manager.%2$K == %1$@", "x", "name") == parse("manager.name == 'x'"))
+        #expect(
+            try parse("SUBQUERY(%K, $r, $r.%K > %d).@count > 0", "reports", "age", 30)
+                == parse("SUBQUERY(reports, $r, $r.age > 30).@count > 0"))
+        #expect(
+            try parse("manager.%K == %@", "and", 1) == comparison(.keyPath("manager.and"), .equal, .constant(.int(1))))
+        #expect(throws: PredicateSyntaxError.self) { try parse("manager.%K == 1", 3) }
+        #expect(throws: PredicateSyntaxError.self) { try parse("manager.%@ == 1", "name") }
+    }
+
     @Test func argumentsAreSubstituted() throws {
         #expect(
             try parse("age > %d AND name BEGINSWITH[c] %@", 30, "a")

@@ -42,7 +42,7 @@ import Testing
             format: "a.@bogus > 1", offset: 2,
             expected: "a collection operator (@count, @sum, @avg, @min, @max, @distinctUnionOfObjects, @unionOfObjects)"
         ),
-        Case(format: "a. > 1", offset: 3, expected: "a key or a collection operator after '.'"),
+        Case(format: "a. > 1", offset: 3, expected: "a key, %K or a collection operator after '.'"),
         Case(format: "a == 0x", offset: 7, expected: "a digit in base 16", reason: .invalidNumber),
         Case(format: "a == 1e+", offset: 8, expected: "the digits of an exponent", reason: .invalidNumber),
         Case(

@@ -16,6 +16,7 @@ import Testing
         let check = stack.context()
         let reloaded = try check.existingObject(with: department.objectID)
         check.delete(reloaded)
+        try check.processPendingChanges()  // the end of the event: the delete rules run
         for person in people { #expect(try check.object(with: person.objectID).value(forKey: "department") == nil) }
         try check.save()
         let reopened = try stack.reopened()
@@ -53,6 +54,7 @@ import Testing
         let check = stack.context()
         check.delete(check.object(with: department.objectID))
         check.delete(check.object(with: first.objectID))
+        try check.processPendingChanges()
         #expect(check.deletedObjects.count == 1 + 2 + 6 + 2)
         try check.save()
         let after = stack.context()
@@ -76,7 +78,7 @@ import Testing
         #expect {
             try context.save()
         } throws: { error in
-            (error as? ValidationError) == .deleteDenied(object: owner.objectID.description, key: "pets", count: 1)
+            (error as? ValidationError) == .deleteDenied(object: ValidatedObject(owner.objectID), key: "pets", count: 1)
         }
         #expect(owner.isDeleted)
         // Still in the store: nothing was written.
@@ -106,7 +108,14 @@ import Testing
         let reloaded = try check.existingObject(with: book.objectID)
         let dangling = try #require(try reloaded.value(forKey: "library") as? ManagedObject)
         #expect(dangling.objectID == library.objectID)
-        #expect(throws: ObjectGraphError.self) { try dangling.value(forKey: "name") }
+        // Firing it marks it deleted (shouldDeleteInaccessibleFaults), or throws when that is off.
+        #expect(try dangling.value(forKey: "name") == nil)
+        #expect(dangling.isDeleted)
+        let strict = stack.context()
+        strict.shouldDeleteInaccessibleFaults = false
+        let strictDangling = try #require(
+            try strict.existingObject(with: book.objectID).value(forKey: "library") as? ManagedObject)
+        #expect(throws: ObjectGraphError.self) { try strictDangling.value(forKey: "name") }
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -120,7 +129,7 @@ import Testing
             try player.setValue(coach, forKey: "coach")
             return player
         }
-        let teamName = team.objectID.description
+        let teamName = ValidatedObject(team.objectID)
         #expect {
             try context.save()
         } throws: { error in
@@ -137,7 +146,8 @@ import Testing
         #expect {
             try context.save()
         } throws: { error in
-            (error as? ValidationError) == .missingMandatoryValue(object: players[3].objectID.description, key: "coach")
+            (error as? ValidationError)
+                == .missingMandatoryValue(object: ValidatedObject(players[3].objectID), key: "coach")
         }
         try players[3].setValue(coach, forKey: "coach")
         try context.save()
@@ -153,6 +163,7 @@ import Testing
         let person = try context.make("RelEmployee", ["name": "E"])
         try person.setValue(department, forKey: "department")
         context.delete(person)
+        try context.processPendingChanges()
         #expect(try department.value(forKey: "employees") as? Set<ManagedObject> == [])
         #expect(person.managedObjectContext == nil)
         try context.save()

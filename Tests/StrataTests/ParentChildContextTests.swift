@@ -14,6 +14,7 @@ import Testing
         parent.delete(try parent.existingObject(with: ids[1]))
         let newcomer = try parent.make("RelEmployee", ["name": "New", "salary": Int64(1_000)])
         try newcomer.setValue(parent.object(with: departmentID), forKey: "department")
+        try parent.processPendingChanges()  // the end of the event: the deleted employee leaves its department
 
         let child = ManagedObjectContext(parent: parent)
         #expect(child.parent === parent)

@@ -214,10 +214,18 @@ final class TestStack {
 
     func context() -> ManagedObjectContext { ManagedObjectContext(coordinator: coordinator) }
 
-    /// A context without an undo manager: only the context's own references keep its objects alive.
+    /// A context without an undo manager (the default, as in Core Data): only the context's own references keep
+    /// its objects alive. Spelled out for the memory tests, which depend on it.
     func contextWithoutUndo() -> ManagedObjectContext {
         let context = ManagedObjectContext(coordinator: coordinator)
         context.undoManager = nil
+        return context
+    }
+
+    /// A context with an undo manager (undo is off by default; this is the one line that turns it on).
+    func contextWithUndo() -> ManagedObjectContext {
+        let context = ManagedObjectContext(coordinator: coordinator)
+        context.undoManager = ContextUndoManager()
         return context
     }
 

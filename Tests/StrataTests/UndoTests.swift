@@ -9,7 +9,7 @@ import Testing
     func undoingAnAttributeChangeMakesTheObjectUnchangedAgainAndRedoReappliesIt(_ kind: StoreKind) throws {
         let stack = try TestStack.relationships(kind)
         let (_, ids) = try seedDepartment(stack, employees: 1)
-        let context = stack.context()
+        let context = stack.contextWithUndo()
         let undo = try #require(context.undoManager)
         weak var weakEmployee: ManagedObject?
         try {
@@ -43,7 +43,7 @@ import Testing
     @Test func theUndoStackHoldsObjectsUntilItsActionsAreRemoved() throws {
         let stack = try TestStack.relationships(.inMemory)
         let (_, ids) = try seedDepartment(stack, employees: 1)
-        let context = stack.context()
+        let context = stack.contextWithUndo()
         weak var weakEmployee: ManagedObject?
         try {
             let employee = try context.existingObject(with: ids[0])
@@ -63,7 +63,7 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func undoAndRedoARelationshipChangeFixTheInversesUp(_ kind: StoreKind) throws {
         let stack = try TestStack.relationships(kind)
-        let context = stack.context()
+        let context = stack.contextWithUndo()
         let research = try context.make("RelDepartment", ["name": "Research"])
         let sales = try context.make("RelDepartment", ["name": "Sales"])
         let ada = try context.make("RelEmployee", ["name": "Ada"])
@@ -92,7 +92,7 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func undoingAnInsertRemovesTheObjectAndRedoBringsItBack(_ kind: StoreKind) throws {
         let stack = try TestStack.relationships(kind)
-        let context = stack.context()
+        let context = stack.contextWithUndo()
         let department = try context.make("RelDepartment", ["name": "D"])
         try context.save()
         let ada = try context.make("RelEmployee", ["name": "Ada"])
@@ -117,7 +117,7 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func undoingACascadingDeleteRestoresEveryObjectAndLink(_ kind: StoreKind) throws {
         let stack = try TestStack.relationships(kind)
-        let context = stack.context()
+        let context = stack.contextWithUndo()
         let department = try context.make("RelDepartment", ["name": "D"])
         let project = try context.make("RelProject", ["title": "P"])
         let task = try context.make("RelTask", ["title": "T"])
@@ -152,7 +152,7 @@ import Testing
 
     @Test func groupingLevelsAndTurningUndoOff() throws {
         let stack = try TestStack.relationships(.inMemory)
-        let context = stack.context()
+        let context = stack.contextWithUndo()
         let undo = try #require(context.undoManager)
         let thing = try context.make("RelTag", ["name": "a"])
         try context.processPendingChanges()
@@ -192,9 +192,10 @@ extension UndoTests {
     func undoingTheDeleteOfAMemberPutsItBackIntoItsToMany(_ kind: StoreKind) throws {
         let stack = try TestStack.relationships(kind)
         let (departmentID, ids) = try seedDepartment(stack, employees: 2)
-        let context = stack.context()
+        let context = stack.contextWithUndo()
         let member = try context.existingObject(with: ids[0])
         context.delete(member)
+        try context.processPendingChanges()
         let department = context.object(with: departmentID)
         #expect(
             Set((try department.value(forKey: "employees") as? Set<ManagedObject> ?? []).map(\.objectID)) == [ids[1]])

@@ -225,7 +225,7 @@ import Testing
             let saved = try check.existingObject(with: ada.objectID)
             let (name, nickname) = (try saved.value(forKey: "name"), try saved.value(forKey: "nickname"))
             let teamName = try saved.value(forKeyPath: "team.name") as? String
-            switch policy {
+            switch policy.type {
             case .mergeByPropertyObjectTrump:
                 #expect(name as? String == "Augusta" && nickname as? String == "Countess")
             case .overwrite:
@@ -296,7 +296,7 @@ import Testing
             let mine = try context.existingObject(with: grace.objectID)
             try mine.setValue("ada@example.com", forKey: "email")
             try mine.setValue("Grace Hopper", forKey: "name")
-            switch policy {
+            switch policy.type {
             case .mergeByPropertyStoreTrump, .rollback:
                 // The object keeps its saved email; its other change is saved.
                 try context.save()

@@ -6,7 +6,7 @@ import Testing
 /// `AttributeDescription.validate`: optionality, types, integer widths and every rule, with typed errors
 /// that name the object and the key.
 @Suite struct ValidationTests {
-    private static let object = "x-coredata://store/Thing/p7"
+    private static let object: ValidatedObject = "x-coredata://store/Thing/p7"
 
     /// The attribute `x` of a one-entity model.
     private func attribute(_ definition: Attribute) throws -> AttributeDescription {
@@ -17,7 +17,7 @@ import Testing
     /// The error `validate` throws for `value`, or nil.
     private func failure(_ attribute: AttributeDescription, _ value: AttributeValue?) -> ValidationError? {
         do {
-            try attribute.validate(value, objectDescription: Self.object)
+            try attribute.validate(value, objectDescription: Self.object.description)
             return nil
         } catch {
             return error

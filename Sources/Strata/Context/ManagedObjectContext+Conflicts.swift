@@ -35,22 +35,51 @@ extension ManagedObjectContext {
         return true
     }
 
-    /// Resolves the conflicts a store reported for `ids` by the merge policy (or throws).
+    /// Resolves the conflicts a store reported for `ids` by the merge policy (or throws): the policy's
+    /// ``MergePolicy/resolve(optimisticLockingConflicts:in:)``, which a subclass may override.
     ///
-    /// - Throws: ``ObjectGraphError/mergeConflicts(_:)`` for the error policy, after
+    /// - Throws: what the policy throws: ``ObjectGraphError/mergeConflicts(_:)`` for the error policy, after
     ///   ``maximumConflictRounds`` attempts, and for updated objects whose row is gone under object trumps and
     ///   overwrite; in every such case before any object changes.
     func resolveVersionConflicts(_ ids: [ManagedObjectID], attempt: Int) throws {
-        var found: [(object: ManagedObject, row: StoredRow?, conflict: MergeConflict)] = []
+        var conflicts: [MergeConflict] = []
+        var rows: [ManagedObjectID: StoredRow?] = [:]
         for id in ids {
             guard let object = registry[id]?.object, let rowID = id.rowID else { continue }
             let store = try coordinator.store(for: id)
             let row = try store.row(rowID, of: object.entity).map { try Self.resolvingExternalValues($0, in: store) }
-            found.append((object, row, conflict(for: object, row: row)))
+            rows[id] = .some(row)
+            conflicts.append(conflict(for: object, row: row))
         }
-        let policy = attempt > Self.maximumConflictRounds ? .error : mergePolicy
+        let policy: MergePolicy = attempt > Self.maximumConflictRounds ? .error : mergePolicy
+        conflictRows = rows
+        defer { conflictRows = [:] }
+        try policy.resolve(optimisticLockingConflicts: conflicts, in: self)
+        postObjectsDidChange()
+    }
+
+    /// The built-in resolution of version conflicts by `type` (``MergePolicy/resolve(optimisticLockingConflicts:in:)``):
+    /// checks that every conflict can be resolved, then merges each object with the row the store has now.
+    ///
+    /// - Throws: ``ObjectGraphError/mergeConflicts(_:)`` for what `type` cannot resolve, before any object
+    ///   changes; ``ObjectGraphError/storage(_:)`` when a row cannot be read.
+    func resolveVersionConflicts(_ conflicts: [MergeConflict], type: MergePolicyType) throws {
+        var found: [(object: ManagedObject, row: StoredRow?, conflict: MergeConflict)] = []
+        for conflict in conflicts {
+            guard let object = registry[conflict.objectID]?.object, let rowID = conflict.objectID.rowID else {
+                continue
+            }
+            let row: StoredRow?
+            if let read = conflictRows[conflict.objectID] {
+                row = read
+            } else {
+                let store = try coordinator.store(for: conflict.objectID)
+                row = try store.row(rowID, of: object.entity).map { try Self.resolvingExternalValues($0, in: store) }
+            }
+            found.append((object, row, conflict))
+        }
         let unresolvable = found.filter { entry in
-            switch policy {
+            switch type {
             case .error: true
             case .mergeByPropertyObjectTrump, .overwrite: entry.row == nil && !entry.object.isDeleted
             case .mergeByPropertyStoreTrump, .rollback: false
@@ -58,9 +87,8 @@ extension ManagedObjectContext {
         }
         guard unresolvable.isEmpty else { throw ObjectGraphError.mergeConflicts(unresolvable.map(\.conflict)) }
         for (object, row, _) in found {
-            try resolve(object, against: row, policy: policy)
+            try resolve(object, against: row, policy: type)
         }
-        postObjectsDidChange()
     }
 
     /// The conflict `object` has with `row` (nil: deleted in the store).
@@ -110,7 +138,7 @@ extension ManagedObjectContext {
     // MARK: - Resolution
 
     /// Merges one conflicting object with its row by `policy` (any but ``MergePolicy/error``).
-    private func resolve(_ object: ManagedObject, against row: StoredRow?, policy: MergePolicy) throws {
+    private func resolve(_ object: ManagedObject, against row: StoredRow?, policy: MergePolicyType) throws {
         let key = ObjectIdentifier(object)
         guard let row else {
             // The row is gone: a deletion is done, and (store trumps, rollback) an update gives way to it.
@@ -143,6 +171,8 @@ extension ManagedObjectContext {
         try mergeAttributes(of: object, with: row, policy: policy)
         try mergeToOnes(of: object, with: row, policy: policy)
         try mergeJoinTableToManys(of: object, policy: policy)
+        // The merge changed the object: the save calls its willSave() again before writing it.
+        object.changeCount &+= 1
         object.committed = row.values
         object.committedReferences = row.references
         object.committedExternalReferences = row.externalReferences
@@ -156,7 +186,7 @@ extension ManagedObjectContext {
     }
 
     /// Whether the object's value of a property stays, by policy, given who changed it.
-    private static func keepsObjectValue(policy: MergePolicy, objectChanged: Bool, storeChanged: Bool) -> Bool {
+    private static func keepsObjectValue(policy: MergePolicyType, objectChanged: Bool, storeChanged: Bool) -> Bool {
         switch policy {
         case .mergeByPropertyStoreTrump: !storeChanged
         case .mergeByPropertyObjectTrump: objectChanged
@@ -165,7 +195,7 @@ extension ManagedObjectContext {
         }
     }
 
-    private func mergeAttributes(of object: ManagedObject, with row: StoredRow, policy: MergePolicy) throws {
+    private func mergeAttributes(of object: ManagedObject, with row: StoredRow, policy: MergePolicyType) throws {
         let cached = object.committed ?? row.values
         for attribute in object.entity.persistentAttributes {
             let (index, storageIndex) = (attribute.index, attribute.storageIndex!)
@@ -190,7 +220,7 @@ extension ManagedObjectContext {
 
     /// To-ones live in the row: they merge like attributes. The in-memory inverse sides of the old and new
     /// targets follow (without counting as changes).
-    private func mergeToOnes(of object: ManagedObject, with row: StoredRow, policy: MergePolicy) throws {
+    private func mergeToOnes(of object: ManagedObject, with row: StoredRow, policy: MergePolicyType) throws {
         let cached = object.committedReferences ?? row.references
         for relationship in object.entity.toOneRelationships {
             let (index, toOneIndex) = (relationship.index, relationship.toOneIndex!)
@@ -262,7 +292,7 @@ extension ManagedObjectContext {
 
     /// To-manys kept in join tables: the object's added and removed members apply to the store's membership
     /// (see ``MergePolicy``). To-manys kept as the other side's foreign key are not this row's: nothing to merge.
-    private func mergeJoinTableToManys(of object: ManagedObject, policy: MergePolicy) throws {
+    private func mergeJoinTableToManys(of object: ManagedObject, policy: MergePolicyType) throws {
         guard let rowID = object.objectID.rowID else { return }
         let store = try coordinator.store(for: object.objectID)
         for relationship in object.entity.relationships where relationship.isToMany {

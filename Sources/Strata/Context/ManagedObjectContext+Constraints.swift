@@ -19,7 +19,7 @@
 ///    attributes; object trumps and overwrite report the conflict.
 extension ManagedObjectContext {
     /// Objects of the save sharing one constraint's values.
-    private struct ConstraintGroup {
+    struct ConstraintGroup {
         var constraint: UniquenessConstraint
         var key: [AttributeValue]
         var objects: [ManagedObject]
@@ -36,9 +36,24 @@ extension ManagedObjectContext {
     func resolveConstraintConflicts(attempt: Int) throws -> Bool {
         let groups = try constraintGroups()
         guard !groups.isEmpty else { return false }
-        let policy = attempt > Self.maximumConflictRounds ? .error : mergePolicy
+        let policy: MergePolicy = attempt > Self.maximumConflictRounds ? .error : mergePolicy
+        let conflicts = groups.map(conflict(for:))
+        constraintGroupsByConflict = Dictionary(zip(conflicts, groups)) { first, _ in first }
+        defer { constraintGroupsByConflict = [:] }
+        try policy.resolve(constraintConflicts: conflicts, in: self)
+        return true
+    }
+
+    /// The built-in resolution of constraint conflicts by `type` (``MergePolicy/resolve(constraintConflicts:in:)``):
+    /// checks that every conflict can be resolved, then resolves each (steps 1 to 5 above). Conflicts this save
+    /// did not report are ignored.
+    ///
+    /// - Throws: ``ObjectGraphError/constraintConflicts(_:)`` for what `type` cannot resolve, before any object
+    ///   changes; ``ObjectGraphError/storage(_:)``.
+    func resolveConstraintConflicts(_ conflicts: [ConstraintConflict], type: MergePolicyType) throws {
+        let groups = conflicts.compactMap { constraintGroupsByConflict[$0] }
         let unresolvable = groups.filter { group in
-            switch policy {
+            switch type {
             case .error: return true
             case .mergeByPropertyObjectTrump, .overwrite: return group.objects.contains { !$0.isInserted }
             case .mergeByPropertyStoreTrump, .rollback: return false
@@ -47,8 +62,7 @@ extension ManagedObjectContext {
         guard unresolvable.isEmpty else {
             throw ObjectGraphError.constraintConflicts(unresolvable.map(conflict(for:)))
         }
-        for group in groups { try resolve(group, policy: policy) }
-        return true
+        for group in groups { try resolve(group, policy: type) }
     }
 
     private func conflict(for group: ConstraintGroup) -> ConstraintConflict {
@@ -125,7 +139,7 @@ extension ManagedObjectContext {
 
     /// Resolves one group by `policy` (not ``MergePolicy/error``; object trumps and overwrite only for groups
     /// of inserted objects).
-    private func resolve(_ group: ConstraintGroup, policy: MergePolicy) throws {
+    private func resolve(_ group: ConstraintGroup, policy: MergePolicyType) throws {
         var duplicates = group.objects.filter(\.isInserted)
         var updatedObjects = group.objects.filter { !$0.isInserted }
         let survivor: ManagedObject
@@ -161,12 +175,12 @@ extension ManagedObjectContext {
             if policy != .rollback { try handOverRelationships(of: duplicate, to: survivor, policy: policy) }
             delete(duplicate)
         }
-        try processPendingChanges()
+        try processPendingChanges(propagatingDeletes: true)
     }
 
     /// Relates the duplicate's related objects to the survivor instead (see step 3 above).
     private func handOverRelationships(
-        of duplicate: ManagedObject, to survivor: ManagedObject, policy: MergePolicy
+        of duplicate: ManagedObject, to survivor: ManagedObject, policy: MergePolicyType
     ) throws {
         for relationship in duplicate.entity.relationships
         where survivor.entity.relationshipsByName[relationship.name] === relationship {

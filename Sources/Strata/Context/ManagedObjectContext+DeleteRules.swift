@@ -1,14 +1,31 @@
 extension ManagedObjectContext {
-    /// Runs the delete rules of objects deleted since the last call (Core Data runs them at the end of each
-    /// event; here ``delete(_:)`` runs them at once and ``save()`` runs any left):
-    /// ``DeleteRule/nullify`` removes the deleted object from the inverse side of each related object,
-    /// ``DeleteRule/cascade`` deletes the related objects (whose own rules then run; cycles end because an
-    /// object is deleted once), ``DeleteRule/noAction`` does nothing, and ``DeleteRule/deny`` is checked at
-    /// save. An object that was inserted and never saved then leaves the context.
+    /// Ends the current event (Core Data's `processPendingChanges`): runs the delete rules of objects deleted
+    /// since the last call when ``propagatesDeletesAtEndOfEvent`` is set (else ``save()`` runs them), closes the
+    /// undo manager's automatic group and posts the objects-did-change notification.
+    ///
+    /// The delete rules: ``DeleteRule/nullify`` removes the deleted object from the inverse side of each related
+    /// object, ``DeleteRule/cascade`` deletes the related objects (whose own rules then run; cycles end because
+    /// an object is deleted once), ``DeleteRule/noAction`` does nothing, and ``DeleteRule/deny`` is checked at
+    /// save. An object that was inserted and never saved then leaves the context. They run on the relationships
+    /// as they are when the event ends, as in Core Data: an object moved out of a relationship after its owner
+    /// was deleted, and before the event ended, is not cascaded to.
+    ///
+    /// ``save()``, ``fetch(_:)`` and ``count(for:)`` (when they include pending changes) and the end of each
+    /// ``PrivateQueueContext/perform(_:)`` call it; call it yourself to end an event elsewhere.
     ///
     /// - Throws: ``ObjectGraphError/storage(_:)`` or ``ObjectGraphError/objectInaccessible(_:)`` when a related
     ///   object cannot be read; the rules not yet run are kept for the next call.
     public func processPendingChanges() throws {
+        try processPendingChanges(propagatingDeletes: propagatesDeletesAtEndOfEvent)
+    }
+
+    /// ``processPendingChanges()``, running the delete rules when `propagatingDeletes` (a save always does).
+    func processPendingChanges(propagatingDeletes: Bool) throws {
+        guard propagatingDeletes else {
+            undoManager?.closeAutomaticGroup()
+            postObjectsDidChange()
+            return
+        }
         // Cascades delete objects while rules run: they join the queue this loop is working through.
         guard !isProcessingDeletions else { return }
         isProcessingDeletions = true
@@ -64,10 +81,10 @@ extension ManagedObjectContext {
     func validateForSave() throws {
         var failures: [ValidationError] = []
         for object in Array(inserted.values) + Array(updated.values) {
-            let name = object.objectID.description
+            let name = ValidatedObject(object.objectID)
             for attribute in object.entity.persistentAttributes {
                 do {
-                    try attribute.validate(object.values[attribute.index], objectDescription: name)
+                    try attribute.validate(object.values[attribute.index], object: name)
                 } catch { failures.append(error) }
             }
             for relationship in object.entity.relationships {
@@ -94,7 +111,7 @@ extension ManagedObjectContext {
                 let count = try relatedObjects(of: object, through: relationship).filter { !$0.isDeleted }.count
                 if count > 0 {
                     failures.append(
-                        .deleteDenied(object: object.objectID.description, key: relationship.name, count: count))
+                        .deleteDenied(object: ValidatedObject(object.objectID), key: relationship.name, count: count))
                 }
             }
         }

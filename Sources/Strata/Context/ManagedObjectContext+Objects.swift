@@ -11,7 +11,9 @@ extension ManagedObjectContext {
     public func existingObject(with id: ManagedObjectID) throws -> ManagedObject {
         let object = object(with: id)
         if object.isInserted { return object }
-        try object.fulfillFaultIfNeeded()
+        // Never an inaccessible fault marked deleted: a missing row throws, whatever shouldDeleteInaccessibleFaults.
+        if object.isInaccessible { throw ObjectGraphError.objectInaccessible(id) }
+        try object.fulfillFaultIfNeeded(deletingInaccessible: false)
         return object
     }
 

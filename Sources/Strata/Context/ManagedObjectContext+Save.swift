@@ -1,7 +1,9 @@
 extension ManagedObjectContext {
     /// Writes every change to the stores: one atomic engine transaction per store.
     ///
-    /// 1. ``ManagedObject/willSave()`` on every inserted, updated and deleted object.
+    /// 1. ``ManagedObject/willSave()`` on every inserted, updated and deleted object, then again on those changed
+    ///    since their call (by their own `willSave()`, another's, inverse maintenance or a delete rule), until a
+    ///    pass changes nothing.
     /// 2. Validation of inserted and updated objects; any failure throws before anything is written.
     /// 3. Per store: inserts (which get their row IDs), updates (checked against the version they were read
     ///    at) and deletes, in one transaction.
@@ -13,23 +15,54 @@ extension ManagedObjectContext {
     ///
     /// A failed save throws and leaves the context's changes as they were, so they can be fixed and saved again.
     /// - Throws: ``ValidationError``, ``ObjectGraphError/mergeConflicts(_:)``,
+    ///   ``ObjectGraphError/constraintConflicts(_:)``, ``ObjectGraphError/willSaveDidNotSettle(_:passes:)``,
     ///   ``ObjectGraphError/storage(_:)``.
     public func save() throws {
         checkConfinement()
-        try processPendingChanges()
+        try processPendingChanges(propagatingDeletes: true)
         guard hasChanges else { return }
         post(.willSave)
         if let parent {
             try pushChangesToParent(parent)
             return
         }
-        let changing = Array(inserted.values) + Array(updated.values) + Array(deleted.values)
-        for object in changing { object.willSave() }
-        try writeChanges(of: changing, attempt: 1)
+        willSaveCounts = [:]
+        defer { willSaveCounts = [:] }
+        try callWillSave()
+        try writeChanges(attempt: 1)
     }
 
-    /// Steps 2 to 4 of ``save()``: they run again when the merge policy resolved conflicts (`attempt` counts).
-    private func writeChanges(of changing: [ManagedObject], attempt: Int) throws {
+    /// The most passes of ``ManagedObject/willSave()`` a save makes before it gives up (Core Data gives up too).
+    static let willSavePassLimit = 100
+
+    /// Step 1 of ``save()``: calls ``ManagedObject/willSave()`` on every inserted, updated and deleted object
+    /// not called yet or changed since its last call, runs the delete rules, and repeats until a pass changes
+    /// nothing, as Core Data does.
+    /// - Throws: ``ObjectGraphError/willSaveDidNotSettle(_:passes:)`` after ``willSavePassLimit`` passes; what
+    ///   ``processPendingChanges()`` throws.
+    func callWillSave() throws {
+        for pass in 1... {
+            let due = (insertedInOrder + Array(updated.values) + Array(deleted.values)).filter {
+                willSaveCounts[ObjectIdentifier($0)] != $0.changeCount
+            }
+            if due.isEmpty { return }
+            guard pass <= Self.willSavePassLimit else {
+                throw ObjectGraphError.willSaveDidNotSettle(due.map(\.objectID), passes: Self.willSavePassLimit)
+            }
+            for object in due {
+                // Counted before the call: a change the call makes calls it again in the next pass.
+                willSaveCounts[ObjectIdentifier(object)] = object.changeCount
+                object.willSave()
+            }
+            try processPendingChanges(propagatingDeletes: true)
+        }
+    }
+
+    /// Steps 2 to 4 of ``save()``: they run again when the merge policy resolved conflicts (`attempt` counts),
+    /// after ``ManagedObject/willSave()`` on the objects the resolution changed.
+    private func writeChanges(attempt: Int) throws {
+        if attempt > 1 { try callWillSave() }
+        let changing = Array(inserted.values) + Array(updated.values) + Array(deleted.values)
         // Rows are written whole: faults changed only through a relationship are filled, and binary values
         // still in the store are read (and kept if unchanged).
         for object in Array(inserted.values) + Array(updated.values) {
@@ -134,11 +167,11 @@ extension ManagedObjectContext {
         // The merge policy resolves version conflicts (ManagedObjectContext+Conflicts.swift) and the save starts
         // over; so it does when another writer got in between the check and the write of the first store.
         if try resolveVersionConflicts(in: batches.values.map { ($0.store, $0.changes) }, attempt: attempt) {
-            return try writeChanges(of: changing, attempt: attempt + 1)
+            return try writeChanges(attempt: attempt + 1)
         }
         // Then uniqueness constraints (ManagedObjectContext+Constraints.swift), by the same policy.
         if try resolveConstraintConflicts(attempt: attempt) {
-            return try writeChanges(of: changing, attempt: attempt + 1)
+            return try writeChanges(attempt: attempt + 1)
         }
         for (position, batch) in batches.values.enumerated() {
             let result: StoreSaveResult
@@ -146,7 +179,7 @@ extension ManagedObjectContext {
                 result = try batch.store.save(batch.changes)
             } catch ObjectGraphError.optimisticLockingConflict(let ids) where position == 0 {
                 try resolveVersionConflicts(ids, attempt: attempt)
-                return try writeChanges(of: changing, attempt: attempt + 1)
+                return try writeChanges(attempt: attempt + 1)
             }
             apply(
                 result, of: batch.changes, store: batch.store, inserted: batch.inserted, updated: batch.updated,

@@ -36,8 +36,20 @@ public final class ManagedObjectContext {
     public var stalenessInterval: TimeInterval = -1
     /// How ``save()`` resolves rows changed in the store since the context read them (optimistic locking) and
     /// uniqueness conflicts: ``MergePolicy/error`` (the default, as in Core Data) reports them; see
-    /// ``MergePolicy`` for the others.
+    /// ``MergePolicy`` for the others, and for subclasses of your own.
     public var mergePolicy: MergePolicy = .error
+    /// Whether firing a fault whose row is gone (deleted through another context or coordinator) marks the
+    /// object deleted instead of failing (Core Data's property of the same name; default true).
+    ///
+    /// When true, the object reads 0 or false for numbers and Booleans, nil for other attributes and to-ones,
+    /// and empty to-manys, and its ``ManagedObject/isDeleted`` is true; it is not among ``deletedObjects`` (there
+    /// is no row left to delete). When false, the throwing API (``ManagedObject/value(forKey:)``, ...) throws
+    /// ``ObjectGraphError/objectInaccessible(_:)``, and a typed property (``Managed``) stops the program with a
+    /// message naming the object ID and the cause. ``existingObject(with:)`` throws for a missing row either way.
+    public var shouldDeleteInaccessibleFaults = true
+    /// Whether ``processPendingChanges()`` runs the delete rules of the objects deleted during the event
+    /// (Core Data's property of the same name; default true). When false, only ``save()`` runs them.
+    public var propagatesDeletesAtEndOfEvent = true
     /// Whether the context holds every registered object strongly (default false: weakly).
     public var retainsRegisteredObjects = false {
         didSet {
@@ -90,9 +102,20 @@ public final class ManagedObjectContext {
     /// The continuations of ``notifications()`` streams: locked, as a stream's termination may run on any thread.
     let notificationStreams = NotificationStreams()
 
-    /// The context's undo manager (Core Data's `undoManager`): on by default, with unlimited levels. Set it
-    /// to nil to turn undo off (and save the memory its actions hold).
-    public var undoManager: ContextUndoManager? = ContextUndoManager()
+    /// The context's undo manager (Core Data's `undoManager`): nil by default, as for Core Data's contexts on
+    /// iOS and those a persistent container makes, because its actions hold every object they name strongly and
+    /// a long-running process would keep every object it ever changed alive. Turn undo on with one line:
+    ///
+    ///     context.undoManager = ContextUndoManager()
+    ///
+    /// Set it back to nil to turn undo off again (and let go of what its actions hold).
+    public var undoManager: ContextUndoManager?
+    /// While a merge policy resolves version conflicts: the rows the store had for the conflicting objects.
+    var conflictRows: [ManagedObjectID: StoredRow?] = [:]
+    /// While a merge policy resolves constraint conflicts: the objects behind each conflict.
+    var constraintGroupsByConflict: [ConstraintConflict: ConstraintGroup] = [:]
+    /// During a save: each object's ``ManagedObject/changeCount`` when its `willSave()` was last called.
+    var willSaveCounts: [ObjectIdentifier: UInt64] = [:]
     /// Whether ``processPendingChanges()`` is running (a cascade's deletes only queue).
     var isProcessingDeletions = false
 
@@ -196,12 +219,18 @@ public final class ManagedObjectContext {
 
     /// Deletes an object: its deletion is written at the next save. Deleting an object that was inserted and
     /// never saved simply removes it from the context.
+    ///
+    /// The delete rules of the object's relationships run at the end of the event, in
+    /// ``processPendingChanges()`` (which ``save()`` also calls), as in Core Data: until then related objects
+    /// still list the object, and moving one out of a relationship saves it from a cascade.
     public func delete(_ object: ManagedObject) {
         checkConfinement()
         guard object.managedObjectContext === self else { return }
         let key = ObjectIdentifier(object)
-        guard deleted[key] == nil else { return }
+        // An inaccessible fault marked deleted has no row left to delete.
+        guard deleted[key] == nil, !object.isInaccessible else { return }
         object.prepareForDeletion()
+        object.changeCount &+= 1
         registerUndoOfDeletion(object)
         pendingDeletions.append(object)
         if inserted[key] != nil {
@@ -216,9 +245,7 @@ public final class ManagedObjectContext {
             object.isDeleted = true
             changes.deleted.insert(object.objectID)
         }
-        // Delete rules run now when they can; a failure to read a related object is thrown by the next
-        // processPendingChanges() or save(), which run them again.
-        try? processPendingChanges()
+        // Delete rules run at the end of the event (processPendingChanges(), save()), as in Core Data.
     }
 
     /// Chooses the store an inserted object will be saved in (default: the coordinator's first store).

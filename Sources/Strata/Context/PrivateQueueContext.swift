@@ -46,7 +46,8 @@ public final class PrivateQueueContext: Sendable {
     }
 
     /// Runs `body` on the context's queue and returns its result (Core Data's `perform`, async form).
-    /// Calls queue up in order; each runs alone.
+    /// Calls queue up in order; each runs alone, and ends with ``ManagedObjectContext/processPendingChanges()``
+    /// (the end of the event) as Core Data's does.
     ///
     /// - Throws: what `body` throws.
     public func perform<Value: Sendable>(
@@ -54,14 +55,24 @@ public final class PrivateQueueContext: Sendable {
     ) async throws -> Value {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
-                continuation.resume(with: Swift.Result<Value, any Error> { try body(self.context) })
+                continuation.resume(
+                    with: Swift.Result<Value, any Error> {
+                        // The end of the event, as Core Data's perform ends one.
+                        defer { try? self.context.processPendingChanges() }
+                        return try body(self.context)
+                    })
             }
         }
     }
 
-    /// Schedules `body` on the context's queue and returns at once (Core Data's `perform` with a block).
+    /// Schedules `body` on the context's queue and returns at once (Core Data's `perform` with a block); it
+    /// ends with ``ManagedObjectContext/processPendingChanges()``.
     public func schedule(_ body: @escaping @Sendable (ManagedObjectContext) -> Void) {
-        queue.async { body(self.context) }
+        queue.async {
+            body(self.context)
+            // The end of the event, as Core Data's perform ends one.
+            try? self.context.processPendingChanges()
+        }
     }
 
     /// Runs `body` on the context's queue and waits for it (Core Data's `performAndWait`). Called from the

@@ -7,6 +7,12 @@ import StrataLock
 /// in-memory store; several at once are allowed, and an inserted object goes to the first store
 /// (or the one ``ManagedObjectContext/assign(_:to:)`` names).
 ///
+/// Several coordinators may have one store, as Core Data's may open one SQLite file: coordinators that add a
+/// Strata store of the same directory share its storage engine (and the lock that serializes its writes), each
+/// with its own row cache; a save through one is seen by the others' contexts after a refresh or a merge
+/// (``ManagedObjectContext/mergeChanges(fromContextDidSave:)``), and optimistic locking detects conflicts
+/// between them as between contexts of one coordinator.
+///
 /// For example:
 /// ```swift
 /// let coordinator = PersistentStoreCoordinator(model: model)
@@ -52,12 +58,15 @@ public final class PersistentStoreCoordinator: Sendable {
         case .inMemory:
             store = InMemoryStore(model: model)
         }
-        stores.withLock { $0.append(store) }
+        addPersistentStore(store)
         return store
     }
 
-    /// Adds a store made elsewhere (it must have been made for this coordinator's model).
+    /// Adds a store made elsewhere (it must have been made for this coordinator's model). An
+    /// ``InMemoryStore`` may be added to several coordinators, as one Strata store directory may: a save
+    /// through one coordinator is seen by the others' contexts after a refresh or a merge.
     public func addPersistentStore(_ store: any PersistentStore) {
+        (store as? any RowCacheSharing)?.rowCacheGroup.attach(rowCache)
         stores.withLock { $0.append(store) }
     }
 
@@ -67,6 +76,7 @@ public final class PersistentStoreCoordinator: Sendable {
     ///   Strata store whose final checkpoint fails); the store is removed even then.
     public func removePersistentStore(_ store: any PersistentStore) throws {
         stores.withLock { $0.removeAll { $0 === store } }
+        (store as? any RowCacheSharing)?.rowCacheGroup.detach(rowCache)
         rowCache.invalidate(store: store.identifier)
         try store.close()
     }

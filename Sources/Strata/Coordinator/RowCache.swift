@@ -18,6 +18,12 @@ final class RowCache: Sendable {
             table = ObjectIdentifier(id.entity.rootEntity)
             rowID = id.rowID!
         }
+
+        init(store: UUID, entity: EntityDescription, rowID: UInt64) {
+            self.store = store
+            table = ObjectIdentifier(entity.rootEntity)
+            self.rowID = rowID
+        }
     }
 
     private struct Entry {
@@ -60,6 +66,13 @@ final class RowCache: Sendable {
     /// Forgets a row's values (its object was deleted or changed elsewhere) but keeps the references.
     func invalidate(_ key: Key) {
         state.withLock { $0.entries[key]?.row = nil }
+    }
+
+    /// Forgets the rows of several entries (another coordinator saved them).
+    func invalidate(_ keys: [Key]) {
+        state.withLock { state in
+            for key in keys where state.entries[key] != nil { state.entries[key]!.row = nil }
+        }
     }
 
     /// Forgets the rows of every entry of a store (it was removed).

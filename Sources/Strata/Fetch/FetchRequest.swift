@@ -6,7 +6,8 @@ import StrataQuery
 ///
 /// `Result` is what ``ManagedObjectContext/fetch(_:)`` returns for each match: a ``ManagedObject`` subclass
 /// (``FetchRequestResultType/managedObject``), ``ManagedObjectID`` (``FetchRequestResultType/managedObjectID``),
-/// `[String: QueryValue]` (``FetchRequestResultType/dictionary``) or `Int` (``FetchRequestResultType/count``);
+/// `[String: QueryValue]` or `[String: Any]` (``FetchRequestResultType/dictionary``) or `Int`
+/// (``FetchRequestResultType/count``);
 /// ``resultType`` starts as the one that fits `Result`.
 ///
 /// For example:
@@ -86,7 +87,9 @@ public final class FetchRequest<Result> {
     /// filled with the results, one store query per step, instead of one fault at a time.
     public var relationshipKeyPathsForPrefetching: [String] = []
     /// With a positive size, ``ManagedObjectContext/fetchBatched(_:)`` returns a collection that loads
-    /// results this many at a time; ``ManagedObjectContext/fetch(_:)`` returns faults without reading rows.
+    /// results this many at a time; ``ManagedObjectContext/fetch(_:)`` returns faults without reading rows,
+    /// grouped in batches of this size as Core Data's batched array is: firing one fault fills its whole batch
+    /// with one store query (a fetch of 100,000 with batch size 100 costs 1,000 queries as you walk it).
     /// 0 (the default): no batching.
     public var fetchBatchSize = 0
 
@@ -139,8 +142,9 @@ public enum FetchRequestResultType: Sendable, Hashable {
     case managedObject
     /// Object IDs; nothing is registered and no row value is cached.
     case managedObjectID
-    /// `[String: QueryValue]` dictionaries of ``FetchRequest/propertiesToFetch``, possibly grouped and
-    /// aggregated.
+    /// Dictionaries of ``FetchRequest/propertiesToFetch``, possibly grouped and aggregated: `[String: QueryValue]`,
+    /// or `[String: Any]` with the values as Core Data gives them (numbers as `NSNumber`, which casts `as? Int`,
+    /// `as? Double`, `as? Int16`...; a to-one as its ``ManagedObjectID``).
     case dictionary
     /// One `Int`: the number of matches.
     case count
@@ -148,7 +152,7 @@ public enum FetchRequestResultType: Sendable, Hashable {
     /// The result type that fits a request's `Result` type.
     static func `default`(for type: Any.Type) -> FetchRequestResultType {
         if type == ManagedObjectID.self { return .managedObjectID }
-        if type == [String: QueryValue].self { return .dictionary }
+        if type == [String: QueryValue].self || type == [String: Any].self { return .dictionary }
         if type == Int.self { return .count }
         return .managedObject
     }

@@ -10,7 +10,8 @@ extension ManagedObjectContext {
     ///
     /// Stores evaluate the predicate on their rows without making objects for rows that do not match; with
     /// ``FetchRequest/includesPendingChanges`` (the default) unsaved inserts that match are added, deleted
-    /// objects removed and updated objects matched on their current values, in memory.
+    /// objects removed and updated objects matched on their current values, in memory. Such a fetch first calls
+    /// ``processPendingChanges()``, as Core Data's does, so that delete rules have run.
     ///
     /// For example:
     /// ```swift
@@ -27,6 +28,8 @@ extension ManagedObjectContext {
     public func fetch<Result>(_ request: FetchRequest<Result>) throws -> [Result] {
         checkConfinement()
         let entity = try fetchEntity(of: request)
+        // As in Core Data, a fetch that sees pending changes first ends the event (delete rules run).
+        if request.includesPendingChanges, request.resultType != .dictionary { try processPendingChanges() }
         switch request.resultType {
         case .managedObject:
             return try objects(for: request, entity: entity).map { Self.cast($0, to: Result.self) }
@@ -35,7 +38,11 @@ extension ManagedObjectContext {
                 of: request, entity: entity, kind: .objectIDs, includesPendingChanges: request.includesPendingChanges
             ).map { Self.cast($0.id, to: Result.self) }
         case .dictionary:
-            return try dictionaries(for: request, entity: entity).map { Self.cast($0, to: Result.self) }
+            let dictionaries = try dictionaries(for: request, entity: entity)
+            if Result.self == [String: Any].self {
+                return dictionaries.map { Self.cast($0.compactMapValues(\.objectValue), to: Result.self) }
+            }
+            return dictionaries.map { Self.cast($0, to: Result.self) }
         case .count:
             return [Self.cast(try count(for: request), to: Result.self)]
         }
@@ -52,6 +59,7 @@ extension ManagedObjectContext {
         if request.resultType == .dictionary {
             return try fetch(request).count
         }
+        if request.includesPendingChanges { try processPendingChanges() }
         let stores = coordinator.persistentStores
         let pending = request.includesPendingChanges && hasPendingChanges(concerning: entity, request)
         guard stores.count == 1, !pending else {
@@ -101,6 +109,10 @@ extension ManagedObjectContext {
             of: request, entity: entity, kind: idsOnly ? .objectIDs : .rows,
             includesPendingChanges: request.includesPendingChanges, isCancelled: isCancelled)
         let objects = found.map { object(for: $0, populate: !request.returnsObjectsAsFaults) }
+        // Core Data's batched array: firing one fault of a batch fills the batch with one store query.
+        if request.fetchBatchSize > 0, request.includesPropertyValues {
+            makeFaultBatches(objects, size: request.fetchBatchSize)
+        }
         try prefetch(request.relationshipKeyPathsForPrefetching, of: objects)
         return objects
     }

@@ -25,6 +25,18 @@ extension AttributeDescription {
     public func validate(
         _ value: AttributeValue?, objectDescription: @autoclosure () -> String
     ) throws(ValidationError) {
+        try validate(value, object: ValidatedObject(description: objectDescription()))
+    }
+
+    /// Checks a value of an object's attribute as ``validate(_:objectDescription:)`` does; the errors carry the
+    /// object's ID and entity (``ValidatedObject``).
+    ///
+    /// - Parameters:
+    ///   - value: the value, nil for none.
+    ///   - object: the object the value belongs to.
+    /// - Throws: what ``validate(_:objectDescription:)`` throws.
+    public func validate(_ value: AttributeValue?, object: @autoclosure () -> ValidatedObject) throws(ValidationError) {
+        let objectDescription = object
         guard let value else {
             if isOptional { return }
             throw .missingMandatoryValue(object: objectDescription(), key: name)

@@ -1,7 +1,9 @@
 /// Why a value failed validation, naming the object and the attribute (key).
 ///
-/// `object` is the description the caller passed, e.g. the object ID's URI
-/// (`x-coredata://<store>/Employee/p42`), so that a failed save tells which object was wrong.
+/// `object` is a ``ValidatedObject``: for the failures of a save, the object's ID (``objectID``, which
+/// ``ManagedObjectContext/existingObject(with:)`` turns back into the object, also an inserted one in its
+/// context) and its entity; for ``AttributeDescription/validate(_:objectDescription:)`` the description the
+/// caller passed. ``key`` names the attribute or relationship (Core Data's `NSValidationKeyErrorKey`).
 /// Several failures are reported together as ``multiple(_:)``, which never nests.
 ///
 /// For example:
@@ -26,27 +28,33 @@
 /// - ``patternMismatch(object:key:pattern:)``
 /// - ``multiple(_:)``
 /// - ``combining(_:)``
+///
+/// ### What failed
+/// - ``objectID``
+/// - ``entityName``
+/// - ``key``
+/// - ``ValidatedObject``
 public enum ValidationError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A mandatory (non-optional) attribute is nil.
-    case missingMandatoryValue(object: String, key: String)
+    case missingMandatoryValue(object: ValidatedObject, key: String)
     /// The value is not of the attribute's type (e.g. a string for an integer attribute).
-    case wrongType(object: String, key: String, expected: AttributeType)
+    case wrongType(object: ValidatedObject, key: String, expected: AttributeType)
     /// The value is below the minimum of a range rule, or of the attribute's integer width.
-    case valueTooSmall(object: String, key: String, value: AttributeValue, limit: AttributeValue)
+    case valueTooSmall(object: ValidatedObject, key: String, value: AttributeValue, limit: AttributeValue)
     /// The value is above the maximum of a range rule, or of the attribute's integer width.
-    case valueTooLarge(object: String, key: String, value: AttributeValue, limit: AttributeValue)
+    case valueTooLarge(object: ValidatedObject, key: String, value: AttributeValue, limit: AttributeValue)
     /// The string (in characters) or data (in bytes) is shorter than a length rule allows.
-    case tooShort(object: String, key: String, length: Int, limit: Int)
+    case tooShort(object: ValidatedObject, key: String, length: Int, limit: Int)
     /// The string (in characters) or data (in bytes) is longer than a length rule allows.
-    case tooLong(object: String, key: String, length: Int, limit: Int)
+    case tooLong(object: ValidatedObject, key: String, length: Int, limit: Int)
     /// The string does not match a regular expression rule.
-    case patternMismatch(object: String, key: String, pattern: String)
+    case patternMismatch(object: ValidatedObject, key: String, pattern: String)
     /// A to-many relationship holds fewer objects than its minimum count.
-    case tooFewObjects(object: String, key: String, count: Int, limit: Int)
+    case tooFewObjects(object: ValidatedObject, key: String, count: Int, limit: Int)
     /// A to-many relationship holds more objects than its maximum count.
-    case tooManyObjects(object: String, key: String, count: Int, limit: Int)
+    case tooManyObjects(object: ValidatedObject, key: String, count: Int, limit: Int)
     /// A deleted object still has objects in a relationship whose delete rule is ``DeleteRule/deny``.
-    case deleteDenied(object: String, key: String, count: Int)
+    case deleteDenied(object: ValidatedObject, key: String, count: Int)
     /// Several failures, in the order they were found; never empty, never nested.
     case multiple([ValidationError])
 
@@ -68,6 +76,38 @@ public enum ValidationError: Error, Sendable, Equatable, CustomStringConvertible
     public var errors: [ValidationError] {
         if case .multiple(let errors) = self { return errors.flatMap(\.errors) }
         return [self]
+    }
+
+    /// The failing object's ID (Core Data's `NSValidationObjectErrorKey`, as an ID): the first failure's for
+    /// ``multiple(_:)``; nil when the error was made from a description only.
+    public var objectID: ManagedObjectID? { subject?.objectID }
+
+    /// The failing object's entity name: the first failure's for ``multiple(_:)``.
+    public var entityName: String? { subject?.entityName }
+
+    /// The attribute or relationship that failed (Core Data's `NSValidationKeyErrorKey`): the first failure's for
+    /// ``multiple(_:)``.
+    public var key: String? {
+        switch self {
+        case .missingMandatoryValue(_, let key), .wrongType(_, let key, _), .valueTooSmall(_, let key, _, _),
+            .valueTooLarge(_, let key, _, _), .tooShort(_, let key, _, _), .tooLong(_, let key, _, _),
+            .patternMismatch(_, let key, _), .tooFewObjects(_, let key, _, _), .tooManyObjects(_, let key, _, _),
+            .deleteDenied(_, let key, _):
+            key
+        case .multiple(let errors): errors.first?.key
+        }
+    }
+
+    /// The object the (first) failure names.
+    private var subject: ValidatedObject? {
+        switch self {
+        case .missingMandatoryValue(let object, _), .wrongType(let object, _, _), .valueTooSmall(let object, _, _, _),
+            .valueTooLarge(let object, _, _, _), .tooShort(let object, _, _, _), .tooLong(let object, _, _, _),
+            .patternMismatch(let object, _, _), .tooFewObjects(let object, _, _, _),
+            .tooManyObjects(let object, _, _, _), .deleteDenied(let object, _, _):
+            object
+        case .multiple(let errors): errors.first?.subject
+        }
     }
 
     /// A sentence naming the object, the key and the failure.

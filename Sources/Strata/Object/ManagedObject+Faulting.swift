@@ -1,13 +1,59 @@
 extension ManagedObject {
     /// Fills a fault with its row's values: from the coordinator's row cache, or the store on a miss.
-    /// - Throws: ``ObjectGraphError/objectInaccessible(_:)`` when the row no longer exists.
-    func fulfillFaultIfNeeded() throws {
+    ///
+    /// A fault whose row is gone is an inaccessible fault: with the context's
+    /// ``ManagedObjectContext/shouldDeleteInaccessibleFaults`` (the default) and `deletingInaccessible`, it is
+    /// marked deleted with nil or zero values (``markInaccessibleFaultDeleted()``), as Core Data does; otherwise
+    /// firing it throws.
+    /// - Throws: ``ObjectGraphError/objectInaccessible(_:)`` when the row no longer exists and the fault is not
+    ///   marked deleted; ``ObjectGraphError/noContext(_:)`` when the object has no context to read it through.
+    func fulfillFaultIfNeeded(deletingInaccessible: Bool = true) throws {
         guard isFault else { return }
-        guard let context = managedObjectContext else { throw ObjectGraphError.objectInaccessible(objectID) }
+        guard let context = managedObjectContext else { throw ObjectGraphError.noContext(objectID) }
+        if let batch = faultBatch {
+            // Fetched in a batch: one store query fills every fault of it. A failure leaves faults, which then
+            // fire one by one (this one below) and report what is wrong.
+            let faults = batch.takeFaults()
+            if faults.count > 1 { try? context.fill(faults) }
+            if !isFault { return }
+        }
         guard let row = try context.storedRow(for: objectID) else {
-            throw ObjectGraphError.objectInaccessible(objectID)
+            guard deletingInaccessible, context.shouldDeleteInaccessibleFaults else {
+                throw ObjectGraphError.objectInaccessible(objectID)
+            }
+            markInaccessibleFaultDeleted()
+            return
         }
         load(row)
+    }
+
+    /// Turns a fault whose row is gone into a deleted object (Core Data's `shouldDeleteInaccessibleFaults`):
+    /// numbers and Booleans read 0 and false, every other attribute nil, to-ones nil and to-manys empty. The
+    /// context does not list it among its deleted objects: there is no row left to delete.
+    func markInaccessibleFaultDeleted() {
+        for attribute in entity.attributes {
+            values[attribute.index] = Self.zeroValue(of: attribute.type)
+        }
+        relationshipValues = entity.relationships.map { $0.isToMany ? .toMany(RelatedObjects()) : .toOne(nil) }
+        committed = nil
+        committedReferences = nil
+        externalReferences = [:]
+        committedExternalReferences = [:]
+        isFault = false
+        isDeleted = true
+        isInaccessible = true
+    }
+
+    /// What an inaccessible fault's attribute of `type` reads: 0 or false for scalars, else nil.
+    private static func zeroValue(of type: AttributeType) -> AttributeValue? {
+        switch type {
+        case .integer16, .integer32, .integer64: .integer(0)
+        case .double: .double(0)
+        case .float: .float(0)
+        case .decimal: .decimal(0)
+        case .boolean: .boolean(false)
+        default: nil
+        }
     }
 
     /// Takes a row's values as the object's committed state, then runs ``awakeFromFetch()`` with change
@@ -60,7 +106,7 @@ extension ManagedObject {
     func resolveExternalValue(at index: Int) throws {
         guard let blob = externalReferences[index], values[index] == nil else { return }
         guard let coordinator = managedObjectContext?.coordinator ?? coordinator else {
-            throw ObjectGraphError.objectInaccessible(objectID)
+            throw ObjectGraphError.noContext(objectID)
         }
         let data = try coordinator.store(for: objectID).externalData(blob)
         values[index] = .data(data)

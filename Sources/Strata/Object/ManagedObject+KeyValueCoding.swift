@@ -8,7 +8,10 @@ extension ManagedObject {
         return attribute
     }
 
-    /// The value of a property, as a plain Swift value (`String`, `Int64`, `Date`, ...), firing the fault.
+    /// The value of a property, firing the fault: for an attribute its ``AttributeValue/objectValue`` (an
+    /// `NSNumber` for numbers and Booleans, which casts `as? Int`, `as? Int16`, `as? Double`... as Core Data's
+    /// values do; `String`, `Date`, `Decimal`, ... for the other types); for a relationship the object or nil,
+    /// a `Set<ManagedObject>`, or a `[ManagedObject]` when ordered.
     /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)``; ``ObjectGraphError/objectInaccessible(_:)`` when
     ///   the fault cannot be fulfilled.
     public func value(forKey key: String) throws -> Any? {
@@ -17,7 +20,7 @@ extension ManagedObject {
             defer { didAccessValue(forKey: key) }
             return try relationshipValue(relationship)
         }
-        return try attributeValue(forKey: key)?.anyValue
+        return try attributeValue(forKey: key)?.objectValue
     }
 
     /// Sets a property, recording the change in the context.
@@ -44,13 +47,14 @@ extension ManagedObject {
     /// previous step reached. A step that reaches nil ends the path with nil. A step through a to-many gives
     /// the collection of the next step's values (a set, or an array for an ordered to-many), and a
     /// collection operator summarises a to-many: `@count`, `@sum.x`, `@avg.x`, `@min.x`, `@max.x`,
-    /// `@distinctUnionOfObjects.x` (e.g. `"employees.@sum.salary"`, `"department.employees.@count"`).
+    /// `@distinctUnionOfObjects.x` (e.g. `"employees.@sum.salary"`, `"department.employees.@count"`). Numbers,
+    /// the operators' results among them, are `NSNumber`s, as ``value(forKey:)`` gives them.
     ///
     /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` for an unknown key;
     ///   ``ObjectGraphError/invalidKeyPath(_:reason:)`` for an unknown operator, an operator applied to
     ///   something that is not a collection or values it cannot combine; what ``value(forKey:)`` throws.
     public func value(forKeyPath keyPath: String) throws -> Any? {
-        try KeyPathEvaluator(path: keyPath).value(of: self)
+        NumberBridging.bridged(try KeyPathEvaluator(path: keyPath).value(of: self))
     }
 
     /// The stored value of a property without access or change notifications (fires the fault).
@@ -63,7 +67,7 @@ extension ManagedObject {
         let attribute = try attribute(forKey: key)
         try fulfillFaultIfNeeded()
         try resolveExternalValue(at: attribute.index)
-        return values[attribute.index]?.anyValue
+        return values[attribute.index]?.objectValue
     }
 
     /// Sets the stored value of a property without change notifications: the change is not recorded.
@@ -118,6 +122,7 @@ extension ManagedObject {
     public func didChangeValue(forKey key: String) {
         if let relationship = relationship(forKey: key) {
             if changeProcessingEnabled {
+                changeCount &+= 1
                 changedRelationships.insert(relationship.index)
                 managedObjectContext?.objectDidChange(self)
             }
@@ -126,6 +131,7 @@ extension ManagedObject {
         }
         guard let attribute = entity.attributesByName[key] else { return }
         if changeProcessingEnabled {
+            changeCount &+= 1
             changedIndexes.insert(attribute.index)
             managedObjectContext?.objectDidChange(self)
         }
@@ -201,36 +207,68 @@ extension ManagedObject {
 
     // MARK: - Changes
 
-    /// The persistent and transient properties changed since the last fetch or save, with their new values.
+    /// The persistent and transient properties changed since the last fetch or save, with their new values
+    /// (attributes as ``AttributeValue/objectValue``, as ``value(forKey:)`` gives them).
+    ///
+    /// For an object inserted and not yet saved, as in Core Data, every attribute with a value counts as
+    /// changed: the defaults applied at insert as well as the values set since. Relationships count once set.
+    /// Does not fire relationship faults.
     public func changedValues() -> [String: Any?] {
         var result: [String: Any?] = [:]
         for index in changedIndexes {
             let attribute = entity.attributes[index]
-            result.updateValue(values[index]?.anyValue, forKey: attribute.name)
+            result.updateValue(values[index]?.objectValue, forKey: attribute.name)
+        }
+        if isInserted {
+            for attribute in entity.attributes where !changedIndexes.contains(attribute.index) {
+                guard let value = values[attribute.index] else { continue }
+                result.updateValue(value.objectValue, forKey: attribute.name)
+            }
         }
         for index in changedRelationships {
             let relationship = entity.relationships[index]
-            switch relationshipValues[index] {
-            case .toOne(let object): result.updateValue(object, forKey: relationship.name)
-            case .toMany(let members):
-                result.updateValue(
-                    relationship.isOrdered ? members.objects : Set(members.objects), forKey: relationship.name)
-            case nil: continue
+            if let value = relationshipValues[index] {
+                result.updateValue(Self.keyValue(of: value, relationship), forKey: relationship.name)
             }
         }
         return result
     }
 
-    /// The values of persistent properties as last fetched or saved (`keys` nil: all of them).
-    /// Does not fire the fault; empty for an object never saved.
+    /// The values of persistent properties as last fetched or saved (`keys` nil: all of them): attributes (as
+    /// ``AttributeValue/objectValue``, as ``value(forKey:)`` gives them), and
+    /// relationships as the related objects (nil or the object for a to-one; a `Set<ManagedObject>`, or
+    /// `[ManagedObject]` when ordered, for a to-many), whatever was changed since.
+    ///
+    /// Does not fire the object's fault: empty for a fault and for an object never saved. A to-many that was
+    /// not read since the object was fetched is read from the store (its members' IDs only, as faults); a
+    /// to-many the store cannot read is left out.
     public func committedValues(forKeys keys: [String]?) -> [String: Any?] {
         try? resolveExternalValues()
         guard let committed else { return [:] }
         var result: [String: Any?] = [:]
         for attribute in entity.persistentAttributes where keys?.contains(attribute.name) ?? true {
-            result.updateValue(committed[attribute.storageIndex!]?.anyValue, forKey: attribute.name)
+            result.updateValue(committed[attribute.storageIndex!]?.objectValue, forKey: attribute.name)
+        }
+        for relationship in entity.relationships where keys?.contains(relationship.name) ?? true {
+            // A changed relationship's value before its first change; an unchanged one's value now (a to-one
+            // from the committed row, a to-many from the store).
+            let value: RelationshipValue?
+            if changedRelationships.contains(relationship.index) {
+                value = relationshipBaselines[relationship.index]
+            } else {
+                value = try? materializedValue(relationship)
+            }
+            if let value { result.updateValue(Self.keyValue(of: value, relationship), forKey: relationship.name) }
         }
         return result
+    }
+
+    /// A relationship value as key-value coding gives it: the object or nil, a set, or an array when ordered.
+    private static func keyValue(of value: RelationshipValue, _ relationship: RelationshipDescription) -> Any? {
+        switch value {
+        case .toOne(let object): object
+        case .toMany(let members): relationship.isOrdered ? members.objects : Set(members.objects)
+        }
     }
 
     // MARK: - Conversion

@@ -17,7 +17,7 @@ extension ManagedObject {
     /// The relationship's value, reading it from the row or the store on first access.
     func materializedValue(_ relationship: RelationshipDescription) throws -> RelationshipValue {
         if let value = relationshipValues[relationship.index] { return value }
-        guard let context = managedObjectContext else { throw ObjectGraphError.objectInaccessible(objectID) }
+        guard let context = managedObjectContext else { throw ObjectGraphError.noContext(objectID) }
         let value: RelationshipValue
         if let ids = try context.relatedIDsFromAncestors(of: objectID, through: relationship) {
             // A child context: the parent's current relationship, unsaved changes and new objects included.
@@ -80,6 +80,7 @@ extension ManagedObject {
         _ relationship: RelationshipDescription, reverse: @escaping () throws -> Void
     ) {
         if changeProcessingEnabled {
+            changeCount &+= 1
             changedRelationships.insert(relationship.index)
             if let context = managedObjectContext {
                 context.objectDidChange(self)

@@ -62,6 +62,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var attributeBaselines: [Int: AttributeBaseline] = [:]
     /// Each changed relationship's value before its first change since the last fetch or save.
     var relationshipBaselines: [Int: RelationshipValue] = [:]
+    /// The faults fetched with this one in a batch (``FetchRequest/fetchBatchSize``): firing this fault fills
+    /// them all.
+    var faultBatch: FaultBatch?
+    /// Counts the recorded changes of the object (property changes and its deletion): a save calls
+    /// ``willSave()`` again on an object whose count moved since its last call.
+    var changeCount: UInt64 = 0
     /// Off while awakeFromFetch and refresh run: changes then do not dirty the object.
     var changeProcessingEnabled = true
     var observers: [String: [UUID: (ManagedObject) -> Void]] = [:]
@@ -75,6 +81,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public internal(set) var isInserted = false
     /// Whether the object was deleted in its context and the deletion not yet saved.
     public internal(set) var isDeleted = false
+    /// Whether the object was a fault whose row was gone when it fired, and is marked deleted for it
+    /// (``ManagedObjectContext/shouldDeleteInaccessibleFaults``).
+    var isInaccessible = false
 
     /// Makes an object of `entity` and, when given a context, inserts it there (which calls ``awakeFromInsert()``).
     ///
@@ -140,7 +149,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Called after a fault is filled with values from the store, with change processing off: setting
     /// values here does not dirty the object.
     open func awakeFromFetch() {}
-    /// Called at the start of a save that includes the object (inserted, updated or deleted).
+    /// Called at the start of a save that includes the object (inserted, updated or deleted), and again, as in
+    /// Core Data, whenever the object changed since its last call, until a pass changes nothing: an object that
+    /// another object's `willSave()` (or inverse maintenance, or a delete rule) dirties gets its own call.
+    /// Setting a property, even to the value it has, is a change: compare first, or the save fails with
+    /// ``ObjectGraphError/willSaveDidNotSettle(_:passes:)``.
     open func willSave() {}
     /// Called after a save that included the object.
     open func didSave() {}

@@ -1,29 +1,42 @@
 /// A typed relationship property of a ``ManagedObject`` subclass: reads and writes go through the object,
 /// with relationship faults and inverse maintenance, exactly as key-value coding does.
 ///
-/// The value type says the relationship's kind: `Department?` for a to-one, `Set<Employee>` for a to-many,
-/// `[Step]` for an ordered to-many.
+/// The relationship is the one named after the property, unless a key is given. The value type says the
+/// relationship's kind, as in Core Data's generated code: `Department?` for a to-one, `Set<Employee>` for a
+/// to-many, `[Step]` for an ordered to-many.
 ///
 /// For example:
 /// ```swift
 /// final class Employee: ManagedObject {
-///     @ManagedRelationship("department") var department: Department?
+///     @ManagedRelationship var department: Department?
 /// }
 /// final class Department: ManagedObject {
-///     @ManagedRelationship("employees") var employees: Set<Employee>
+///     @ManagedRelationship("employees") var staff: Set<Employee>
 /// }
-/// ada.department = research        // research.employees now holds ada
+/// ada.department = research        // research.staff now holds ada
 /// ```
+///
+/// In an extension, where a property wrapper cannot go, declare a computed property with
+/// ``ManagedObject/managedRelationship(forKey:)``.
 ///
 /// Errors (an unknown key, an object of another context or store, a row that no longer exists) are
 /// programmer errors here and stop the program; use ``ManagedObject/setValue(_:forKey:)`` to handle them.
 @propertyWrapper
-public struct ManagedRelationship<Value: RelationshipConvertible> {
-    /// The relationship's name in the entity.
-    public let key: String
+public struct ManagedRelationship<Value: RelationshipConvertible>: DeclaredManagedProperty {
+    let propertyKey: PropertyKey
 
     /// A property backed by the relationship `key`.
-    public init(_ key: String) { self.key = key }
+    public init(_ key: String) { propertyKey = .named(key) }
+
+    /// A property backed by the relationship named after the property.
+    ///
+    /// - Parameters:
+    ///   - file: where the property is declared (the compiler fills it in; it tells the property apart).
+    ///   - line: where the property is declared.
+    ///   - column: where the property is declared.
+    public init(file: StaticString = #fileID, line: UInt = #line, column: UInt = #column) {
+        propertyKey = .declared(file: file, line: line, column: column)
+    }
 
     @available(*, unavailable, message: "@ManagedRelationship properties exist only in ManagedObject subclasses")
     public var wrappedValue: Value {
@@ -31,28 +44,19 @@ public struct ManagedRelationship<Value: RelationshipConvertible> {
         set { preconditionFailure("@ManagedRelationship properties exist only in ManagedObject subclasses") }
     }
 
-    /// Reads and writes the enclosing object's relationship.
+    /// Reads and writes the enclosing object's relationship (``ManagedObject/managedRelationship(forKey:)``
+    /// and ``ManagedObject/setManagedRelationship(_:forKey:)``).
     public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
         get {
-            let key = object[keyPath: storageKeyPath].key
-            do {
-                guard let typed = Value(relationshipValue: try object.value(forKey: key)) else {
-                    preconditionFailure("\(object.entity.name).\(key) does not hold \(Value.self)")
-                }
-                return typed
-            } catch {
-                preconditionFailure("\(object.entity.name).\(key): \(error)")
-            }
+            object.managedRelationship(forKey: object[keyPath: storageKeyPath].key(in: object))
         }
         set {
-            let key = object[keyPath: storageKeyPath].key
-            do { try object.setValue(newValue.relationshipValue, forKey: key) } catch {
-                preconditionFailure("\(object.entity.name).\(key): \(error)")
-            }
+            object.setManagedRelationship(
+                newValue, forKey: object[keyPath: storageKeyPath].key(in: object))
         }
     }
 }

@@ -3,7 +3,7 @@ import StrataLock
 
 /// A persistent store that keeps rows in memory: for tests, and for users who want no file.
 /// It behaves like the Strata store in every way a context can see, save for surviving the process.
-public final class InMemoryStore: PersistentStore {
+public final class InMemoryStore: PersistentStore, RowCacheSharing {
     struct Table {
         var rows: [UInt64: StoredRow] = [:]
         var nextRowID: UInt64 = 1
@@ -29,6 +29,8 @@ public final class InMemoryStore: PersistentStore {
     /// The store's type, UUID and the model's version hash (see ``PersistentStoreMetadataKey``).
     public let metadata: [String: String]
     let state = Lock(State())
+    /// The row caches of the coordinators the store was added to (one store object may serve several).
+    let rowCacheGroup = RowCacheGroup()
 
     /// Creates an empty store for `model`.
     ///
@@ -151,6 +153,14 @@ public final class InMemoryStore: PersistentStore {
     /// - Returns: the inserted rows' IDs and versions and the updated rows' new versions.
     /// - Throws: ``ObjectGraphError/optimisticLockingConflict(_:)``, with nothing changed.
     public func save(_ changes: StoreChanges) throws -> StoreSaveResult {
+        let result = try write(changes)
+        // Other coordinators this store was added to forget the rows this save changed.
+        rowCacheGroup.invalidate(changes, store: identifier)
+        return result
+    }
+
+    /// The rows' changes of ``save(_:)``.
+    private func write(_ changes: StoreChanges) throws -> StoreSaveResult {
         try state.withLock { state in
             // Check every expectation before changing anything: a save is all or nothing.
             try conflicts(changes, in: state)

@@ -27,7 +27,7 @@ public struct StrataStoreConfiguration: Sendable {
 ///
 /// The table `store.metadata` holds the store's UUID and the model's version hash; opening the store with a
 /// model of another hash fails with ``ObjectGraphError/incompatibleModel(storeHash:modelHash:)``.
-public final class StrataStore: PersistentStore {
+public final class StrataStore: PersistentStore, RowCacheSharing {
     /// The store's UUID, created with the store and kept in its metadata: the same on every open.
     public let identifier: UUID
     /// Always ``PersistentStoreType/strata``.
@@ -35,8 +35,13 @@ public final class StrataStore: PersistentStore {
     /// The metadata read from (or, for a new store, written to) the `store.metadata` table: the store's
     /// type, UUID and model version hash (see ``PersistentStoreMetadataKey``).
     public let metadata: [String: String]
-    /// The storage engine under the store.
+    /// The storage engine under the store: shared with the other Strata stores open on the same directory in
+    /// this process (one per coordinator), whose saves it serializes.
     public let engine: Store
+    /// The store's directory, as given.
+    let directory: String
+    /// The row caches of the coordinators with a store on this engine.
+    let rowCacheGroup: RowCacheGroup
     let model: ManagedObjectModel
     private let tables: [ObjectIdentifier: TableID]
     /// The join tables of relationships kept in them, by table name.
@@ -66,11 +71,12 @@ public final class StrataStore: PersistentStore {
     ///   store (`StorageError.storeLocked`, `StorageError.storeNotFound`, ...) or its
     ///   metadata is damaged.
     public init(directory: String, model: ManagedObjectModel, configuration: StrataStoreConfiguration) throws {
-        do { engine = try Store.open(at: directory, configuration: configuration.storage) } catch let error
-            as StorageError
-        {
+        do {
+            (engine, rowCacheGroup) = try OpenEngines.shared.open(directory, configuration: configuration.storage)
+        } catch let error as StorageError {
             throw ObjectGraphError.storage(error)
         }
+        self.directory = directory
         self.model = model
         var coders: [ObjectIdentifier: RowCoder] = [:]
         var entitiesByID: [UInt16: EntityDescription] = [:]
@@ -88,7 +94,7 @@ public final class StrataStore: PersistentStore {
                 stored = try Self.decodeMetadata(bytes)
             }
             if let hash = stored[PersistentStoreMetadataKey.modelVersionHash], hash != model.versionHash {
-                try? engine.close()
+                try? OpenEngines.shared.close(engine, directory: directory)
                 throw ObjectGraphError.incompatibleModel(storeHash: hash, modelHash: model.versionHash)
             }
             let roots = model.entities.filter { $0.superentity == nil }
@@ -144,14 +150,14 @@ public final class StrataStore: PersistentStore {
             }
             self.tables = tables
             guard let identifier = UUID(uuidString: metadata[PersistentStoreMetadataKey.storeUUID] ?? "") else {
-                try? engine.close()
+                try? OpenEngines.shared.close(engine, directory: directory)
                 throw ObjectGraphError.storage(
                     .corruption(file: Self.metadataTable, offset: 1, reason: "the store's UUID is missing or malformed")
                 )
             }
             self.identifier = identifier
         } catch let error as StorageError {
-            try? engine.close()
+            try? OpenEngines.shared.close(engine, directory: directory)
             throw ObjectGraphError.storage(error)
         }
     }
@@ -339,6 +345,14 @@ public final class StrataStore: PersistentStore {
     ///   engine failure or a stored row that does not decode; ``ObjectGraphError/transformationFailed(key:reason:)``
     ///   when a value cannot be encoded as a row.
     public func save(_ changes: StoreChanges) throws -> StoreSaveResult {
+        let result = try write(changes)
+        // Other coordinators on this engine forget the rows this save changed.
+        rowCacheGroup.invalidate(changes, store: identifier)
+        return result
+    }
+
+    /// The engine transaction of ``save(_:)``.
+    private func write(_ changes: StoreChanges) throws -> StoreSaveResult {
         do {
             return try engine.write { txn in
                 // Check every version first: a conflict throws before anything changes (the closure's throw
@@ -518,10 +532,13 @@ public final class StrataStore: PersistentStore {
     /// Rows read from the engine so far by ``row(_:of:)`` and ``rows(of:includesSubentities:)``: a test hook.
     public var rowReads: Int { reads.load(ordering: .relaxed) }
 
-    /// Closes the storage engine, which checkpoints first unless an earlier write failure forbids it.
+    /// Closes the storage engine, which checkpoints first unless an earlier write failure forbids it; while
+    /// another store (of another coordinator) is open on the same engine, the engine stays open for it.
     ///
     /// - Throws: ``ObjectGraphError/storage(_:)`` when the final checkpoint or closing fails.
     public func close() throws {
-        do { try engine.close() } catch let error as StorageError { throw ObjectGraphError.storage(error) }
+        do { try OpenEngines.shared.close(engine, directory: directory) } catch let error as StorageError {
+            throw ObjectGraphError.storage(error)
+        }
     }
 }

@@ -1,0 +1,51 @@
+import Foundation
+import StrataLock
+
+/// The row caches of every coordinator that has one store (Core Data lets several coordinators open one
+/// SQLite file): a save through one coordinator forgets the rows it changed in the others' caches, so that
+/// their contexts see the save after a refresh or a merge instead of the cached rows.
+///
+/// Each coordinator keeps its own cache, attached when it adds the store and detached when it removes it. The
+/// store tells the group after each save; with a single coordinator attached (the usual case) that costs
+/// nothing.
+final class RowCacheGroup: Sendable {
+    private struct Member {
+        weak var cache: RowCache?
+    }
+
+    private let members = Lock<[Member]>([])
+
+    /// Attaches a coordinator's cache.
+    func attach(_ cache: RowCache) {
+        members.withLock { members in
+            members.removeAll { $0.cache == nil }
+            members.append(Member(cache: cache))
+        }
+    }
+
+    /// Detaches a coordinator's cache.
+    func detach(_ cache: RowCache) {
+        members.withLock { $0.removeAll { $0.cache == nil || $0.cache === cache } }
+    }
+
+    /// Forgets the rows of a save's updates and deletes in every attached cache, when there are several. The
+    /// saving coordinator's cache takes the saved rows right after, as its context settles the save.
+    func invalidate(_ changes: StoreChanges, store: UUID) {
+        let caches = members.withLock { $0.compactMap(\.cache) }
+        guard caches.count > 1 else { return }
+        var keys: [RowCache.Key] = []
+        keys.reserveCapacity(changes.updates.count + changes.deletes.count)
+        for update in changes.updates {
+            keys.append(RowCache.Key(store: store, entity: update.entity, rowID: update.rowID))
+        }
+        for delete in changes.deletes {
+            keys.append(RowCache.Key(store: store, entity: delete.entity, rowID: delete.rowID))
+        }
+        for cache in caches { cache.invalidate(keys) }
+    }
+}
+
+/// A store whose coordinators' row caches are kept in step (``RowCacheGroup``).
+protocol RowCacheSharing: AnyObject {
+    var rowCacheGroup: RowCacheGroup { get }
+}

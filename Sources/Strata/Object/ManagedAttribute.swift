@@ -1,0 +1,70 @@
+/// Declares a typed property of a ``ManagedObject`` subclass, stored in the object's modelled attribute (what
+/// Core Data's `@NSManaged` does for an attribute).
+///
+/// The attribute is the one named after the property, unless a key is given. Reading fires the object's fault;
+/// writing records the change in the object's context, exactly as ``ManagedObject/setValue(_:forKey:)`` does.
+///
+/// For example:
+/// ```swift
+/// final class Employee: ManagedObject {
+///     @ManagedAttribute var name: String
+///     @ManagedAttribute var salary: Int64
+///     @ManagedAttribute("photoData") var photo: Data?
+/// }
+/// ```
+///
+/// ``Managed`` is the same wrapper under its first name; an app that declares a `Managed` of its own (a
+/// `protocol Managed` is common in Core Data code) writes `@ManagedAttribute`. In an extension, where a
+/// property wrapper cannot go, declare a computed property with ``ManagedObject/managedValue(forKey:)``.
+///
+/// Reading a property whose fault cannot be fulfilled (its row was deleted in the store, and the context's
+/// ``ManagedObjectContext/shouldDeleteInaccessibleFaults`` is off) stops the program, as Core Data's accessors
+/// raise an exception; use the throwing ``ManagedObject/value(forKey:)`` or
+/// ``ManagedObjectContext/existingObject(with:)`` where that can happen.
+@propertyWrapper
+public struct ManagedAttribute<Value: AttributeConvertible>: DeclaredManagedProperty {
+    let propertyKey: PropertyKey
+
+    /// Declares the property as the modelled attribute named `key`.
+    ///
+    /// - Parameter key: the attribute's name in the object's entity.
+    public init(_ key: String) { propertyKey = .named(key) }
+
+    /// Declares the property as the modelled attribute named after the property.
+    ///
+    /// - Parameters:
+    ///   - file: where the property is declared (the compiler fills it in; it tells the property apart).
+    ///   - line: where the property is declared.
+    ///   - column: where the property is declared.
+    public init(file: StaticString = #fileID, line: UInt = #line, column: UInt = #column) {
+        propertyKey = .declared(file: file, line: line, column: column)
+    }
+
+    /// Unavailable: a managed property is reached only through its enclosing ``ManagedObject``
+    /// (``subscript(_enclosingInstance:wrapped:storage:)``).
+    @available(*, unavailable, message: "@ManagedAttribute properties exist only in ManagedObject subclasses")
+    public var wrappedValue: Value {
+        get { preconditionFailure("@ManagedAttribute properties exist only in ManagedObject subclasses") }
+        set { preconditionFailure("@ManagedAttribute properties exist only in ManagedObject subclasses") }
+    }
+
+    /// Reads or writes the attribute in the enclosing object: the accessor the compiler calls for the property
+    /// (``ManagedObject/managedValue(forKey:)`` and ``ManagedObject/setManagedValue(_:forKey:)``).
+    ///
+    /// A fault that cannot be fulfilled, an unknown key or a value of another type stops the program
+    /// (a precondition failure).
+    public static subscript<Object: ManagedObject>(
+        _enclosingInstance object: Object,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
+    ) -> Value {
+        get { object.managedValue(forKey: object[keyPath: storageKeyPath].key(in: object)) }
+        set {
+            object.setManagedValue(
+                newValue, forKey: object[keyPath: storageKeyPath].key(in: object))
+        }
+    }
+}
+
+/// The first name of ``ManagedAttribute``: `@Managed var name: String` declares the same property.
+public typealias Managed<Value: AttributeConvertible> = ManagedAttribute<Value>
