@@ -277,7 +277,7 @@ enum Profile {
         let plain = try load(index: false)
         let build = try seconds {
             try plain.store.write { txn in
-                try txn.createIndex(
+                _ = try txn.createIndex(
                     named: StrataCompany.departmentIndex, on: plain.employees, fields: [EmployeeRow.departmentField])
             }
             try plain.store.checkpoint()
