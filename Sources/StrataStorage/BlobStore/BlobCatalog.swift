@@ -23,3 +23,12 @@ enum BlobCatalog {
         return try entry(value, pages: tree.pages, blob: blob)
     }
 }
+
+extension BlobCatalogEntry {
+    /// The blob's stored bytes from segment offset `offset` on (0 past its end): a bound on its next record's size,
+    /// so that a reader reads a record with one positional read.
+    func storedBytes(from offset: UInt64) -> Int {
+        let read = offset &- self.offset
+        return read <= storedBytes ? Int(clamping: storedBytes - read) : 0
+    }
+}

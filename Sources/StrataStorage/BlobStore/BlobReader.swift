@@ -42,7 +42,7 @@ public final class BlobReader {
         }
         let record = try blobs.readChunkRecord(
             segment: entry.segmentID, offset: offset, blob: blob, index: nextIndex,
-            limit: SegmentCopier.remaining(entry, at: offset), scratch: &scratch)
+            limit: entry.storedBytes(from: offset), scratch: &scratch)
         let isLast = nextIndex == entry.chunkCount - 1
         let expected = isLast ? Int(clamping: entry.rawLength &- delivered) : BlobSegmentFormat.chunkSize
         guard record.rawLength == expected else {

@@ -38,12 +38,6 @@ struct SegmentCopier {
         created.reduce(0) { total, segment in total + ((try? segment.file.size()) ?? 0) }
     }
 
-    /// The stored bytes of `entry`'s blob from `offset` on: a bound on the next record's size.
-    static func remaining(_ entry: BlobCatalogEntry, at offset: UInt64) -> Int {
-        let read = offset &- entry.offset
-        return read <= entry.storedBytes ? Int(clamping: entry.storedBytes - read) : 0
-    }
-
     /// Copies one blob; returns its entry in the new segments. `chunkDone` is called after each chunk.
     mutating func copy(_ blob: BlobID, _ entry: BlobCatalogEntry, chunkDone: () -> Void) throws -> BlobCatalogEntry {
         if current == nil || current!.end >= sizeLimit { try startSegment() }
@@ -57,7 +51,7 @@ struct SegmentCopier {
             // The record is read once: verified and decoded for the content checksum, then written as it is.
             let (raw, size) = try source.readChunk(
                 segment: entry.segmentID, offset: sourceOffset, blob: blob, index: index,
-                limit: Self.remaining(entry, at: sourceOffset), scratch: &scratch)
+                limit: entry.storedBytes(from: sourceOffset), scratch: &scratch)
             checksum = raw.withUnsafeBytes { CRC32C.checksum($0, continuing: checksum) }
             rawLength += UInt64(raw.count)
             do {

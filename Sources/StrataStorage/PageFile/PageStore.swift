@@ -51,12 +51,21 @@ final class PageStore: Sendable {
     func withPage<R>(
         _ number: UInt64, fully: Bool = false, _ body: (UnsafeRawBufferPointer, PageHeader) throws -> R
     ) throws -> R {
+        try withPage(number, fully: fully) { page, header, _ in try body(page, header) }
+    }
+
+    /// ``withPage(_:fully:_:)``, also handing `body` the span the page was read through (nil: read through the file
+    /// handle), whose bits remember what was checked of it.
+    @inline(__always)
+    private func withPage<R>(
+        _ number: UInt64, fully: Bool, _ body: (UnsafeRawBufferPointer, PageHeader, PageMap.Span?) throws -> R
+    ) throws -> R {
         guard number >= 1, number < pageCount else {
             throw StorageError.corrupt(fileName, at: 0, "reference to page \(number) outside 1..<\(pageCount)")
         }
         if let span = map.span(for: number) {
             let page = mappedPage(number, in: span)
-            return try body(page, try header(of: page, number, in: span, fully: fully))
+            return try body(page, try header(of: page, number, in: span, fully: fully), span)
         }
         let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
         defer { bytes.deallocate() }
@@ -72,7 +81,7 @@ final class PageStore: Sendable {
         do { header = try PageHeader.decode(page, expectedPageNumber: number, salt: salt) } catch {
             throw StorageError.corrupt(fileName, at: offset, "page \(number): \(error)")
         }
-        return try body(page, header)
+        return try body(page, header, nil)
     }
 
     @inline(__always)
@@ -102,14 +111,13 @@ final class PageStore: Sendable {
     /// the call.
     @inline(__always)
     func withNodePage<R>(_ number: UInt64, level: Int?, _ body: (NodePageView) throws -> R) throws -> R {
-        try withPage(number) { page, header in
+        try withPage(number, fully: false) { page, header, span in
             let isLeaf = header.type == .leaf || header.type == .indexLeaf
             if let level, Int(header.extra) != level || isLeaf != (level == 0) {
                 throw StorageError.corrupt(
                     fileName, at: offset(of: number),
                     "tree node at page \(number) has level \(header.extra), its parent expects \(level)")
             }
-            let span = map.span(for: number)
             if span?.isValidatedNode(number) != true {
                 do {
                     switch header.type {
