@@ -30,7 +30,8 @@ public enum LeafValue: Sendable, Equatable {
         }
     }
 
-    /// The bytes this value takes in a leaf page, once values longer than `maximumInline` are moved to overflow.
+    /// The bytes this value takes in a leaf page besides its row ID (its value end and its bytes, or the
+    /// overflow reference it becomes when longer than `maximumInline`).
     @inline(__always)
     public func cellSize(maximumInline: Int) -> Int {
         switch self {

@@ -13,10 +13,13 @@ public enum PageFormat {
     public static let noPage = UInt64.max
     /// The tallest tree a reader follows; deeper trees are corrupt (a 4 KiB-page tree of 2^64 rows is 9 levels).
     public static let maximumTreeHeight = 32
-    /// What a leaf row costs besides its value: rowID:u64 in the key array, offset:u16 word:u16 in the slot array.
-    public static let leafCellHeaderSize = 12
-    /// A row whose value lives in an overflow chain: its key and slot, then firstPage:u64 totalLength:u32.
+    /// What a leaf row costs besides its value and its row ID (which costs 0 to 8 bytes, §4.2): its value end.
+    public static let leafCellHeaderSize = 2
+    /// A row whose value lives in an overflow chain: its value end, then firstPage:u64 totalLength:u32.
     public static let overflowCellSize = leafCellHeaderSize + 12
+    /// A long value's worst-case cost in a leaf beside its bytes (an 8-byte row ID, a value end, an overflow bit
+    /// rounded up): what the inline limit is derived from.
+    static let leafRowAllowance = 12
     /// Internal node: the first child, then (separator key, child) pairs.
     public static let internalFirstChildSize = 8
     /// Internal node entry: separator:u64 child:u64.
@@ -35,7 +38,7 @@ public enum PageFormat {
 
     /// Values up to this length live inside their leaf; longer ones go to an overflow chain.
     public static func maximumInlineValue(pageSize: Int) -> Int {
-        bodyCapacity(pageSize: pageSize) / 4 - leafCellHeaderSize
+        bodyCapacity(pageSize: pageSize) / 4 - leafRowAllowance
     }
 
     /// The longest index entry (encoded key and row ID) or separator: a quarter of a page body less one

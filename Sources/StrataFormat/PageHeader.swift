@@ -2,6 +2,9 @@
 public struct PageHeader: Sendable, Equatable {
     /// What the page holds.
     public var type: PageType
+    /// Type-specific layout: a leaf's row-ID delta width (``LeafPage``), an index leaf's 1 when it stores a common
+    /// prefix once (``IndexLeafPage``); 0 for other pages.
+    public var flags: UInt8
     /// Type-specific count: a leaf's cells, an internal node's children, 0 for other pages. At most `UInt16.max`.
     public var itemCount: Int
     /// The page's own number; a page read at another position does not decode.
@@ -15,9 +18,12 @@ public struct PageHeader: Sendable, Equatable {
     public var extra: UInt32
 
     /// Creates a header from its fields; ``seal(_:salt:)`` writes it.
-    public init(type: PageType, itemCount: Int, pageNumber: UInt64, generation: UInt64, bodyLength: Int, extra: UInt32)
-    {
+    public init(
+        type: PageType, flags: UInt8 = 0, itemCount: Int, pageNumber: UInt64, generation: UInt64, bodyLength: Int,
+        extra: UInt32
+    ) {
         self.type = type
+        self.flags = flags
         self.itemCount = itemCount
         self.pageNumber = pageNumber
         self.generation = generation
@@ -35,7 +41,7 @@ public struct PageHeader: Sendable, Equatable {
         precondition(page.count >= PageFormat.headerSize + bodyLength)
         precondition(itemCount <= Int(UInt16.max))
         page.storeBytes(of: type.rawValue, toByteOffset: 4, as: UInt8.self)
-        page.storeBytes(of: 0, toByteOffset: 5, as: UInt8.self)
+        page.storeBytes(of: flags, toByteOffset: 5, as: UInt8.self)
         page.storeLE(UInt16(itemCount), at: 6)
         page.storeLE(pageNumber, at: 8)
         page.storeLE(generation, at: 16)
@@ -59,7 +65,7 @@ public struct PageHeader: Sendable, Equatable {
     ///
     /// - Throws: ``FormatError/checksumMismatch(stored:computed:)`` for damaged bytes (including a page
     ///   that belongs to another store or another position), ``FormatError/invalidField(_:)`` for an
-    ///   unknown type, flags set, a wrong page number or a body longer than the page;
+    ///   unknown type, flags set on a page whose type has none, a wrong page number or a body longer than the page;
     ///   ``FormatError/truncated(needed:available:)`` for a buffer shorter than 64 bytes.
     public static func decode(
         _ page: UnsafeRawBufferPointer, expectedPageNumber: UInt64, salt: UInt64
@@ -89,7 +95,10 @@ public struct PageHeader: Sendable, Equatable {
         let rawType = try reader.readUInt8()
         guard let type = PageType(rawValue: rawType) else { throw .invalid("unknown page type \(rawType)") }
         let flags = try reader.readUInt8()
-        guard flags == 0 else { throw .invalid("page flags 0x\(String(flags, radix: 16)) set") }
+        // The leaf and index-leaf readers check the values their type allows.
+        guard flags == 0 || type == .leaf || type == .indexLeaf else {
+            throw .invalid("page flags 0x\(String(flags, radix: 16)) set on a \(type) page")
+        }
         let itemCount = Int(try reader.readUInt16LE())
         let pageNumber = try reader.readUInt64LE()
         guard pageNumber == expectedPageNumber else {
@@ -102,7 +111,7 @@ public struct PageHeader: Sendable, Equatable {
         }
         let extra = try reader.readUInt32LE()
         return PageHeader(
-            type: type, itemCount: itemCount, pageNumber: pageNumber, generation: generation,
+            type: type, flags: flags, itemCount: itemCount, pageNumber: pageNumber, generation: generation,
             bodyLength: bodyLength, extra: extra)
     }
 

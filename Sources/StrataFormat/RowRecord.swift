@@ -2,9 +2,10 @@
 /// the fields, so that one field is read without decoding the others (FORMAT.md, "Row records").
 ///
 /// ```
-/// row    := formatVersion:u8 entityID:u16 rowVersion:u64 fieldCount:u16 fieldEnd:u32[fieldCount] fields
-/// fields := field[fieldCount]        field i spans fieldEnd[i-1] ..< fieldEnd[i] (fieldEnd[-1] = 0),
-///                                    offsets relative to the start of the fields area
+/// row    := form:u8 entityID:varint rowVersion:varint fieldCount:varint fieldEnd:uW[fieldCount] fields
+/// form   := 0x20 | W                  W = 1, 2 or 4: the narrowest width that holds the fields area's length
+/// fields := field[fieldCount]         field i spans fieldEnd[i-1] ..< fieldEnd[i] (fieldEnd[-1] = 0),
+///                                     offsets relative to the start of the fields area
 /// field  := tag:u8 payload
 /// ```
 ///
@@ -21,8 +22,6 @@
 ///
 /// ### Layout
 /// - ``formatVersion``
-/// - ``headerSize``
-/// - ``fieldEndSize``
 /// - ``maximumFieldCount``
 /// - ``Tag``
 ///
@@ -41,16 +40,10 @@
 public enum RowRecord {
     // MARK: - Layout constants
 
-    /// The only row format version this code writes and reads.
-    public static let formatVersion: UInt8 = 1
+    /// The only row format version this code writes and reads: the high nibble of a row's first byte.
+    public static let formatVersion: UInt8 = 2
 
-    /// Bytes before the field end table: formatVersion (1), entityID (2), rowVersion (8), fieldCount (2).
-    public static let headerSize = 13
-
-    /// Bytes of one entry of the field end table.
-    public static let fieldEndSize = 4
-
-    /// The most fields a row holds (fieldCount is a u16).
+    /// The most fields a row holds.
     public static let maximumFieldCount = Int(UInt16.max)
 
     /// Payload bytes of a decimal field before its mantissa words (exponent and flags).
@@ -59,11 +52,21 @@ public enum RowRecord {
     /// The most mantissa words of a decimal field.
     static let maximumDecimalWords = 8
 
+    /// The first byte of a row whose field ends are `width` bytes wide.
+    @inline(__always)
+    static func form(endWidth width: Int) -> UInt8 { formatVersion << 4 | UInt8(width) }
+
+    /// The narrowest field end width (1, 2 or 4 bytes) that holds `length`, the fields area's length.
+    @inline(__always)
+    static func endWidth(forFieldsLength length: Int) -> Int {
+        length <= 0xFF ? 1 : length <= 0xFFFF ? 2 : 4
+    }
+
     /// The type byte that opens every field.
     public enum Tag: UInt8, Sendable, CaseIterable {
         /// No value; no payload.
         case null = 0
-        /// 8 bytes: a two's complement integer, little-endian.
+        /// 1 ... 8 bytes: a two's complement integer, little-endian, in as few bytes as hold it.
         case int64 = 1
         /// 8 bytes: IEEE 754 binary64 bits, little-endian.
         case double = 2
@@ -83,9 +86,10 @@ public enum RowRecord {
         case decimal = 9
         /// UTF-8 bytes of an absolute URI.
         case uri = 10
-        /// 8 bytes: the ID of a blob in the engine's blob store, little-endian.
+        /// 1 ... 8 bytes: the ID of a blob in the engine's blob store, unsigned little-endian, in as few bytes as hold it.
         case blobReference = 11
-        /// 8 bytes: the row ID of another row, little-endian (to-one relationships).
+        /// 1 ... 8 bytes: the row ID of another row, unsigned little-endian, in as few bytes as hold it (to-one
+        /// relationships).
         case reference = 12
     }
 
@@ -148,7 +152,9 @@ public enum RowRecord {
         public var encodedSize: Int {
             switch self {
             case .null: 1
-            case .int64, .double, .date, .blobReference, .reference: 9
+            case .int64(let value): 1 + CompactInteger.signedWidth(value)
+            case .blobReference(let value), .reference(let value): 1 + CompactInteger.unsignedWidth(value)
+            case .double, .date: 9
             case .float: 5
             case .boolean: 2
             case .string(let value), .uri(let value): 1 + value.utf8.count
@@ -163,7 +169,8 @@ public enum RowRecord {
             writer.writeUInt8(tag.rawValue)
             switch self {
             case .null: break
-            case .int64(let value): writer.writeUInt64LE(UInt64(bitPattern: value))
+            case .int64(let value):
+                CompactInteger.write(UInt64(bitPattern: value), width: CompactInteger.signedWidth(value), into: &writer)
             case .double(let value): writer.writeUInt64LE(value.bitPattern)
             case .float(let value): writer.writeUInt32LE(value.bitPattern)
             case .boolean(let value): writer.writeUInt8(value ? 1 : 0)
@@ -175,7 +182,8 @@ public enum RowRecord {
                 writer.writeUInt64LE(UInt64(truncatingIfNeeded: value >> 64).byteSwapped)
                 writer.writeUInt64LE(UInt64(truncatingIfNeeded: value).byteSwapped)
             case .decimal(let value): value.encode(into: &writer)
-            case .blobReference(let value), .reference(let value): writer.writeUInt64LE(value)
+            case .blobReference(let value), .reference(let value):
+                CompactInteger.write(value, width: CompactInteger.unsignedWidth(value), into: &writer)
             }
         }
 
@@ -320,7 +328,8 @@ public enum RowRecord {
 
     // MARK: - Header
 
-    /// What precedes the fields: the entity the row belongs to, its version and how many fields it has.
+    /// What precedes the fields: the entity the row belongs to, its version and how many fields it has, and
+    /// where the field end table and the fields lie.
     public struct Header: Sendable, Equatable {
         /// The row's entity, as the object graph's model numbers entities.
         public let entityID: UInt16
@@ -328,44 +337,78 @@ public enum RowRecord {
         public let rowVersion: UInt64
         /// The number of fields.
         public let fieldCount: Int
+        /// Where the field end table starts: after the form byte and the three varints.
+        let endsOffset: Int
+        /// Bytes of one field end: 1, 2 or 4.
+        let endWidth: Int
 
         /// Where the fields area starts: after the header and the field end table.
-        public var fieldsOffset: Int { headerSize + fieldEndSize * fieldCount }
+        public var fieldsOffset: Int { endsOffset &+ endWidth &* fieldCount }
 
-        /// A header from its parts.
-        public init(entityID: UInt16, rowVersion: UInt64, fieldCount: Int) {
+        /// A header from its parts, laid out as the writer lays it out for a fields area of
+        /// `fieldsLength` bytes.
+        public init(entityID: UInt16, rowVersion: UInt64, fieldCount: Int, fieldsLength: Int = 0) {
             self.entityID = entityID
             self.rowVersion = rowVersion
             self.fieldCount = fieldCount
+            endsOffset =
+                1 + Varint.size(UInt64(entityID)) + Varint.size(rowVersion) + Varint.size(UInt64(fieldCount))
+            endWidth = RowRecord.endWidth(forFieldsLength: fieldsLength)
         }
 
-        /// Decodes the header of a row and checks that the row's length agrees with it: the version is
-        /// known, the field end table fits, and the last field ends exactly at the end of the bytes.
-        /// Costs two or three loads, whatever the row's size.
+        private init(entityID: UInt16, rowVersion: UInt64, fieldCount: Int, endsOffset: Int, endWidth: Int) {
+            self.entityID = entityID
+            self.rowVersion = rowVersion
+            self.fieldCount = fieldCount
+            self.endsOffset = endsOffset
+            self.endWidth = endWidth
+        }
+
+        /// Two headers are equal when they name the same entity, version and field count.
+        public static func == (lhs: Header, rhs: Header) -> Bool {
+            lhs.entityID == rhs.entityID && lhs.rowVersion == rhs.rowVersion && lhs.fieldCount == rhs.fieldCount
+        }
+
+        /// Decodes the header of a row and checks that the row's length agrees with it: the form is known,
+        /// the varints are canonical, the field end table fits, the last field ends exactly at the end of the
+        /// bytes and the end width is the narrowest that holds that length. Costs a handful of loads, whatever
+        /// the row's size.
         ///
         /// - Parameter bytes: a whole row.
         /// - Returns: the header.
         /// - Throws: ``FormatError/truncated(needed:available:)`` when the bytes end before the header, the
         ///   field end table or the last field; ``FormatError/unsupportedVersion(_:)`` for a format version
-        ///   other than 1; ``FormatError/invalidField(_:)`` when bytes follow the last field.
+        ///   other than 2; ``FormatError/invalidField(_:)`` for an unknown end width, a varint out of range or
+        ///   not canonical, bytes after the last field or a wider end width than needed.
+        @inline(__always)
         public static func decode(_ bytes: UnsafeRawBufferPointer) throws(FormatError) -> Header {
-            var reader = ByteReader(bytes)
-            guard bytes.count >= headerSize else { throw .truncated(needed: headerSize, available: bytes.count) }
-            let version = try reader.readUInt8()
-            guard version == formatVersion else { throw .unsupportedVersion(UInt32(version)) }
-            let entityID = try reader.readUInt16LE()
-            let rowVersion = try reader.readUInt64LE()
-            let fieldCount = Int(try reader.readUInt16LE())
-            let header = Header(entityID: entityID, rowVersion: rowVersion, fieldCount: fieldCount)
-            // Safe: at most 13 + 4 × 65535.
+            guard bytes.count >= 4 else { throw .truncated(needed: 4, available: bytes.count) }
+            let form = bytes[0]
+            guard form >> 4 == formatVersion else { throw .unsupportedVersion(UInt32(form >> 4)) }
+            let width = Int(form & 0x0F)
+            guard width == 1 || width == 2 || width == 4 else {
+                throw .invalid("row form 0x\(String(form, radix: 16)): field ends of \(width) bytes")
+            }
+            var position = 1
+            let entityID = try Varint.read(bytes, at: &position, maximum: UInt64(UInt16.max), "entity ID")
+            let rowVersion = try Varint.read(bytes, at: &position, maximum: .max, "row version")
+            let fieldCount = Int(
+                try Varint.read(bytes, at: &position, maximum: UInt64(maximumFieldCount), "field count"))
+            let header = Header(
+                entityID: UInt16(entityID), rowVersion: rowVersion, fieldCount: fieldCount, endsOffset: position,
+                endWidth: width)
+            // Safe: position ≤ 17 and fieldCount ≤ 65535.
             let fieldsOffset = header.fieldsOffset
             guard bytes.count >= fieldsOffset else { throw .truncated(needed: fieldsOffset, available: bytes.count) }
             // Safe: bytes.count >= fieldsOffset.
             let fieldsLength = bytes.count &- fieldsOffset
-            let lastEnd = fieldCount == 0 ? 0 : Int(try reader.getUInt32LE(at: fieldsOffset &- fieldEndSize))
+            let lastEnd = fieldCount == 0 ? 0 : header.end(at: fieldCount &- 1, in: bytes)
             if lastEnd > fieldsLength { throw .truncated(needed: lastEnd, available: fieldsLength) }
             if lastEnd < fieldsLength {
                 throw .invalid("row has \(fieldsLength - lastEnd) bytes after its last field")
+            }
+            guard width == RowRecord.endWidth(forFieldsLength: fieldsLength) else {
+                throw .invalid("row of \(fieldsLength) field bytes has \(width)-byte field ends")
             }
             return header
         }
@@ -377,17 +420,27 @@ public enum RowRecord {
             try bytes.withUnsafeBytes { buffer in Result { () throws(FormatError) in try decode(buffer) } }.get()
         }
 
+        /// Field end `index` (which must be below fieldCount, in bytes that hold the table).
+        @inline(__always)
+        func end(at index: Int, in bytes: UnsafeRawBufferPointer) -> Int {
+            let at = endsOffset &+ endWidth &* index
+            switch endWidth {
+            case 1: return Int(bytes[at])
+            case 2: return Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
+            default: return Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+            }
+        }
+
         /// The byte range of field `index` within the whole row, checked against the bytes (which must be
         /// the ones the header was decoded from).
+        @inline(__always)
         func span(ofField index: Int, in bytes: UnsafeRawBufferPointer) throws(FormatError) -> Range<Int> {
             guard index >= 0, index < fieldCount else {
                 throw .invalid("field index \(index) outside 0..<\(fieldCount)")
             }
-            let reader = ByteReader(bytes)
-            // Safe: index < fieldCount ≤ 65535, so every table offset is below fieldsOffset ≤ bytes.count.
-            let endOffset = headerSize &+ fieldEndSize &* index
-            let start = index == 0 ? 0 : Int(try reader.getUInt32LE(at: endOffset &- fieldEndSize))
-            let end = Int(try reader.getUInt32LE(at: endOffset))
+            // Safe: decode checked that the table fits (index < fieldCount).
+            let start = index == 0 ? 0 : end(at: index &- 1, in: bytes)
+            let end = self.end(at: index, in: bytes)
             // Safe: decode checked bytes.count >= fieldsOffset.
             let fieldsLength = bytes.count &- fieldsOffset
             guard start < end else {
@@ -410,7 +463,10 @@ public enum RowRecord {
     ///     writer.append(.null)
     ///     let bytes = writer.finish()
     public struct Writer: Sendable {
+        /// The field ends as u32 (the width is known only at the end), then the fields.
         private var writer: ByteWriter
+        private let entityID: UInt16
+        private let rowVersion: UInt64
         private let fieldCount: Int
         private var fieldsWritten = 0
 
@@ -423,30 +479,55 @@ public enum RowRecord {
         ///   - capacity: bytes to reserve for the fields area (a size hint).
         public init(entityID: UInt16, rowVersion: UInt64, fieldCount: Int, capacity: Int = 0) {
             precondition(fieldCount >= 0 && fieldCount <= maximumFieldCount, "a row has 0 ... 65535 fields")
+            self.entityID = entityID
+            self.rowVersion = rowVersion
             self.fieldCount = fieldCount
-            let tableEnd = headerSize + fieldEndSize * fieldCount
-            writer = ByteWriter(capacity: tableEnd + capacity)
-            writer.writeUInt8(formatVersion)
-            writer.writeUInt16LE(entityID)
-            writer.writeUInt64LE(rowVersion)
-            writer.writeUInt16LE(UInt16(fieldCount))
-            writer.writeZeros(fieldEndSize * fieldCount)
+            writer = ByteWriter(capacity: 4 * fieldCount + capacity)
+            writer.writeZeros(4 * fieldCount)
         }
 
         /// Appends the next field.
         public mutating func append(_ field: Field) {
             precondition(fieldsWritten < fieldCount, "more fields than the row was started with")
             field.encode(into: &writer)
-            let end = writer.count - (headerSize + fieldEndSize * fieldCount)
+            let end = writer.count - 4 * fieldCount
             precondition(end <= Int(UInt32.max), "a row's fields exceed 4 GiB")
-            writer.setUInt32LE(UInt32(end), at: headerSize + fieldEndSize * fieldsWritten)
+            writer.setUInt32LE(UInt32(end), at: 4 * fieldsWritten)
             fieldsWritten += 1
         }
 
         /// Returns the encoded row; every announced field must have been appended.
         public mutating func finish() -> [UInt8] {
             precondition(fieldsWritten == fieldCount, "\(fieldsWritten) of \(fieldCount) fields appended")
-            return writer.take()
+            let staged = writer.take()
+            let fieldsLength = staged.count - 4 * fieldCount
+            let header = Header(
+                entityID: entityID, rowVersion: rowVersion, fieldCount: fieldCount, fieldsLength: fieldsLength)
+            let fieldsOffset = header.fieldsOffset
+            return [UInt8](unsafeUninitializedCapacity: fieldsOffset + fieldsLength) { row, count in
+                let raw = UnsafeMutableRawBufferPointer(row)
+                raw[0] = form(endWidth: header.endWidth)
+                var position = 1
+                Varint.write(UInt64(entityID), into: raw, at: &position)
+                Varint.write(rowVersion, into: raw, at: &position)
+                Varint.write(UInt64(fieldCount), into: raw, at: &position)
+                staged.withUnsafeBytes { source in
+                    for index in 0..<fieldCount {
+                        let end = UInt32(littleEndian: source.loadUnaligned(fromByteOffset: 4 * index, as: UInt32.self))
+                        switch header.endWidth {
+                        case 1: raw[position] = UInt8(truncatingIfNeeded: end)
+                        case 2: raw.storeLE(UInt16(truncatingIfNeeded: end), at: position)
+                        default: raw.storeLE(end, at: position)
+                        }
+                        position += header.endWidth
+                    }
+                    if fieldsLength > 0 {
+                        UnsafeMutableRawBufferPointer(rebasing: raw[position..<(position + fieldsLength)]).copyMemory(
+                            from: UnsafeRawBufferPointer(rebasing: source[(4 * fieldCount)...]))
+                    }
+                }
+                count = fieldsOffset + fieldsLength
+            }
         }
     }
 
@@ -533,8 +614,7 @@ public enum RowRecord {
             try expectPayload(0)
             return .null
         case .int64:
-            try expectPayload(8)
-            return .int64(Int64(bitPattern: try reader.readUInt64LE()))
+            return .int64(try CompactInteger.readSigned(reader.readSlice(payloadLength), field: index))
         case .double:
             try expectPayload(8)
             return .double(Double(bitPattern: try reader.readUInt64LE()))
@@ -565,11 +645,9 @@ public enum RowRecord {
         case .uri:
             return .uri(try reader.readUTF8(payloadLength))
         case .blobReference:
-            try expectPayload(8)
-            return .blobReference(try reader.readUInt64LE())
+            return .blobReference(try CompactInteger.readUnsigned(reader.readSlice(payloadLength), field: index))
         case .reference:
-            try expectPayload(8)
-            return .reference(try reader.readUInt64LE())
+            return .reference(try CompactInteger.readUnsigned(reader.readSlice(payloadLength), field: index))
         }
     }
 }

@@ -39,8 +39,11 @@ import Testing
         #expect(decoded.values == sampleValues)
         let header = try decodePage(page, number: 20, salt: salt) { _, h in h }.get()
         #expect(header.itemCount == 5)
-        #expect(header.bodyLength == sampleValues.reduce(0) { $0 + $1.cellSize(maximumInline: 108) })
-        #expect(header.bodyLength == 5 * 12 + 0 + 1 + 12 + 107 + 12)
+        #expect(header.flags == 8)  // row IDs spread over nearly 2^64: 8-byte deltas
+        let cells = sampleValues.reduce(0) { $0 + $1.cellSize(maximumInline: 108) }
+        #expect(header.bodyLength == LeafPage.bodySize(count: 5, first: 1, last: .max - 1, cellBytes: cells))
+        // First row ID, five deltas, one byte of overflow bits, then value ends and values.
+        #expect(header.bodyLength == 8 + 5 * 8 + 1 + 5 * 2 + 0 + 1 + 12 + 107 + 12)
     }
 
     @Test func emptyLeafRoundTrips() throws {
@@ -49,10 +52,37 @@ import Testing
     }
 
     @Test func fullLeafOfLargestInlineValuesRoundTrips() throws {
-        // 4 rows of 12 + 108 bytes fill a 512-byte page's 480-byte body exactly.
+        // 4 dense rows of 2 + 108 bytes after the first row ID and the overflow bits: 449 of the 480-byte body.
         let values = (0..<4).map { LeafValue.bytes(Array(repeating: UInt8($0), count: 108)) }
-        let decoded = try decode(leaf(keys: [1, 2, 3, 4], values: values)).get()
-        #expect(decoded.values == values)
+        let page = leaf(keys: [1, 2, 3, 4], values: values)
+        #expect(try decode(page).get().values == values)
+        #expect(loadLE(UInt32.self, at: 24, in: page) == 449)
+    }
+
+    /// Row IDs cost what their spread needs: nothing when dense, else 1, 2, 4 or 8 bytes each.
+    static let widthCases: [([UInt64], Int)] = [
+        ([7, 8, 9], 0), ([7, 9, 10], 1), ([7, 8, 7 + 255], 1), ([7, 8, 7 + 256], 2),
+        ([0, 1, 0xFFFF], 2), ([0, 1, 0x1_0000], 4), ([5, 6, 5 + 0xFFFF_FFFF], 4), ([5, 6, 6 + 0xFFFF_FFFF], 8),
+        ([0, 1, .max], 8), ([.max - 2, .max - 1, .max], 0),
+    ]
+
+    @Test(arguments: widthCases)
+    func deltaWidthIsTheNarrowestThatHoldsTheLeaf(keys: [UInt64], width: Int) throws {
+        let values = keys.map { LeafValue.bytes([UInt8(truncatingIfNeeded: $0)]) }
+        let page = leaf(keys: keys, values: values)
+        let header = try decodePage(page, number: 20, salt: salt) { _, h in h }.get()
+        #expect(Int(header.flags) == width)
+        #expect(header.bodyLength == 8 + width * 3 + 1 + 3 * 3)
+        #expect(LeafPage.deltaWidth(count: 3, first: keys[0], last: keys[2]) == width)
+        let decoded = try decode(page).get()
+        #expect(decoded.keys == keys && decoded.values == values)
+        // Any other width is refused, even one that would hold the row IDs.
+        for other: UInt8 in [0, 1, 2, 3, 4, 8, 16] where Int(other) != width {
+            var edited = page
+            edited[5] = other
+            resealPage(&edited, salt: salt)
+            #expect(decode(edited).failure != nil, "width \(other) accepted for \(keys)")
+        }
     }
 
     @Test func everyByteFlipIsRejected() {
@@ -72,14 +102,17 @@ import Testing
         return decode(page).failure
     }
 
-    // The sample leaf's body (page offset 32): row IDs at 32..<72, slots at 72..<92, then the values: row 1's
-    // (empty) and row 2's (1 byte) at 92, row 10's overflow reference at 93, row 1000's 107 bytes at 105, row
-    // (max - 1)'s overflow reference at 212; the body ends at 224.
+    // The sample leaf's body (page offset 32): the first row ID at 32, five 8-byte deltas at 40..<80 (0, 1, 9, 999,
+    // max − 2), value ends at 80..<90 (0, 1, 13, 120, 132), the overflow bits at 90 (0x14: rows 2 and 4), then the
+    // data from 91: row 1's empty value, row 2's byte at 91, row 10's overflow reference at 92, row 1000's 107 bytes
+    // at 104, row (max − 1)'s overflow reference at 211; the body ends at 223.
 
     @Test func keysOutOfOrderAreInvalid() {
-        // The second row ID (offset 32 + 8) set equal to the first, then below it.
+        // The second delta (offset 48) set equal to the first, a first delta that is not 0, a delta that wraps.
+        #expect(isInvalidField(editedSample { storeLE(UInt64(0), at: 48, in: &$0) }))
         #expect(isInvalidField(editedSample { storeLE(UInt64(1), at: 40, in: &$0) }))
-        #expect(isInvalidField(editedSample { storeLE(UInt64(0), at: 40, in: &$0) }))
+        #expect(isInvalidField(editedSample { storeLE(UInt64.max, at: 72, in: &$0) }))
+        #expect(isInvalidField(editedSample { storeLE(UInt64(999), at: 56, in: &$0) }))
     }
 
     @Test func itemCountBeyondTheBodyIsInvalidOrTruncated() {
@@ -94,82 +127,106 @@ import Testing
     }
 
     @Test func valuesMustFollowEachOtherBackToBack() {
-        // Slot 1's offset (page offset 76) moved one byte on, and back onto slot 0's value.
-        #expect(isInvalidField(editedSample { storeLE(UInt16(61), at: 76, in: &$0) }))
-        #expect(isInvalidField(editedSample { storeLE(UInt16(59), at: 76, in: &$0) }))
-        // Slot 3 claims one byte fewer: a stray byte is left before the next value.
-        #expect(isInvalidField(editedSample { storeLE(UInt16(106), at: 86, in: &$0) }))
+        // Value 3's end (offset 86) before value 2's, past the data, and one short (a 13-byte reference after it).
+        #expect(isInvalidField(editedSample { storeLE(UInt16(12), at: 86, in: &$0) }))
+        #expect(isInvalidField(editedSample { storeLE(UInt16(133), at: 88, in: &$0) }))
+        #expect(isInvalidField(editedSample { storeLE(UInt16(119), at: 86, in: &$0) }))
+        // The last value ends one byte early: a stray byte after it.
+        #expect(isInvalidField(editedSample { storeLE(UInt16(131), at: 88, in: &$0) }))
     }
 
-    @Test func inlineLengthBeyondTheInlineLimitIsInvalid() {
-        #expect(isInvalidField(editedSample { storeLE(UInt16(109), at: 86, in: &$0) }))
-        #expect(isInvalidField(editedSample { storeLE(UInt16(0x7FFF), at: 86, in: &$0) }))
+    @Test func inlineLengthBeyondTheInlineLimitIsInvalid() throws {
+        // Two dense rows of 50 and 60 bytes; value 0's end (page offset 40) moved to 110 makes it 110 > 108 bytes.
+        var page = leaf(
+            keys: [1, 2], values: [.bytes(Array(repeating: 1, count: 50)), .bytes(Array(repeating: 2, count: 60))])
+        #expect(try decode(page).get().keys == [1, 2])
+        storeLE(UInt16(110), at: 40, in: &page)
+        resealPage(&page, salt: salt)
+        #expect(isInvalidField(decode(page).failure))
     }
 
     @Test func overflowReferencesAreValidated() {
-        // Row 10's reference at page offset 93: first page, then total length at 101.
-        #expect(isInvalidField(editedSample { storeLE(UInt64(20), at: 93, in: &$0) }), "chain at the leaf itself")
-        #expect(isInvalidField(editedSample { storeLE(UInt64(0), at: 93, in: &$0) }), "chain at page 0")
-        #expect(isInvalidField(editedSample { storeLE(UInt64.max, at: 93, in: &$0) }), "chain at noPage")
+        // Row 10's reference at page offset 92: first page, then total length at 100.
+        #expect(isInvalidField(editedSample { storeLE(UInt64(20), at: 92, in: &$0) }), "chain at the leaf itself")
+        #expect(isInvalidField(editedSample { storeLE(UInt64(0), at: 92, in: &$0) }), "chain at page 0")
+        #expect(isInvalidField(editedSample { storeLE(UInt64.max, at: 92, in: &$0) }), "chain at noPage")
         #expect(
-            isInvalidField(editedSample { storeLE(UInt32(108), at: 101, in: &$0) }),
+            isInvalidField(editedSample { storeLE(UInt32(108), at: 100, in: &$0) }),
             "overflow value short enough to be inline"
         )
         #expect(
-            isInvalidField(editedSample { storeLE(UInt32(WALFormat.maximumValueSize + 1), at: 101, in: &$0) }),
+            isInvalidField(editedSample { storeLE(UInt32(WALFormat.maximumValueSize + 1), at: 100, in: &$0) }),
             "overflow value too long"
         )
-        // Slot 2's word (page offset 82) says overflow with another length than a reference's 12 bytes.
-        #expect(isInvalidField(editedSample { storeLE(UInt16(0x8000 | 11), at: 82, in: &$0) }))
+        // The overflow bit of row 1000's 107 inline bytes, and a bit past the last row.
+        #expect(isInvalidField(editedSample { $0[90] |= 0x08 }))
+        #expect(isInvalidField(editedSample { $0[90] |= 0x20 }))
     }
 
     /// FORMAT.md §4.2's worked example, byte for byte.
     @Test func theWorkedExampleOfFormatMD() throws {
         let page = leaf(
             number: 9, keys: [5, 7], values: [.bytes([0x41, 0x42]), .overflow(firstPage: 8, length: 2_000)])
-        #expect(Array(page[4..<8]) == [1, 0, 2, 0])
-        #expect(loadLE(UInt32.self, at: 24, in: page) == 0x26)
-        #expect(
-            Array(page[32..<56]) == [
-                5, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0x18, 0, 2, 0, 0x1A, 0, 0x0C, 0x80,
-            ])
-        #expect(Array(page[56..<70]) == [0x41, 0x42, 8, 0, 0, 0, 0, 0, 0, 0, 0xD0, 0x07, 0, 0])
-        #expect(page[70...].allSatisfy { $0 == 0 })
+        #expect(Array(page[4..<8]) == [1, 1, 2, 0])  // leaf, 1-byte deltas, 2 rows
+        #expect(loadLE(UInt32.self, at: 24, in: page) == 0x1D)
+        #expect(Array(page[32..<47]) == [5, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 0, 0x0E, 0, 0x02])
+        #expect(Array(page[47..<61]) == [0x41, 0x42, 8, 0, 0, 0, 0, 0, 0, 0, 0xD0, 0x07, 0, 0])
+        #expect(page[61...].allSatisfy { $0 == 0 })
     }
 
-    /// The in-place view answers as the decoded arrays do, for every key present and absent, at both page sizes.
-    @Test(arguments: [512, 4096])
-    func viewSearchesAndLendsValuesInPlace(pageSize: Int) throws {
-        var random = RepeatableRandomNumberGenerator(seed: UInt64(pageSize) + 5)
+    /// Fills a leaf of `pageSize` with random values under row IDs `gap` apart at most, as a tree would.
+    private func randomLeaf(
+        pageSize: Int, gap: ClosedRange<UInt64>, overflowEvery: Int, maximumLength: Int,
+        using random: inout RepeatableRandomNumberGenerator
+    ) -> (keys: [UInt64], values: [LeafValue]) {
         let maximumInline = PageFormat.maximumInlineValue(pageSize: pageSize)
         var keys: [UInt64] = []
         var values: [LeafValue] = []
-        var size = 0
+        var cells = 0
         var key: UInt64 = 3
         while true {
-            key += UInt64.random(in: 1...5, using: &random)
+            key += UInt64.random(in: gap, using: &random)
             let value: LeafValue =
-                Int.random(in: 0..<5, using: &random) == 0
-                ? .overflow(firstPage: 2, length: maximumInline + 1)
-                : .bytes(random.bytes(Int.random(in: 0...min(maximumInline, 60), using: &random)))
+                Int.random(in: 0..<overflowEvery, using: &random) == 0
+                ? .overflow(
+                    firstPage: UInt64.random(in: 1..<20, using: &random),
+                    length: maximumInline + 1 + Int.random(in: 0...9999, using: &random))
+                : .bytes(random.bytes(Int.random(in: 0...min(maximumInline, maximumLength), using: &random)))
             let cell = value.cellSize(maximumInline: maximumInline)
-            if size + cell > pageSize - 32 { break }
-            size += cell
+            let size = LeafPage.bodySize(
+                count: keys.count + 1, first: keys.first ?? key, last: key, cellBytes: cells + cell)
+            if size > pageSize - 32 { break }
+            cells += cell
             keys.append(key)
             values.append(value)
         }
+        return (keys, values)
+    }
+
+    /// The in-place view answers as the decoded arrays do, for every key present and absent, at both page sizes
+    /// and every delta width.
+    static let gaps: [ClosedRange<UInt64>] = [1...1, 1...5, 1...1000, 1...100_000, 1...(1 << 40)]
+
+    @Test(arguments: [512, 4096], gaps)
+    func viewSearchesAndLendsValuesInPlace(pageSize: Int, gap: ClosedRange<UInt64>) throws {
+        var random = RepeatableRandomNumberGenerator(seed: UInt64(pageSize) + gap.upperBound)
+        let (keys, values) = randomLeaf(
+            pageSize: pageSize, gap: gap, overflowEvery: 5, maximumLength: 60, using: &random)
         let page = leaf(size: pageSize, number: 20, keys: keys, values: values)
         try page.withUnsafeBytes { buffer in
             let header = try PageHeader.decode(buffer, expectedPageNumber: 20, salt: salt)
             try LeafPage.validate(buffer, header: header)
             let view = LeafPageView(validatedPage: buffer, header: header)
             #expect(view.count == keys.count)
-            for probe in 0...(key + 2) {
+            var probes = Set(keys.flatMap { [$0 &- 1, $0, $0 &+ 1] })
+            probes.formUnion([0, 1, 2, .max])
+            for probe in probes.sorted() {
                 let (index, found) = view.search(probe)
                 let expected = keys.firstIndex { $0 >= probe } ?? keys.count
                 #expect(index == expected && found == (expected < keys.count && keys[expected] == probe))
                 if found { #expect(LeafValue(view.cell(at: index)) == values[index]) }
             }
+            for index in keys.indices { #expect(view.key(at: index) == keys[index]) }
         }
     }
 
@@ -186,33 +243,16 @@ import Testing
     @Test(arguments: [512, 4096])
     func randomResealedMutationsNeverTrap(pageSize: Int) throws {
         var random = RepeatableRandomNumberGenerator(seed: UInt64(pageSize))
-        let maximumInline = PageFormat.maximumInlineValue(pageSize: pageSize)
-        var keys: [UInt64] = []
-        var values: [LeafValue] = []
-        var size = 0
-        var key: UInt64 = 0
-        while true {
-            key += UInt64.random(in: 1...1000, using: &random)
-            let value: LeafValue =
-                Bool.random(using: &random)
-                ? .bytes(random.bytes(Int.random(in: 0...maximumInline, using: &random)))
-                : .overflow(
-                    firstPage: UInt64.random(in: 1..<20, using: &random),
-                    length: maximumInline + 1 + Int.random(in: 0...9999, using: &random)
-                )
-            let cell = value.cellSize(maximumInline: maximumInline)
-            if size + cell > pageSize - 32 { break }
-            size += cell
-            keys.append(key)
-            values.append(value)
-        }
+        let (keys, values) = randomLeaf(
+            pageSize: pageSize, gap: 1...1000, overflowEvery: 2, maximumLength: pageSize, using: &random)
         let page = leaf(size: pageSize, keys: keys, values: values)
         #expect(try decode(page).get().values == values)
+        let bodyLength = Int(loadLE(UInt32.self, at: 24, in: page))
         mutateAndDecode(
             page,
             seed: 41,
             mutations: 2000,
-            region: 4..<(32 + size),
+            region: 4..<(32 + bodyLength),
             reseal: { resealPage(&$0, salt: salt) }
         ) { buffer in
             let header = try PageHeader.decode(buffer, expectedPageNumber: 20, salt: salt)

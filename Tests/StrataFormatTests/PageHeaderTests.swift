@@ -28,8 +28,8 @@ import Testing
 
     @Test func layoutIsPinned() {
         #expect(PageFormat.headerSize == 32)
-        #expect(PageFormat.leafCellHeaderSize == 12)
-        #expect(PageFormat.overflowCellSize == 24)
+        #expect(PageFormat.leafCellHeaderSize == 2)
+        #expect(PageFormat.overflowCellSize == 14)
         #expect(PageFormat.internalFirstChildSize == 8)
         #expect(PageFormat.internalEntrySize == 16)
         #expect(PageFormat.maximumInlineValue(pageSize: 4096) == 1004)
@@ -84,7 +84,14 @@ import Testing
     }
 
     @Test func unknownTypeFlagsAndOversizedBodyAreInvalidEvenWithAValidChecksum() {
-        for (offset, value) in [(4, UInt32(0)), (4, 7), (4, 0xFF), (5, 1)] {
+        // Flags belong to leaves and index leaves (their readers check them); any other type must have none.
+        for type in [PageType.internal, .overflow, .rootRecord, .indexInternal] {
+            var page = sealedPage(type: type)
+            page[5] = 1
+            resealPage(&page, salt: salt)
+            #expect(isInvalidField(decodePage(page, number: 5, salt: salt) { _, h in h }.failure), "\(type) flags")
+        }
+        for (offset, value) in [(4, UInt32(0)), (4, 7), (4, 0xFF)] {
             var page = sealedPage()
             page[offset] = UInt8(value)
             resealPage(&page, salt: salt)

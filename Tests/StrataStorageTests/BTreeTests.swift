@@ -52,6 +52,48 @@ import Testing
         }
     }
 
+    /// A leaf's row IDs cost what their spread needs (FORMAT.md §4.2): a full leaf of dense row IDs grows when it
+    /// loses a row from its middle, and must split on a delete; small values under row IDs spread over 2^40
+    /// overflow a leaf by several pages' worth at one insert, and must split into several leaves.
+    @Test(arguments: [512, 4096])
+    func leavesWhoseRowIDsSpreadSplitOnDeleteAndIntoSeveralLeaves(pageSize: Int) throws {
+        var random = RepeatableRandomNumberGenerator(seed: UInt64(pageSize) &+ 0xDE17A)
+        let harness = try TreeHarness(pageSize: pageSize)
+        let count: UInt64 = pageSize == 512 ? 2_000 : 6_000
+        // Dense appends of empty and one-byte values: full leaves of dense row IDs.
+        for key in 1...count { try harness.put(key, key % 3 == 0 ? [] : [UInt8(truncatingIfNeeded: key)]) }
+        harness.commit()
+        try harness.checkpoint()
+        #expect(check(harness, "page \(pageSize): \(count) dense keys"))
+        let leavesBefore = try harness.leafCount()
+        // Removing every 7th row makes every leaf's row IDs cost a byte each: leaves split on delete.
+        for (step, key) in stride(from: 4, through: count, by: 7).enumerated() {
+            #expect(try harness.delete(key))
+            if step % 50 == 0 {
+                harness.commit()
+                guard check(harness, "page \(pageSize) after deleting row \(key)", checkLookups: false) else { return }
+            }
+        }
+        harness.commit()
+        try harness.checkpoint()
+        #expect(check(harness, "page \(pageSize) after the deletes"))
+        #expect(try harness.leafCount() > leavesBefore, "the deletes made leaves grow and split")
+        // Row IDs 2^40 apart between the dense ones: a leaf overflows by far more than one row at once.
+        for key in (1...count).shuffled(using: &random).prefix(Int(count) / 4) {
+            try harness.put(key &* (1 << 40), [1])
+            if Int.random(in: 0..<20, using: &random) == 0 {
+                harness.commit()
+                guard check(harness, "page \(pageSize) after a spread insert", checkLookups: false) else { return }
+            }
+        }
+        try harness.checkpoint()
+        #expect(check(harness, "page \(pageSize) after the spread inserts"))
+        // And back down to nothing, in random order.
+        for key in harness.model.keys.shuffled(using: &random) { #expect(try harness.delete(key)) }
+        try harness.checkpoint()
+        #expect(check(harness, "page \(pageSize) emptied"))
+    }
+
     /// For every size N from 0 to 300: build a tree of N keys (in an order that varies with N, sometimes
     /// checkpointed), then delete every key in another order, checking after each delete.
     @Test(arguments: [512, 4096], ValueSizes.allCases)
@@ -193,9 +235,9 @@ import Testing
         let harness = try TreeHarness(pageSize: 4096)
         let count: UInt64 = 60_000
         for key in 1...count {
-            // 21-byte cells: appends fill leaves (about 193 cells each), 254 leaves under a root: three levels
-            // past ~49,000.
-            try harness.put(key, (0..<8).map { UInt8(truncatingIfNeeded: key >> (8 * $0)) })
+            // 16-byte values under dense row IDs, 18 bytes a row: appends fill leaves (223 rows each), 254 leaves
+            // under a root: three levels past ~56,600.
+            try harness.put(key, (0..<16).map { UInt8(truncatingIfNeeded: key >> (8 * ($0 % 8))) })
             if key % 500 == 0 { harness.commit() }
             if key % 10_000 == 0 { try harness.checkpoint() }
         }

@@ -167,30 +167,30 @@ import Testing
         #expect(reclaimed >= 0.4)
     }
 
-    /// FORMAT.md §8.3: 40 rows of 24 bytes at 512-byte pages compact into four leaves of 13, 13, 13 and 1
-    /// rows, one internal node and the root record.
+    /// FORMAT.md §8.3: 37 rows of 24 bytes at 512-byte pages compact into three leaves of 18, 18 and 1 rows,
+    /// one internal node and the root record.
     @Test func theWorkedExampleOfFormatMD() throws {
         let fileSystem = TemporaryStore.makeFileSystem()
         let store = try Store.open(at: Self.directory, configuration: Self.configuration(), fileSystem: fileSystem)
         try store.write { txn in
             let table = try txn.createTable(named: "t")
-            for index in 0..<40 { try txn.insert(Array(repeating: UInt8(index), count: 24), into: table) }
+            for index in 0..<37 { try txn.insert(Array(repeating: UInt8(index), count: 24), into: table) }
         }
         try store.checkpoint()
         try store.close()
         let report = try Self.compact(fileSystem)
-        #expect(report.pageFileBytesAfter == 7 * 512)
+        #expect(report.pageFileBytesAfter == 6 * 512)
         let reader = try ReadOnlyStore.open(at: Self.directory, fileSystem: fileSystem)
         defer { reader.close() }
         let listing = try reader.pageListing()
-        #expect(listing.map(\.kind) == ["header", "leaf", "leaf", "leaf", "leaf", "internal", "root record"])
-        #expect(listing[1...4].map(\.itemCount) == [13, 13, 13, 1])
-        #expect(listing[5].itemCount == 4 && listing[5].extra == 1)
-        let separators = try reader.annotatedPage(5).filter { $0.note.hasPrefix("separator") }.map(\.note)
-        #expect(separators == ["separator 14", "separator 27", "separator 40"])
-        let record = try reader.annotatedPage(6).map(\.note)
+        #expect(listing.map(\.kind) == ["header", "leaf", "leaf", "leaf", "internal", "root record"])
+        #expect(listing[1...3].map(\.itemCount) == [18, 18, 1])
+        #expect(listing[4].itemCount == 3 && listing[4].extra == 1)
+        let separators = try reader.annotatedPage(4).filter { $0.note.hasPrefix("separator") }.map(\.note)
+        #expect(separators == ["separator 19", "separator 37"])
+        let record = try reader.annotatedPage(5).map(\.note)
         #expect(
-            record.contains("root page 5") && record.contains("height 2")
+            record.contains("root page 4") && record.contains("height 2")
                 && record.contains("previous root record: none"))
         #expect(record.contains("next table ID 2") && record.contains("name 't'"))
     }

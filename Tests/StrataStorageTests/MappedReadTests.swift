@@ -144,7 +144,8 @@ import Testing
             let table = try store.write { try $0.createTable(named: "t") }
             try store.write { txn in for row in 1...200 { try txn.insert([UInt8(row), 7, 7, 7, 7], into: table) } }
             try store.close()
-            // Page 1 is the first leaf the checkpoint wrote. Point its second slot past the page's end and reseal.
+            // Page 1 is the first leaf the checkpoint wrote. Point its second value's end past the page's end and
+            // reseal (the ends follow the first row ID and the row-ID deltas, FORMAT.md §4.2).
             let path = TemporaryStore.pageFile(in: directory)
             let file = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
             var page = Array(file[512..<1024])
@@ -152,9 +153,9 @@ import Testing
                 .checksumSalt
             #expect(page[4] == PageType.leaf.rawValue)
             let count = Int(page[6]) | Int(page[7]) << 8
-            let slot1 = 32 + 8 * count + 4
-            page[slot1] = 0xF0
-            page[slot1 + 1] = 0x01
+            let end1 = 32 + 8 + Int(page[5]) * count + 2
+            page[end1] = 0xF0
+            page[end1 + 1] = 0x01
             page.withUnsafeMutableBytes { bytes in
                 let header = try! PageHeader.read(UnsafeRawBufferPointer(bytes), expectedPageNumber: 1)
                 header.seal(bytes, salt: salt)

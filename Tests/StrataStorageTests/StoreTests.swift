@@ -48,9 +48,11 @@ import Testing
         try store.close()
     }
 
-    /// A store of format version 1 (leaf pages before they were searched in place) is refused, by the writer's open
-    /// and by the read-only open of fsck alike, with a message that names the version and what to do.
-    @Test func aVersionOneStoreIsRefusedWithAMessageSayingWhatToDo() throws {
+    /// A store of format version 1 (leaf pages before they were searched in place) or 2 (row records before they
+    /// were compact) is refused, by the writer's open and by the read-only open of fsck alike, with a message that
+    /// names the version and what to do.
+    @Test(arguments: [UInt32(1), 2])
+    func anOlderStoreIsRefusedWithAMessageSayingWhatToDo(version: UInt32) throws {
         let fileSystem = TemporaryStore.makeFileSystem()
         let store = try Store.openForTesting(fileSystem)
         try store.write { txn in _ = try txn.insert([1, 2, 3], into: try txn.createTable(named: "t")) }
@@ -59,13 +61,13 @@ import Testing
         var header = try handle.read(count: StoreHeader.encodedSize, at: 0).withUnsafeBytes {
             (bytes) throws(FormatError) in try StoreHeader.decode(bytes)
         }
-        header.formatVersion = 1
+        header.formatVersion = version
         try handle.write(header.encoded(), at: 0)
         try handle.sync()
         try handle.close()
         func isVersionOneRefusal(_ error: any Error) -> Bool {
             guard case StorageError.unsupportedFormat(_, let reason) = error else { return false }
-            return reason.contains("format version 1") && reason.contains("new store")
+            return reason.contains("format version \(version)") && reason.contains("new store")
         }
         #expect(performing: { try Store.openForTesting(fileSystem) }, throws: isVersionOneRefusal)
         #expect(

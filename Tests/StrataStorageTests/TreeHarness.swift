@@ -177,6 +177,15 @@ final class TreeHarness {
         guard let root else { return 0 }
         return try tree.resolve(root, level: nil).level + 1
     }
+
+    /// The number of leaves in the tree.
+    func leafCount() throws -> Int {
+        func count(_ ref: NodeRef) throws -> Int {
+            let node = try tree.resolve(ref, level: nil)
+            return node.isLeaf ? 1 : try node.children.reduce(0) { $0 + (try count($1)) }
+        }
+        return try root.map(count) ?? 0
+    }
 }
 
 /// Orders in which a test visits keys.

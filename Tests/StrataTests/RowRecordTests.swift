@@ -56,29 +56,26 @@ private func isInvalidField(_ error: FormatError?) -> Bool {
         let bytes = RowRecord.encode(
             entityID: 2, rowVersion: 7, fields: [.string("Ada"), .int64(36), .null, .boolean(true)])
         let expected: [UInt8] = [
-            0x01,  // formatVersion
-            0x02, 0x00,  // entityID 2
-            0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // rowVersion 7
-            0x04, 0x00,  // fieldCount 4
-            0x04, 0x00, 0x00, 0x00,  // field 0 ends at 4
-            0x0D, 0x00, 0x00, 0x00,  // field 1 ends at 13
-            0x0E, 0x00, 0x00, 0x00,  // field 2 ends at 14
-            0x10, 0x00, 0x00, 0x00,  // field 3 ends at 16
+            0x21,  // form: format version 2, field ends of 1 byte
+            0x02,  // entityID 2
+            0x07,  // rowVersion 7
+            0x04,  // fieldCount 4
+            0x04, 0x06, 0x07, 0x09,  // fields 0 ... 3 end at 4, 6, 7 and 9
             0x05, 0x41, 0x64, 0x61,  // string "Ada"
-            0x01, 0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // int64 36
+            0x01, 0x24,  // int64 36, in one byte
             0x00,  // null
             0x04, 0x01,  // boolean true
         ]
         #expect(bytes == expected)
-        #expect(RowRecord.headerSize == 13)
-        #expect(RowRecord.fieldEndSize == 4)
-        #expect(RowRecord.formatVersion == 1)
+        #expect(RowRecord.formatVersion == 2)
         #expect(RowRecord.Tag.allCases.map(\.rawValue) == Array(0...12))
     }
 
-    @Test func fixedPayloadsArePinned() {
+    @Test func fixedPayloadsArePinned() throws {
         func fieldBytes(_ field: RowRecord.Field) -> [UInt8] {
-            Array(RowRecord.encode(entityID: 0, rowVersion: 0, fields: [field]).dropFirst(RowRecord.headerSize + 4))
+            let row = RowRecord.encode(entityID: 0, rowVersion: 0, fields: [field])
+            let header = try? RowRecord.Header.decode(row)
+            return Array(row.dropFirst(header?.fieldsOffset ?? row.count))
         }
         #expect(fieldBytes(.double(1.0)) == [2, 0, 0, 0, 0, 0, 0, 0xF0, 0x3F])
         #expect(fieldBytes(.float(1.0)) == [3, 0, 0, 0x80, 0x3F])
@@ -91,12 +88,87 @@ private func isInvalidField(_ error: FormatError?) -> Bool {
             fieldBytes(.decimal(.init(exponent: -3, isNegative: true, isCompact: true, mantissa: [0xE240, 0x0001])))
                 == [9, 0xFD, 0x03, 0x40, 0xE2, 0x01, 0x00])
         #expect(fieldBytes(.uri("a:b")) == [10, 0x61, 0x3A, 0x62])
-        #expect(fieldBytes(.blobReference(0x0102)) == [11, 2, 1, 0, 0, 0, 0, 0, 0])
-        #expect(fieldBytes(.reference(5)) == [12, 5, 0, 0, 0, 0, 0, 0, 0])
         #expect(fieldBytes(.bytes([9, 8])) == [6, 9, 8])
         #expect(fieldBytes(.boolean(false)) == [4, 0])
-        #expect(fieldBytes(.int64(-2)) == [1, 0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
         for field in Self.everyKind { #expect(fieldBytes(field).count == field.encodedSize, "\(field)") }
+    }
+
+    /// Integers take as few bytes as hold them: two's complement for int64, unsigned for references.
+    @Test func integersTakeTheirShortestWidth() throws {
+        func fieldBytes(_ field: RowRecord.Field) -> [UInt8] {
+            let row = RowRecord.encode(entityID: 0, rowVersion: 0, fields: [field])
+            return Array(row.dropFirst(5))  // form, three one-byte varints, one field end
+        }
+        #expect(fieldBytes(.int64(0)) == [1, 0])
+        #expect(fieldBytes(.int64(-2)) == [1, 0xFE])
+        #expect(fieldBytes(.int64(127)) == [1, 0x7F])
+        #expect(fieldBytes(.int64(128)) == [1, 0x80, 0x00])
+        #expect(fieldBytes(.int64(-128)) == [1, 0x80])
+        #expect(fieldBytes(.int64(-129)) == [1, 0x7F, 0xFF])
+        #expect(fieldBytes(.int64(200_000)) == [1, 0x40, 0x0D, 0x03])
+        #expect(fieldBytes(.int64(.max)) == [1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F])
+        #expect(fieldBytes(.int64(.min)) == [1, 0, 0, 0, 0, 0, 0, 0, 0x80])
+        #expect(fieldBytes(.reference(5)) == [12, 5])
+        #expect(fieldBytes(.reference(0)) == [12, 0])
+        #expect(fieldBytes(.reference(255)) == [12, 0xFF])
+        #expect(fieldBytes(.reference(256)) == [12, 0, 1])
+        #expect(fieldBytes(.blobReference(0x0102)) == [11, 2, 1])
+        #expect(fieldBytes(.blobReference(.max)) == [11] + Array(repeating: 0xFF, count: 8))
+        // Every width decodes to its value, at the boundaries of each width.
+        var values: [Int64] = [.min, .max, 0, -1]
+        for width in 1...7 {
+            let high = Int64(1) << (8 * width - 1)
+            values += [high - 1, high, -high, -high - 1]
+        }
+        for value in values {
+            let row = RowRecord.encode(
+                entityID: 1, rowVersion: 1, fields: [.int64(value), .reference(UInt64(bitPattern: value))])
+            #expect(try RowRecord.decodeAll(row).fields == [.int64(value), .reference(UInt64(bitPattern: value))])
+        }
+    }
+
+    /// Field ends are 1, 2 or 4 bytes, the narrowest that holds the fields area's length; varints in the header.
+    @Test func fieldEndWidthFollowsTheRowsSize() throws {
+        for (length, width, form) in [
+            (0, 1, 0x21), (253, 1, 0x21), (254, 2, 0x22), (65_533, 2, 0x22), (65_534, 4, 0x24),
+        ] {
+            let fields: [RowRecord.Field] = [.bytes(Array(repeating: 7, count: length)), .null]
+            let row = RowRecord.encode(entityID: 300, rowVersion: 1 << 40, fields: fields)
+            let header = try RowRecord.Header.decode(row)
+            #expect(row[0] == UInt8(form), "fields of \(length + 2) bytes")
+            // form, entityID in 2 bytes, rowVersion in 6, fieldCount in 1, then two ends.
+            #expect(header.fieldsOffset == 1 + 2 + 6 + 1 + 2 * width)
+            #expect(row.count == header.fieldsOffset + length + 2)
+            #expect(try RowRecord.decodeAll(row).fields == fields)
+            #expect(header == RowRecord.Header(entityID: 300, rowVersion: 1 << 40, fieldCount: 2))
+        }
+    }
+
+    /// Only one encoding of a row decodes: a wider field end, a longer varint or integer is refused.
+    @Test func nonCanonicalFormsAreRejected() {
+        // Field ends of 2 bytes for a row that needs 1.
+        let wide: [UInt8] = [0x22, 1, 1, 1, 2, 0, 1, 5]
+        #expect(isInvalidField(formatError { () throws(FormatError) in try RowRecord.Header.decode(wide) }))
+        // Unknown end widths.
+        for form: UInt8 in [0x20, 0x23, 0x28, 0x2F] {
+            let row: [UInt8] = [form, 1, 1, 1, 1, 0]
+            #expect(isInvalidField(formatError { () throws(FormatError) in try RowRecord.Header.decode(row) }))
+        }
+        // entityID 1 as the two-byte varint 81 00.
+        let longVarint: [UInt8] = [0x21, 0x81, 0x00, 1, 1, 1, 0]
+        #expect(isInvalidField(formatError { () throws(FormatError) in try RowRecord.Header.decode(longVarint) }))
+        // entityID beyond 16 bits, fieldCount beyond 65,535.
+        let bigEntity: [UInt8] = [0x21, 0x80, 0x80, 0x04, 1, 0]
+        #expect(isInvalidField(formatError { () throws(FormatError) in try RowRecord.Header.decode(bigEntity) }))
+        // rowVersion beyond 64 bits.
+        let bigVersion: [UInt8] = [0x21, 1] + Array(repeating: 0xFF, count: 9) + [0x02, 0]
+        #expect(isInvalidField(formatError { () throws(FormatError) in try RowRecord.Header.decode(bigVersion) }))
+        // int64 5 in two bytes, -1 in two bytes, reference 5 in two bytes.
+        for field: [UInt8] in [[1, 5, 0], [1, 0xFF, 0xFF], [12, 5, 0], [11, 0, 0]] {
+            let bytes = row(withFieldBytes: field)
+            #expect(
+                isInvalidField(formatError { () throws(FormatError) in try RowRecord.decodeAll(bytes) }), "\(field)")
+        }
     }
 
     @Test func everyFieldKindRoundTrips() throws {
@@ -141,7 +213,7 @@ private func isInvalidField(_ error: FormatError?) -> Bool {
 
     @Test func rowWithoutFieldsIsItsHeader() throws {
         let bytes = RowRecord.encode(entityID: 1, rowVersion: 2, fields: [])
-        #expect(bytes.count == RowRecord.headerSize)
+        #expect(bytes == [0x21, 1, 2, 0])
         #expect(try RowRecord.decodeAll(bytes).fields.isEmpty)
         #expect(
             formatError { () throws(FormatError) in try RowRecord.field(at: 0, in: bytes) }.map(isInvalidField) == true)
@@ -150,24 +222,25 @@ private func isInvalidField(_ error: FormatError?) -> Bool {
     @Test func headerDecodesWithoutReadingTheFields() throws {
         var bytes = RowRecord.encode(
             entityID: 0x1234, rowVersion: 0x0102_0304_0506_0708, fields: [.int64(1), .string("abc")])
-        bytes[RowRecord.headerSize + 8] = 0xFF  // damage field 0's tag: the header does not look at it
+        // form, entityID in 2 varint bytes, rowVersion (57 bits) in 9, fieldCount in 1, two 1-byte ends.
+        bytes[15] = 0xFF  // damage field 0's tag: the header does not look at it
         let header = try RowRecord.Header.decode(bytes)
         #expect(header.entityID == 0x1234)
         #expect(header.rowVersion == 0x0102_0304_0506_0708)
         #expect(header.fieldCount == 2)
-        #expect(header.fieldsOffset == RowRecord.headerSize + 8)
+        #expect(header.fieldsOffset == 15)
         #expect(try RowRecord.field(at: 1, in: bytes) == .string("abc"))
         #expect(
             formatError { () throws(FormatError) in try RowRecord.field(at: 0, in: bytes) }.map(isInvalidField) == true)
     }
 
     @Test func unknownFormatVersionIsRejected() {
-        for version: UInt8 in [0, 2, 0xFF] {
+        for form: UInt8 in [0, 0x01, 0x11, 0x31, 0xF1] {
             var bytes = RowRecord.encode(entityID: 1, rowVersion: 1, fields: [.null])
-            bytes[0] = version
+            bytes[0] = form
             #expect(
                 formatError { () throws(FormatError) in try RowRecord.decodeAll(bytes) }
-                    == .unsupportedVersion(UInt32(version)))
+                    == .unsupportedVersion(UInt32(form >> 4)))
         }
     }
 
@@ -200,9 +273,8 @@ private func isInvalidField(_ error: FormatError?) -> Bool {
 
     /// A row of one field whose tag and payload are `field`, offsets made consistent.
     private func row(withFieldBytes field: [UInt8]) -> [UInt8] {
-        var bytes: [UInt8] = [1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0]
-        bytes += withUnsafeBytes(of: UInt32(field.count).littleEndian, Array.init)
-        return bytes + field
+        precondition(field.count < 256)
+        return [0x21, 1, 1, 1, UInt8(field.count)] + field
     }
 
     @Test func malformedFieldsAreRejected() {
@@ -210,7 +282,7 @@ private func isInvalidField(_ error: FormatError?) -> Bool {
             ("unknown tag 13", [13]),
             ("unknown tag 255", [0xFF, 0]),
             ("null with payload", [0, 0]),
-            ("short int64", [1, 0, 0, 0, 0, 0, 0, 0]),
+            ("empty int64", [1]),
             ("long int64", [1, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
             ("short double", [2, 0]),
             ("long float", [3, 0, 0, 0, 0, 0]),
@@ -228,8 +300,8 @@ private func isInvalidField(_ error: FormatError?) -> Bool {
             ("decimal of 9 words", [9, 0, 0] + Array(repeating: 1, count: 18)),
             ("decimal with unknown flags", [9, 0, 0x04, 1, 0]),
             ("decimal with a zero top word", [9, 0, 0, 1, 0, 0, 0]),
-            ("short blob reference", [11, 1]),
-            ("long reference", [12] + Array(repeating: 0, count: 9)),
+            ("empty blob reference", [11]),
+            ("long reference", [12] + Array(repeating: 1, count: 9)),
         ]
         for (name, field) in malformed {
             let bytes = row(withFieldBytes: field)
@@ -242,17 +314,18 @@ private func isInvalidField(_ error: FormatError?) -> Bool {
 
     @Test func offsetsThatDoNotIncreaseAreRejected() {
         var bytes = RowRecord.encode(entityID: 1, rowVersion: 1, fields: [.int64(1), .int64(2), .int64(3)])
+        #expect(bytes[4...6] == [2, 4, 6])  // the field ends, after form and three varints
         // field 1 ends where field 0 ends: an empty field (no tag).
-        bytes.replaceSubrange(17..<21, with: [9, 0, 0, 0])
+        bytes[5] = 2
         #expect(isInvalidField(formatError { () throws(FormatError) in try RowRecord.decodeAll(bytes) }))
         #expect(isInvalidField(formatError { () throws(FormatError) in try RowRecord.field(at: 1, in: bytes) }))
         // field 1 ends before field 0 ends.
-        bytes.replaceSubrange(17..<21, with: [2, 0, 0, 0])
+        bytes[5] = 1
         #expect(isInvalidField(formatError { () throws(FormatError) in try RowRecord.field(at: 1, in: bytes) }))
-        #expect(isInvalidField(formatError { () throws(FormatError) in try RowRecord.field(at: 2, in: bytes) }))
+        #expect(isInvalidField(formatError { () throws(FormatError) in try RowRecord.decodeAll(bytes) }))
         // field 0 ends past the row.
         var far = RowRecord.encode(entityID: 1, rowVersion: 1, fields: [.int64(1), .int64(2)])
-        far.replaceSubrange(13..<17, with: [0xFF, 0xFF, 0xFF, 0xFF])
+        far[4] = 0xFF
         #expect(isTruncated(formatError { () throws(FormatError) in try RowRecord.field(at: 0, in: far) }))
         #expect(formatError { () throws(FormatError) in try RowRecord.field(at: 1, in: far) } != nil)
     }
@@ -495,7 +568,7 @@ private func isInvalidField(_ error: FormatError?) -> Bool {
             try coder.decode(Array(bytes.dropLast()))
         }
         #expect(throws: RowCodingError.format(.unsupportedVersion(9))) {
-            try coder.value(of: entity.attributesByName["name"]!, in: [9] + bytes.dropFirst())
+            try coder.value(of: entity.attributesByName["name"]!, in: [0x91] + bytes.dropFirst())
         }
     }
 

@@ -7,80 +7,112 @@ import StrataWorkload
 /// writes and the only one the engine's secondary indexes read, encoded by hand here (as a prepared-statement
 /// user of SQLite binds its values) and checked once against `RowRecord.decodeAll`.
 ///
-/// Employee (entity 2, 4 fields): `salary:int64 hired:date department:reference name:string`, 69 to 77 bytes.
-/// Salary first, so that scans find it at a fixed offset (30) with one load; `hired` is stored as a row-record
-/// date (seconds since 2001). Department (entity 1, 2 fields): `name:string budget:double`, as the object
-/// store lays it out.
+/// Employee (entity 2, 4 fields): `salary:int64 hired:date department:reference name:string`, 36 to 46 bytes:
+/// the form byte `0x21`, entity 2, version 1 and 4 fields in one byte each, four one-byte field ends (every
+/// employee's fields take fewer than 256 bytes), then the fields from byte 8. Salary (2 or 3 bytes) and department
+/// (1 byte) take as few bytes as hold them; `hired` is stored as a row-record date (seconds since 2001).
+/// Department (entity 1, 2 fields): `name:string budget:double`, as the object store lays it out.
 enum EmployeeRow {
     static let entityID: UInt16 = 2
     static let fieldCount = 4
-    /// Where the fields start: the 13-byte header, then 4 field ends of 4 bytes.
-    static let fieldsOffset = RowRecord.headerSize + RowRecord.fieldEndSize * fieldCount
+    /// Where the fields start: the form byte, three one-byte varints, four one-byte field ends.
+    static let fieldsOffset = 8
     /// Field positions, for the indexes.
     static let salaryField = 0
     static let hiredField = 1
     static let departmentField = 2
     static let nameField = 3
-    /// Byte offsets of the payloads (each after its one-byte tag).
-    static let salaryOffset = fieldsOffset + 1
-    static let hiredOffset = fieldsOffset + 10
-    static let departmentOffset = fieldsOffset + 19
-    static let nameOffset = fieldsOffset + 28
     /// 1970-01-01 in seconds since 2001-01-01 (the row-record date's epoch).
     static let unixToReference = 978_307_200.0
+
+    /// Bytes of the shortest two's complement form of `value` (FORMAT.md §6.1).
+    @inline(__always)
+    static func signedWidth(_ value: Int64) -> Int {
+        (64 - UInt64(bitPattern: value ^ (value >> 63)).leadingZeroBitCount + 8) / 8
+    }
+
+    /// Bytes of the shortest unsigned form of `value`.
+    @inline(__always)
+    static func unsignedWidth(_ value: UInt64) -> Int { max(1, (64 - value.leadingZeroBitCount + 7) / 8) }
 
     static func encode(_ employee: Employee) -> [UInt8] {
         var name = employee.name
         return name.withUTF8 { nameBytes in
-            [UInt8](unsafeUninitializedCapacity: nameOffset + nameBytes.count) { buffer, count in
-                let raw = UnsafeMutableRawBufferPointer(buffer)
-                raw[0] = RowRecord.formatVersion
-                raw.storeBytes(of: entityID.littleEndian, toByteOffset: 1, as: UInt16.self)
-                raw.storeBytes(of: UInt64(1).littleEndian, toByteOffset: 3, as: UInt64.self)
-                raw.storeBytes(of: UInt16(fieldCount).littleEndian, toByteOffset: 11, as: UInt16.self)
-                let ends: [UInt32] = [9, 18, 27, UInt32(28 + nameBytes.count)]
-                for (index, end) in ends.enumerated() {
-                    raw.storeBytes(of: end.littleEndian, toByteOffset: 13 + 4 * index, as: UInt32.self)
-                }
-                raw[salaryOffset - 1] = RowRecord.Tag.int64.rawValue
-                raw.storeBytes(of: employee.salary.littleEndian, toByteOffset: salaryOffset, as: Int64.self)
-                raw[hiredOffset - 1] = RowRecord.Tag.date.rawValue
-                raw.storeBytes(
-                    of: (employee.hired - unixToReference).bitPattern.littleEndian, toByteOffset: hiredOffset,
-                    as: UInt64.self)
-                raw[departmentOffset - 1] = RowRecord.Tag.reference.rawValue
-                raw.storeBytes(
-                    of: UInt64(employee.department).littleEndian, toByteOffset: departmentOffset, as: UInt64.self)
-                raw[nameOffset - 1] = RowRecord.Tag.string.rawValue
-                UnsafeMutableRawBufferPointer(rebasing: raw[nameOffset...]).copyMemory(
-                    from: UnsafeRawBufferPointer(nameBytes))
-                count = nameOffset + nameBytes.count
-            }
+            encode(
+                salary: employee.salary, hiredBits: (employee.hired - unixToReference).bitPattern,
+                department: UInt64(employee.department), name: UnsafeRawBufferPointer(nameBytes))
         }
     }
 
+    static func encode(salary: Int64, hiredBits: UInt64, department: UInt64, name: UnsafeRawBufferPointer) -> [UInt8] {
+        let salaryEnd = 1 + signedWidth(salary)
+        let hiredEnd = salaryEnd + 9
+        let departmentEnd = hiredEnd + 1 + unsignedWidth(department)
+        let nameEnd = departmentEnd + 1 + name.count
+        return [UInt8](unsafeUninitializedCapacity: fieldsOffset + nameEnd) { buffer, count in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            raw[0] = RowRecord.formatVersion << 4 | 1
+            raw[1] = UInt8(entityID)
+            raw[2] = 1  // row version
+            raw[3] = UInt8(fieldCount)
+            raw[4] = UInt8(salaryEnd)
+            raw[5] = UInt8(hiredEnd)
+            raw[6] = UInt8(departmentEnd)
+            raw[7] = UInt8(nameEnd)
+            func store(_ bits: UInt64, from start: Int, to end: Int) {
+                var rest = bits
+                for offset in start..<end {
+                    raw[offset] = UInt8(truncatingIfNeeded: rest)
+                    rest >>= 8
+                }
+            }
+            raw[fieldsOffset] = RowRecord.Tag.int64.rawValue
+            store(UInt64(bitPattern: salary), from: fieldsOffset + 1, to: fieldsOffset + salaryEnd)
+            raw[fieldsOffset + salaryEnd] = RowRecord.Tag.date.rawValue
+            raw.storeBytes(of: hiredBits.littleEndian, toByteOffset: fieldsOffset + salaryEnd + 1, as: UInt64.self)
+            raw[fieldsOffset + hiredEnd] = RowRecord.Tag.reference.rawValue
+            store(department, from: fieldsOffset + hiredEnd + 1, to: fieldsOffset + departmentEnd)
+            raw[fieldsOffset + departmentEnd] = RowRecord.Tag.string.rawValue
+            UnsafeMutableRawBufferPointer(rebasing: raw[(fieldsOffset + departmentEnd + 1)...]).copyMemory(from: name)
+            count = fieldsOffset + nameEnd
+        }
+    }
+
+    /// The salary: its width is its field's end less the tag; 8 bytes are loaded (the date field follows) and
+    /// sign-extended from that width.
     @inline(__always)
     static func salary(_ row: UnsafeRawBufferPointer) -> Int64 {
-        Int64(littleEndian: row.loadUnaligned(fromByteOffset: salaryOffset, as: Int64.self))
+        let width = Int(row[4]) - 1
+        let raw = UInt64(littleEndian: row.loadUnaligned(fromByteOffset: fieldsOffset + 1, as: UInt64.self))
+        let shift = UInt64(64 - 8 * width)
+        return Int64(bitPattern: raw << shift) >> shift
     }
 
+    /// The department's row: after the date field, as wide as its field (8 bytes are loaded: the name follows).
     @inline(__always)
     static func department(_ row: UnsafeRawBufferPointer) -> Int {
-        Int(UInt64(littleEndian: row.loadUnaligned(fromByteOffset: departmentOffset, as: UInt64.self)))
+        let start = fieldsOffset + Int(row[5]) + 1
+        let width = Int(row[6]) - Int(row[5]) - 1
+        let raw = UInt64(littleEndian: row.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+        return Int(width == 8 ? raw : raw & (1 << UInt64(8 * width) - 1))
     }
 
     @inline(__always)
-    static func name(_ row: UnsafeRawBufferPointer) -> String {
-        String(decoding: UnsafeRawBufferPointer(rebasing: row[nameOffset...]), as: UTF8.self)
+    static func nameBytes(_ row: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: row[(fieldsOffset + Int(row[6]) + 1)...])
     }
 
-    /// A copy of `row` with another salary.
+    @inline(__always)
+    static func name(_ row: UnsafeRawBufferPointer) -> String { String(decoding: nameBytes(row), as: UTF8.self) }
+
+    /// A copy of `row` with another salary (whose width may differ: the row is laid out again).
     static func withSalary(_ row: [UInt8], _ salary: Int64) -> [UInt8] {
-        var copy = row
-        copy.withUnsafeMutableBytes {
-            $0.storeBytes(of: salary.littleEndian, toByteOffset: salaryOffset, as: Int64.self)
+        row.withUnsafeBytes { raw in
+            let hired = UInt64(
+                littleEndian: raw.loadUnaligned(fromByteOffset: fieldsOffset + Int(raw[4]) + 1, as: UInt64.self))
+            return encode(
+                salary: salary, hiredBits: hired, department: UInt64(department(raw)), name: nameBytes(raw))
         }
-        return copy
     }
 
     /// Checks the hand encoding against the format's own decoder (once, untimed).
@@ -98,6 +130,15 @@ enum EmployeeRow {
             try check(
                 salary(raw) == employee.salary && department(raw) == employee.department
                     && name(raw) == employee.name, "the engine's employee row accessors")
+        }
+        // A salary of another width: the row is laid out again and still decodes.
+        for salary: Int64 in [-1, 0, 127, 128, 40_000, 8_388_608, .min, .max] {
+            let changed = withSalary(bytes, salary)
+            let (_, fields) = try RowRecord.decodeAll(changed)
+            try check(fields == [.int64(salary)] + expected.dropFirst(), "the engine's employee row after withSalary")
+            try changed.withUnsafeBytes { raw in
+                try check(Self.salary(raw) == salary && department(raw) == employee.department, "salary accessors")
+            }
         }
     }
 }

@@ -2,16 +2,16 @@ import StrataFormat
 import StrataIO
 import StrataStorage
 
-/// Format-version-2 reproductions of crashers whose inputs are format-1 stores (FailCases/FuzzStoreOpen/): since
-/// format 2, such a store stops at the store header's version check, so the original input no longer reaches the
-/// code that trapped. Each original stays (it still must not crash); its reproduction, `<original>-format2`, is the
-/// same store in format 2, made here so that it can be made again after the next format change:
-/// `swift run --scratch-path .build/seeds FuzzSeeds reproductions FailCases`.
+/// Current-format reproductions of crashers whose inputs are stores of an older format (FailCases/FuzzStoreOpen/):
+/// such a store stops at the store header's version check, so the original input no longer reaches the code that
+/// trapped. Each original stays (it still must not crash), as do the reproductions of earlier formats; the
+/// reproduction in the current format N, `<original>-formatN`, is made here so that it can be made again after the
+/// next format change: `swift run --scratch-path .build/seeds FuzzSeeds reproductions FailCases`.
 ///
 /// - `logverifier-commit-operation-count`, `lsn-near-max-write`: their page files hold only the store header and
-///   (the second) a root record, whose bytes are the same in format 2: the original with the version set to 2 and
-///   the header's checksum fixed.
-/// - `root-record-wal-lsn-max`: the seed store after a checkpoint and a crash (written by the engine in format 2)
+///   (the second) a root record, whose bytes have not changed since format 1: the original with the version set to
+///   the current one and the header's checksum fixed.
+/// - `root-record-wal-lsn-max`: the seed store after a checkpoint and a crash (written by the engine)
 ///   with its root record's walLSN set to `UInt64.max`, every checksum fixed (mode 0x1F).
 /// - `row-zero-row-count-equals-next-row-id`: a store written by the engine whose checkpointed table holds rows
 ///   0, 1 and 2 (row count = next row ID = 3); mode 0x10, so FuzzStoreOpen also writes, checkpoints and reopens.
@@ -19,17 +19,18 @@ public enum Reproductions {
     /// The reproductions: file name → bytes. `original` gives the bytes of an original input by file name.
     public static func make(original: (String) throws -> [UInt8]) throws -> [(name: String, bytes: [UInt8])] {
         var result: [(name: String, bytes: [UInt8])] = []
+        let suffix = "-format\(StoreHeader.currentVersion)"
         for name in ["logverifier-commit-operation-count", "lsn-near-max-write"] {
             var image = try original(name).withUnsafeBytes { StoreImage(decoding: $0) }
             guard let index = image.files.firstIndex(where: { $0.name == StoreFileNames.pageFile }),
                 image.files[index].bytes.count >= StoreHeader.encodedSize
             else { throw SeedError("\(name) has no page file") }
-            Reseal.store(2, into: &image.files[index].bytes, at: 8)
+            Reseal.store(StoreHeader.currentVersion, into: &image.files[index].bytes, at: 8)
             Reseal.storeHeader(&image.files[index].bytes)
-            result.append(("\(name)-format2", image.encoded()))
+            result.append((name + suffix, image.encoded()))
         }
-        result.append(("root-record-wal-lsn-max-format2", try rootRecordWALLSNMax()))
-        result.append(("row-zero-row-count-equals-next-row-id-format2", try rowZero()))
+        result.append(("root-record-wal-lsn-max" + suffix, try rootRecordWALLSNMax()))
+        result.append(("row-zero-row-count-equals-next-row-id" + suffix, try rowZero()))
         return result
     }
 

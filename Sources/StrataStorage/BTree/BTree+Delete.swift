@@ -5,8 +5,18 @@ extension BTree {
     /// - Returns: the new root (`nil` when the tree became empty) and whether the key was there.
     func delete(_ root: NodeRef?, key: UInt64, owner: UInt64) throws -> (root: NodeRef?, deleted: Bool) {
         guard let root else { return (nil, false) }
-        let node = try mutable(root, owner: owner, level: nil)
-        guard try delete(from: node, key: key, owner: owner) else { return (root, false) }
+        var node = try mutable(root, owner: owner, level: nil)
+        guard var splits = try delete(from: node, key: key, owner: owner) else { return (root, false) }
+        // A leaf can grow when it loses a row (dense row IDs become deltas, FORMAT.md §4.2): a root that split
+        // gets a parent, as in a put.
+        while !splits.isEmpty {
+            let parent = BTreeNode(
+                level: node.level + 1, keys: [0] + splits.map(\.separator), values: [],
+                children: [.node(node)] + splits.map { .node($0.node) }, owner: owner,
+                bodySize: BTreeLimits.internalBodySize(childCount: splits.count + 1))
+            node = parent
+            splits = limits.fits(parent) ? [] : splitInternal(parent)
+        }
         // An internal root left with one child gives way to that child; an empty leaf root empties the tree.
         var top = node
         while !top.isLeaf, top.count == 1 {
@@ -16,19 +26,29 @@ extension BTree {
         return (.node(top), true)
     }
 
-    private func delete(from node: BTreeNode, key: UInt64, owner: UInt64) throws -> Bool {
+    /// - Returns: nil when `key` is not there; else the new right siblings of `node` if it split.
+    private func delete(from node: BTreeNode, key: UInt64, owner: UInt64) throws -> Splits? {
         if node.isLeaf {
             let (index, found) = node.search(key)
-            guard found else { return false }
+            guard found else { return nil }
             node.bodySize -= limits.cellSize(node.values[index])
             node.keys.remove(at: index)
             node.values.remove(at: index)
-            return true
+            // Removing a row from the middle of a dense leaf makes its row IDs cost bytes (§4.2).
+            return limits.fits(node) ? [] : splitLeaf(node)
         }
         let index = node.childIndex(for: key)
         let child = try mutable(node.children[index], owner: owner, level: node.level - 1)
         node.children[index] = .node(child)
-        guard try delete(from: child, key: key, owner: owner) else { return false }
+        guard let splits = try delete(from: child, key: key, owner: owner) else { return nil }
+        if !splits.isEmpty {
+            for (offset, split) in splits.enumerated() {
+                node.keys.insert(split.separator, at: index + 1 + offset)
+                node.children.insert(.node(split.node), at: index + 1 + offset)
+                node.bodySize += PageFormat.internalEntrySize
+            }
+            return limits.fits(node) ? [] : splitInternal(node)
+        }
         if child.count == 0 {
             node.keys.remove(at: index)
             node.children.remove(at: index)
@@ -36,7 +56,7 @@ extension BTree {
         } else if child.bodySize < limits.mergeThreshold || (!child.isLeaf && child.count < 2) {
             try rebalance(node, child: index, owner: owner)
         }
-        return true
+        return []
     }
 
     /// Merges an underfull child with a neighbour when both fit one page, else moves entries over
@@ -52,11 +72,17 @@ extension BTree {
             leftView.isLeaf
             ? leftView.bodySize + rightView.bodySize
             : leftView.bodySize + rightView.bodySize + PageFormat.internalFirstChildSize
+        let mergedFits =
+            leftView.isLeaf
+            ? LeafPage.bodySize(
+                count: leftView.count + rightView.count, first: leftView.keys[0],
+                last: rightView.keys[rightView.count - 1], cellBytes: merged) <= limits.capacity
+            : merged <= limits.capacity
         let left = try mutable(parent.children[leftIndex], owner: owner, level: level)
         let right = try mutable(parent.children[rightIndex], owner: owner, level: level)
         parent.children[leftIndex] = .node(left)
         parent.children[rightIndex] = .node(right)
-        if merged <= limits.capacity {
+        if mergedFits {
             if left.isLeaf {
                 left.keys.append(contentsOf: right.keys)
                 left.values.append(contentsOf: right.values)
@@ -77,11 +103,16 @@ extension BTree {
         }
     }
 
-    /// Moves cells across two neighbouring leaves while each move makes their sizes more even.
+    /// Moves cells across two neighbouring leaves while each move makes their cell bytes more even and the
+    /// receiving leaf still fits its page (its row IDs spread with each cell it takes).
     private func redistributeLeaves(_ left: BTreeNode, _ right: BTreeNode) {
         while right.count > 1 {
             let size = limits.cellSize(right.values[0])
-            guard size < right.bodySize - left.bodySize else { break }
+            guard size < right.bodySize - left.bodySize,
+                LeafPage.bodySize(
+                    count: left.count + 1, first: left.keys[0], last: right.keys[0], cellBytes: left.bodySize + size)
+                    <= limits.capacity
+            else { break }
             left.keys.append(right.keys.removeFirst())
             left.values.append(right.values.removeFirst())
             left.bodySize += size
@@ -89,7 +120,11 @@ extension BTree {
         }
         while left.count > 1 {
             let size = limits.cellSize(left.values[left.count - 1])
-            guard size < left.bodySize - right.bodySize else { break }
+            guard size < left.bodySize - right.bodySize,
+                LeafPage.bodySize(
+                    count: right.count + 1, first: left.keys[left.count - 1], last: right.keys[right.count - 1],
+                    cellBytes: right.bodySize + size) <= limits.capacity
+            else { break }
             right.keys.insert(left.keys.removeLast(), at: 0)
             right.values.insert(left.values.removeLast(), at: 0)
             right.bodySize += size

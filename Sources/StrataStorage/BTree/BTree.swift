@@ -261,20 +261,29 @@ struct BTree: Sendable {
                 level: 0, keys: [key], values: [value], children: [], owner: owner, bodySize: limits.cellSize(value))
             return (.node(leaf), false)
         }
-        let node = try mutable(root, owner: owner, level: nil)
-        let (replaced, split) = try put(into: node, key: key, value: value, owner: owner, rightmost: true)
-        guard let (separator, right) = split else { return (.node(node), replaced) }
-        let newRoot = BTreeNode(
-            level: node.level + 1, keys: [0, separator], values: [], children: [.node(node), .node(right)],
-            owner: owner, bodySize: BTreeLimits.internalBodySize(childCount: 2))
-        return (.node(newRoot), replaced)
+        var node = try mutable(root, owner: owner, level: nil)
+        let (replaced, firstSplits) = try put(into: node, key: key, value: value, owner: owner, rightmost: true)
+        var splits = firstSplits
+        // A root that split gets a parent, which may split in turn when the root split into many nodes.
+        while !splits.isEmpty {
+            let parent = BTreeNode(
+                level: node.level + 1, keys: [0] + splits.map(\.separator), values: [],
+                children: [.node(node)] + splits.map { .node($0.node) }, owner: owner,
+                bodySize: BTreeLimits.internalBodySize(childCount: splits.count + 1))
+            node = parent
+            splits = limits.fits(parent) ? [] : splitInternal(parent)
+        }
+        return (.node(node), replaced)
     }
+
+    /// New right siblings of a node that split, each with the smallest key it holds.
+    typealias Splits = [(separator: UInt64, node: BTreeNode)]
 
     /// `rightmost`: whether `node` is on the tree's right edge. Appending there (row IDs only grow, so
     /// inserts usually do) splits off just the new entry, leaving full nodes behind instead of half-full ones.
     private func put(
         into node: BTreeNode, key: UInt64, value: LeafValue, owner: UInt64, rightmost: Bool
-    ) throws -> (replaced: Bool, split: (UInt64, BTreeNode)?) {
+    ) throws -> (replaced: Bool, splits: Splits) {
         if node.isLeaf {
             let (index, found) = node.search(key)
             let size = limits.cellSize(value)
@@ -286,25 +295,26 @@ struct BTree: Sendable {
                 node.values.insert(value, at: index)
                 node.bodySize += size
             }
-            guard node.bodySize > limits.capacity else { return (found, nil) }
+            guard !limits.fits(node) else { return (found, []) }
             let appended = rightmost && !found && index == node.count - 1
-            return (found, appended ? splitLeafAtEnd(node) : splitLeaf(node))
+            return (found, appended ? [splitLeafAtEnd(node)] : splitLeaf(node))
         }
         let index = node.childIndex(for: key)
         let child = try mutable(node.children[index], owner: owner, level: node.level - 1)
         node.children[index] = .node(child)
         let childIsRightmost = rightmost && index == node.count - 1
-        let (replaced, split) = try put(into: child, key: key, value: value, owner: owner, rightmost: childIsRightmost)
-        if let (separator, right) = split {
-            node.keys.insert(separator, at: index + 1)
-            node.children.insert(.node(right), at: index + 1)
+        let (replaced, splits) = try put(into: child, key: key, value: value, owner: owner, rightmost: childIsRightmost)
+        for (offset, split) in splits.enumerated() {
+            node.keys.insert(split.separator, at: index + 1 + offset)
+            node.children.insert(.node(split.node), at: index + 1 + offset)
             node.bodySize += PageFormat.internalEntrySize
         }
-        guard node.bodySize > limits.capacity else { return (replaced, nil) }
-        return (replaced, childIsRightmost && split != nil ? splitInternalAtEnd(node) : splitInternal(node))
+        guard !limits.fits(node) else { return (replaced, []) }
+        return (replaced, childIsRightmost && splits.count == 1 ? [splitInternalAtEnd(node)] : splitInternal(node))
     }
 
-    /// Splits a leaf that overflowed by an append: the new right leaf takes only the last cell.
+    /// Splits a leaf that overflowed by an append: the new right leaf takes only the last cell (the rest is the
+    /// leaf as it was before the append, which fit).
     private func splitLeafAtEnd(_ node: BTreeNode) -> (UInt64, BTreeNode) {
         let last = node.count - 1
         let size = limits.cellSize(node.values[last])
@@ -331,36 +341,46 @@ struct BTree: Sendable {
         return (separator, right)
     }
 
-    /// Splits an overfull leaf near the middle of its bytes; returns the separator and the new right leaf.
-    private func splitLeaf(_ node: BTreeNode) -> (UInt64, BTreeNode) {
-        let half = node.bodySize / 2
-        var leftSize = 0
-        var split = 0
-        while split < node.count - 1 {
-            let size = limits.cellSize(node.values[split])
-            if leftSize + size > half, split > 0 { break }
-            leftSize += size
-            split += 1
+    /// Splits an overfull leaf near the middle of its bytes. A leaf's size depends on how far its row IDs
+    /// spread (§4.2), so when either half still does not fit (small values under sparse row IDs), the cells are
+    /// packed greedily into as many leaves as they need. `node` keeps the first part.
+    func splitLeaf(_ node: BTreeNode) -> Splits {
+        let cuts = LeafPartition.cuts(
+            count: node.count, key: { node.keys[$0] }, cellSize: { limits.cellSize(node.values[$0]) },
+            cellBytes: node.bodySize, capacity: limits.capacity)
+        var splits: Splits = []
+        for (start, end) in zip(cuts, cuts.dropFirst() + [node.count]).dropFirst() {
+            let cells = node.values[start..<end].reduce(0) { $0 + limits.cellSize($1) }
+            let right = BTreeNode(
+                level: 0, keys: Array(node.keys[start..<end]), values: Array(node.values[start..<end]), children: [],
+                owner: node.owner, bodySize: cells)
+            splits.append((node.keys[start], right))
         }
-        let right = BTreeNode(
-            level: 0, keys: Array(node.keys[split...]), values: Array(node.values[split...]), children: [],
-            owner: node.owner, bodySize: node.bodySize - leftSize)
-        node.keys.removeSubrange(split...)
-        node.values.removeSubrange(split...)
-        node.bodySize = leftSize
-        return (right.keys[0], right)
+        let keep = cuts.count > 1 ? cuts[1] : node.count
+        node.bodySize = node.values[..<keep].reduce(0) { $0 + limits.cellSize($1) }
+        node.keys.removeSubrange(keep...)
+        node.values.removeSubrange(keep...)
+        return splits
     }
 
-    /// Splits an overfull internal node in the middle; the middle key moves up as the separator.
-    private func splitInternal(_ node: BTreeNode) -> (UInt64, BTreeNode) {
-        let middle = node.count / 2
-        let separator = node.keys[middle]
-        let right = BTreeNode(
-            level: node.level, keys: Array(node.keys[middle...]), values: [], children: Array(node.children[middle...]),
-            owner: node.owner, bodySize: BTreeLimits.internalBodySize(childCount: node.count - middle))
-        node.keys.removeSubrange(middle...)
-        node.children.removeSubrange(middle...)
-        node.bodySize = BTreeLimits.internalBodySize(childCount: middle)
-        return (separator, right)
+    /// Splits an overfull internal node into as few nodes as hold its children, evenly (two halves when it
+    /// overflowed by one child); the first key of each new node moves up as its separator.
+    func splitInternal(_ node: BTreeNode) -> Splits {
+        let perNode = limits.maximumChildren
+        let parts = (node.count + perNode - 1) / perNode
+        let starts = (0..<max(parts, 2)).map { node.count * $0 / max(parts, 2) }
+        var splits: Splits = []
+        for (start, end) in zip(starts, starts.dropFirst() + [node.count]).dropFirst() {
+            let right = BTreeNode(
+                level: node.level, keys: Array(node.keys[start..<end]), values: [],
+                children: Array(node.children[start..<end]), owner: node.owner,
+                bodySize: BTreeLimits.internalBodySize(childCount: end - start))
+            splits.append((node.keys[start], right))
+        }
+        let keep = starts[1]
+        node.keys.removeSubrange(keep...)
+        node.children.removeSubrange(keep...)
+        node.bodySize = BTreeLimits.internalBodySize(childCount: keep)
+        return splits
     }
 }

@@ -15,8 +15,24 @@ struct BTreeLimits: Sendable {
         mergeThreshold = capacity / 4
     }
 
+    /// The most children an internal node holds.
+    var maximumChildren: Int { (capacity - PageFormat.internalFirstChildSize) / PageFormat.internalEntrySize + 1 }
+
     @inline(__always)
     func cellSize(_ value: LeafValue) -> Int { value.cellSize(maximumInline: maximumInline) }
+
+    /// The body a node takes once encoded: a leaf's cells plus its row IDs (which cost what their spread
+    /// decides, §4.2); an internal node's `bodySize`.
+    @inline(__always)
+    func encodedSize(_ node: BTreeNode) -> Int {
+        guard node.isLeaf else { return node.bodySize }
+        guard let first = node.keys.first, let last = node.keys.last else { return node.bodySize }
+        return LeafPage.bodySize(count: node.count, first: first, last: last, cellBytes: node.bodySize)
+    }
+
+    /// Whether the node fits one page.
+    @inline(__always)
+    func fits(_ node: BTreeNode) -> Bool { encodedSize(node) <= capacity }
 
     static func internalBodySize(childCount: Int) -> Int { InternalPage.bodySize(childCount: childCount) }
 }

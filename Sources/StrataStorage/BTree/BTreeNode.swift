@@ -22,7 +22,8 @@ final class BTreeNode: @unchecked Sendable {
     var children: [NodeRef]
     /// The tag of the write transaction that may mutate this node, or 0 when frozen.
     let owner: UInt64
-    /// The size of the node's page body once encoded (the split and merge criterion).
+    /// Internal nodes: the size of the page body once encoded. Leaves: the bytes of their cells, values and value
+    /// ends (``BTreeLimits/encodedSize(_:)`` adds the row IDs, whose cost depends on how far they spread).
     var bodySize: Int
 
     init(level: Int, keys: [UInt64], values: [LeafValue], children: [NodeRef], owner: UInt64, bodySize: Int) {

@@ -47,7 +47,12 @@ struct TreeBuilder {
             bytes.count > limits.maximumInline
             ? .overflow(firstPage: try writer.writeOverflow(bytes), length: bytes.count) : .bytes(bytes)
         let size = limits.cellSize(value)
-        if !leafKeys.isEmpty, leafSize + size > limits.capacity { try writeLeaf(&writer) }
+        if let first = leafKeys.first,
+            LeafPage.bodySize(count: leafKeys.count + 1, first: first, last: key, cellBytes: leafSize + size)
+                > limits.capacity
+        {
+            try writeLeaf(&writer)
+        }
         leafKeys.append(key)
         leafValues.append(value)
         leafSize += size

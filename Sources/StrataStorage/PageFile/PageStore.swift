@@ -180,9 +180,14 @@ final class PageStore: Sendable {
                 switch header.type {
                 case .leaf:
                     let (keys, values) = try LeafPage.decode(page, header: header)
-                    guard !keys.isEmpty else { throw FormatError.invalidField("empty leaf") }
+                    guard let first = keys.first, let last = keys.last else {
+                        throw FormatError.invalidField("empty leaf")
+                    }
+                    // A leaf node counts its cells; the row IDs' share of the body is what their spread costs.
+                    let rowIDBytes = LeafPage.bodySize(count: keys.count, first: first, last: last, cellBytes: 0)
                     return BTreeNode(
-                        level: 0, keys: keys, values: values, children: [], owner: 0, bodySize: header.bodyLength)
+                        level: 0, keys: keys, values: values, children: [], owner: 0,
+                        bodySize: header.bodyLength - rowIDBytes)
                 case .internal:
                     let (level, keys, children) = try InternalPage.decode(page, header: header)
                     return BTreeNode(

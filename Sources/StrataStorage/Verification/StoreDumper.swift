@@ -177,28 +177,42 @@ extension ReadOnlyStore {
         switch header.type {
         case .leaf:
             spans.add(4, "extra 0 (leaf)")
-            let count = min(header.itemCount, spans.remaining / PageFormat.leafCellHeaderSize)
+            let width = Int(header.flags)
+            let first = spans.u64()
+            spans.add(8, "first row ID \(first)")
+            // A damaged count or width is cut to what the body holds: a dump never traps.
+            let count = min(header.itemCount, spans.remaining / (width + 2))
             var rows: [UInt64] = []
             for index in 0..<count {
-                rows.append(spans.u64())
-                spans.add(8, "row ID \(index): \(rows[index])")
+                if width == 0 {
+                    rows.append(first &+ UInt64(index))
+                } else {
+                    let delta =
+                        width == 1
+                        ? UInt64(spans.u8())
+                        : width == 2 ? UInt64(spans.u16()) : width == 4 ? UInt64(spans.u32()) : spans.u64()
+                    rows.append(first &+ delta)
+                    spans.add(width, "row ID \(index): \(rows[index]) (first + \(delta))")
+                }
             }
-            var slots: [(length: Int, overflow: Bool)] = []
+            var ends: [Int] = []
             for index in 0..<count {
-                let offset = Int(spans.u16())
-                spans.add(2, "slot \(index): value at body offset \(offset)")
-                let word = spans.u16()
-                let slot = (length: Int(word & 0x7FFF), overflow: word & 0x8000 != 0)
-                slots.append(slot)
-                spans.add(2, "slot \(index): \(slot.overflow ? "overflow reference" : "inline"), \(slot.length) bytes")
+                ends.append(Int(spans.u16()))
+                spans.add(2, "value \(index) ends at data offset \(ends[index])")
             }
-            for (index, slot) in slots.enumerated() {
-                guard spans.remaining >= slot.length else { break }
-                if slot.overflow, slot.length == 12 {
+            let bitBytes = Array(spans.peek((count + 7) / 8))
+            spans.add((count + 7) / 8, "overflow bits")
+            var start = 0
+            for (index, end) in ends.enumerated() {
+                let length = end - start
+                start = end
+                guard length >= 0, spans.remaining >= length else { break }
+                let overflow = index / 8 < bitBytes.count && bitBytes[index / 8] >> (index % 8) & 1 != 0
+                if overflow, length == 12 {
                     spans.add(8, "row \(rows[index]): first overflow page \(spans.u64())")
                     spans.add(4, "row \(rows[index]): value length \(spans.u32())")
                 } else {
-                    spans.add(slot.length, "value of row \(rows[index])")
+                    spans.add(length, "value of row \(rows[index])")
                 }
             }
         case .internal:

@@ -90,7 +90,7 @@ struct StoreVerifier {
                 inMemory.isLeaf
                 ? inMemory.values.reduce(0) { $0 + limits.cellSize($1) }
                 : BTreeLimits.internalBodySize(childCount: inMemory.count)
-            if size != node.bodySize || size > limits.capacity {
+            if size != node.bodySize || limits.encodedSize(inMemory) > limits.capacity {
                 problem(
                     "table '\(table)': in-memory node of \(size) bytes recorded as \(node.bodySize) (capacity \(limits.capacity))"
                 )
