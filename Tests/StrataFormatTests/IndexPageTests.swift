@@ -49,8 +49,10 @@ import Testing
         }
         #expect(try decodeLeaf(bytes).get() == entries)
         #expect(bytes[4] == PageType.indexLeaf.rawValue)
-        // The entries' offsets in the body (6, 18, 30), then the first entry's key.
-        #expect(Array(bytes[32..<40]) == [6, 0, 18, 0, 30, 0, 5, 0x61])
+        // The prefix the entries share (1 byte: the string tag 05), the suffixes' offsets in the body (9, 20, 31),
+        // then the first entry's suffix.
+        #expect(Array(bytes[32..<42]) == [1, 0, 5, 9, 0, 20, 0, 31, 0, 0x61])
+        #expect(loadLE(UInt32.self, at: 24, in: bytes) == 44)
         try bytes.withUnsafeBytes { buffer in
             let header = try PageHeader.decode(buffer, expectedPageNumber: 9, salt: salt)
             let view = IndexLeafPageView(validatedPage: buffer, header: header)
@@ -61,7 +63,55 @@ import Testing
                 #expect((entry + [0]).withUnsafeBytes { view.search($0) } == (index + 1, false))
             }
         }
-        #expect(IndexLeafPage.bodySize(entryLengths: entries.map(\.count)) == 3 * 2 + 12 + 12 + 14)
+        #expect(IndexLeafPage.bodySize(entries: entries) == 2 + 1 + 3 * 2 + (12 - 1) + (12 - 1) + (14 - 1))
+    }
+
+    /// Entries of one key share it and most of their row IDs: stored once, each entry costs its last bytes.
+    @Test func aRunOfOneKeyStoresItsPrefixOnce() throws {
+        let key = IndexKey.encode([.reference(42)])
+        let run = (1000..<1100).map { IndexKey.entry(key: key, rowID: UInt64($0)) }
+        let bytes = page { IndexLeafPage.encode(entries: run, into: $0, pageNumber: 9, generation: 3, salt: salt) }
+        #expect(try decodeLeaf(bytes).get() == run)
+        // Row IDs 1000 ... 1099 share their first 7 big-endian bytes but for 03 E8 ... 04 4B: 15 bytes of prefix
+        // (9 of key, 6 of row ID), then 2 bytes of suffix and 2 of offset an entry.
+        #expect(loadLE(UInt16.self, at: 32, in: bytes) == 15)
+        #expect(loadLE(UInt32.self, at: 24, in: bytes) == 2 + 15 + 100 * 4)
+        try bytes.withUnsafeBytes { buffer in
+            let header = try PageHeader.decode(buffer, expectedPageNumber: 9, salt: salt)
+            let view = IndexLeafPageView(validatedPage: buffer, header: header)
+            var seen: [[UInt8]] = []
+            _ = view.forEachEntry(in: 10..<20, reverse: true) { entry in
+                seen.append(Array(entry))
+                return true
+            }
+            #expect(seen == run[10..<20].reversed())
+            // Probes below, inside and above the prefix, and shorter than it.
+            #expect(IndexKey.entry(key: key, rowID: 5).withUnsafeBytes { view.search($0) } == (0, false))
+            #expect(IndexKey.entry(key: key, rowID: 1050).withUnsafeBytes { view.search($0) } == (50, true))
+            #expect(IndexKey.entry(key: key, rowID: 5000).withUnsafeBytes { view.search($0) } == (100, false))
+            #expect(key.withUnsafeBytes { view.search($0) } == (0, false))
+            #expect(IndexKey.encode([.reference(43)]).withUnsafeBytes { view.search($0) } == (100, false))
+        }
+    }
+
+    /// The prefix must be all the first and last entries share, no less: one encoding per leaf.
+    @Test func aPrefixShorterThanTheEntriesShareIsInvalid() throws {
+        let first = IndexKey.entry(key: IndexKey.encode([.string("a")]), rowID: 1)
+        let second = IndexKey.entry(key: IndexKey.encode([.string("a")]), rowID: 2)
+        // body := prefixLength 1, prefix 05, offsets 7 and 18, then the two 11-byte suffixes.
+        let body: [UInt8] = [1, 0, 5, 7, 0, 18, 0] + Array(first[1...]) + Array(second[1...])
+        let bytes = page { page in
+            for (index, byte) in body.enumerated() { page[32 + index] = byte }
+            PageHeader(
+                type: .indexLeaf, itemCount: 2, pageNumber: 9, generation: 3, bodyLength: body.count, extra: 0
+            ).seal(page, salt: salt)
+        }
+        #expect(isInvalidField(decodeLeaf(bytes).failure))
+        let canonical = page {
+            IndexLeafPage.encode(entries: [first, second], into: $0, pageNumber: 9, generation: 3, salt: salt)
+        }
+        #expect(loadLE(UInt16.self, at: 32, in: canonical) == 11)
+        #expect(try decodeLeaf(canonical).get() == [first, second])
     }
 
     @Test func internalRoundTripsAndIsPinned() throws {
@@ -106,9 +156,11 @@ import Testing
     @Test func structuralDamageIsInvalid() {
         let leaf = page { IndexLeafPage.encode(entries: entries, into: $0, pageNumber: 9, generation: 3, salt: salt) }
         // Out of order: swap the first key byte of the last entry below the first.
-        #expect(decodeLeaf(resealed(leaf) { $0[32 + 30 + 1] = 0x41 }).failure != nil)
-        // Too short an entry, an empty leaf, an item count beyond the body.
-        #expect(decodeLeaf(resealed(leaf) { $0[32] = 8 }).failure != nil)
+        #expect(decodeLeaf(resealed(leaf) { $0[32 + 31] = 0x41 }).failure != nil)
+        // The first suffix not right after the offsets, an empty leaf, an item count beyond the body, a prefix
+        // longer than the body.
+        #expect(decodeLeaf(resealed(leaf) { $0[35] = 8 }).failure != nil)
+        #expect(decodeLeaf(resealed(leaf) { $0[33] = 2 }).failure != nil)
         #expect(decodeLeaf(resealed(leaf) { $0[6] = 0 }).failure != nil)
         #expect(decodeLeaf(resealed(leaf) { $0[6] = 200 }).failure != nil)
         let node = page {

@@ -60,7 +60,7 @@ import Testing
             func walk(_ ref: IndexNodeRef, level: Int?, lower: [UInt8]?, upper: [UInt8]?, isRoot: Bool) throws {
                 let node = try tree.resolve(ref, level: level)
                 #expect(node.bodySize == IndexNode.bodySize(level: node.level, keys: node.keys[...]), "\(context)")
-                #expect(node.bodySize <= capacity, "\(context): node of \(node.bodySize) bytes")
+                #expect(node.encodedSize <= capacity, "\(context): node of \(node.encodedSize) bytes")
                 #expect(node.count >= (node.isLeaf ? 1 : 2), "\(context): node of \(node.count)")
                 if node.isLeaf {
                     for (position, entry) in node.keys.enumerated() {
@@ -124,6 +124,33 @@ import Testing
         }
         #expect(tallest >= 3, "the tree never grew past \(tallest) levels")
         for victim in Array(harness.model) { try harness.remove(victim) }
+        #expect(harness.root == nil)
+    }
+
+    /// Leaves full of one key's run share a long prefix (FORMAT.md §4.6): an entry of another key landing in one
+    /// shortens the prefix of every entry at once, so the leaf overflows by several pages' worth and must split
+    /// into more than two; the tree stays valid through it, a checkpoint and the removal of everything.
+    @Test(arguments: [512, 4096])
+    func anEntryThatShortensAFullLeafsPrefixSplitsItIntoSeveral(pageSize: Int) throws {
+        var random = RepeatableRandomNumberGenerator(seed: 0x9E1F &+ UInt64(pageSize))
+        let harness = try Harness(pageSize: pageSize)
+        let runKeys = [IndexKey.encode([.reference(7)]), IndexKey.encode([.reference(9)])]
+        for (offset, key) in runKeys.enumerated() {
+            for row in 0..<UInt64(pageSize == 512 ? 600 : 5000) {
+                try harness.insert(IndexKey.entry(key: key, rowID: 1_000_000 + 2 * row + UInt64(offset)))
+            }
+        }
+        try harness.check("page \(pageSize): two runs")
+        try harness.checkpoint()
+        // Entries of other keys and far row IDs inside the runs' leaves.
+        for _ in 0..<(pageSize == 512 ? 200 : 600) {
+            let key = IndexKey.encode([.reference(UInt64.random(in: 6...10, using: &random))])
+            try harness.insert(IndexKey.entry(key: key, rowID: UInt64.random(in: 0...(1 << 50), using: &random)))
+        }
+        try harness.check("page \(pageSize): runs broken up")
+        try harness.checkpoint()
+        try harness.check("page \(pageSize): after a checkpoint")
+        for victim in harness.model.shuffled(using: &random) { try harness.remove(victim) }
         #expect(harness.root == nil)
     }
 

@@ -1,6 +1,6 @@
 import StrataFormat
 
-/// A second reading of the tree-page layouts of format version 2 (FORMAT.md §4.2, §4.3, §4.6, §4.7), written from
+/// A second reading of the tree-page layouts of format version 3 (FORMAT.md §4.2, §4.3, §4.6, §4.7), written from
 /// the document, not from the decoders, over a copy of the body with every read bounds-checked. FuzzPage holds
 /// `validate`, `decode` and the in-place views to it: `validate` must accept exactly the pages this accepts, and
 /// `decode` and the views must give what it reads.
@@ -39,34 +39,56 @@ enum PageLayoutReference {
     /// §4.2. An empty leaf is accepted here as `LeafPage.validate` accepts it (the format's tests round-trip one);
     /// the tree readers refuse it (`PageStore`, the verifier).
     static func leaf(_ body: [UInt8], header: PageHeader, pageSize: Int) -> Leaf? {
-        guard header.type == .leaf, header.extra == 0 else { return nil }
+        guard header.type == .leaf, header.extra == 0, [0, 1, 2, 4, 8].contains(header.flags) else { return nil }
         let count = header.itemCount
+        let width = Int(header.flags)
         let maximumInline = (pageSize - 32) / 4 - 12
-        guard 12 * count <= body.count else { return nil }
+        guard let first = Reseal.uint64(body, at: 0) else { return nil }
+        let endsAt = 8 + width * count
+        let bitsAt = endsAt + 2 * count
+        let dataAt = bitsAt + (count + 7) / 8
+        guard dataAt <= body.count else { return nil }
         var result = Leaf(keys: [], values: [])
-        var end = 12 * count
+        var deltas: [UInt64] = []
         for index in 0..<count {
-            guard let key = Reseal.uint64(body, at: 8 * index),
-                let offset = uint16(body, at: 8 * count + 4 * index),
-                let word = uint16(body, at: 8 * count + 4 * index + 2)
-            else { return nil }
-            if let last = result.keys.last, key <= last { return nil }
-            let length = word & 0x7FFF
-            guard offset == end, offset + length <= body.count else { return nil }
-            if word & 0x8000 == 0 {
-                guard length <= maximumInline else { return nil }
-                result.values.append(.bytes(Array(body[offset..<(offset + length)])))
-            } else {
-                guard length == 12, let first = Reseal.uint64(body, at: offset),
-                    let total = Reseal.uint32(body, at: offset + 8),
-                    first >= 1, first < header.pageNumber, total > maximumInline, total <= 1 << 26
-                else { return nil }
-                result.values.append(.overflow(firstPage: first, length: Int(total)))
+            var delta = UInt64(index)
+            if width > 0 {
+                delta = 0
+                for byte in (0..<width).reversed() { delta = delta << 8 | UInt64(body[8 + width * index + byte]) }
             }
-            result.keys.append(key)
-            end = offset + length
+            deltas.append(delta)
         }
-        return end == body.count ? result : nil
+        if width > 0, deltas.first.map({ $0 != 0 }) ?? false { return nil }
+        for index in deltas.indices.dropFirst() where deltas[index] <= deltas[index - 1] { return nil }
+        if let last = deltas.last {
+            guard last <= UInt64.max - first else { return nil }
+            let span = last
+            let narrowest =
+                span == UInt64(count - 1) ? 0 : span <= 0xFF ? 1 : span <= 0xFFFF ? 2 : span <= 0xFFFF_FFFF ? 4 : 8
+            guard narrowest == width else { return nil }
+        }
+        // Bits past the last row are zero.
+        if count % 8 != 0, body[bitsAt + count / 8] >> (count % 8) != 0 { return nil }
+        var start = 0
+        for index in 0..<count {
+            guard let end = uint16(body, at: endsAt + 2 * index), end >= start, dataAt + end <= body.count else {
+                return nil
+            }
+            let value = Array(body[(dataAt + start)..<(dataAt + end)])
+            if body[bitsAt + index / 8] >> (index % 8) & 1 == 0 {
+                guard value.count <= maximumInline else { return nil }
+                result.values.append(.bytes(value))
+            } else {
+                guard value.count == 12, let firstPage = Reseal.uint64(value, at: 0),
+                    let total = Reseal.uint32(value, at: 8),
+                    firstPage >= 1, firstPage < header.pageNumber, total > maximumInline, total <= 1 << 26
+                else { return nil }
+                result.values.append(.overflow(firstPage: firstPage, length: Int(total)))
+            }
+            result.keys.append(first + deltas[index])
+            start = end
+        }
+        return dataAt + start == body.count ? result : nil
     }
 
     /// §4.3.
@@ -104,16 +126,32 @@ enum PageLayoutReference {
         return result
     }
 
-    /// §4.6.
+    /// §4.6: the prefix, then the suffixes; the prefix is exactly what the first and last entries share.
     static func indexLeaf(_ body: [UInt8], header: PageHeader, pageSize: Int) -> [[UInt8]]? {
         let count = header.itemCount
-        guard header.type == .indexLeaf, header.extra == 0, count >= 1 else { return nil }
+        let maximum = (pageSize - 32) / 4 - 10
+        guard header.type == .indexLeaf, header.extra == 0, header.flags == 0, count >= 1,
+            let prefixLength = uint16(body, at: 0), prefixLength <= maximum, 2 + prefixLength <= body.count
+        else { return nil }
+        let prefix = Array(body[2..<(2 + prefixLength)])
         var offsets: [Int] = []
         for index in 0..<count {
-            guard let offset = uint16(body, at: 2 * index) else { return nil }
+            guard let offset = uint16(body, at: 2 + prefixLength + 2 * index) else { return nil }
             offsets.append(offset)
         }
-        return pieces(body, offsets: offsets, start: 2 * count, lengths: 9...((pageSize - 32) / 4 - 10))
+        let start = 2 + prefixLength + 2 * count
+        guard offsets.first == start else { return nil }
+        let bounds = offsets + [body.count]
+        var entries: [[UInt8]] = []
+        for index in offsets.indices {
+            guard bounds[index] <= bounds[index + 1], bounds[index + 1] <= body.count else { return nil }
+            let entry = prefix + body[bounds[index]..<bounds[index + 1]]
+            guard (9...maximum).contains(entry.count) else { return nil }
+            if let previous = entries.last, !precedes(previous, entry) { return nil }
+            entries.append(entry)
+        }
+        let shared = zip(entries[0], entries[count - 1]).prefix { $0 == $1 }.count
+        return shared == prefixLength ? entries : nil
     }
 
     /// §4.7.

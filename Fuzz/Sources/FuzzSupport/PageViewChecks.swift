@@ -174,10 +174,19 @@ struct PageViewChecks {
         fuzzCheck(entries == reference, "index leaf decodes other entries")
         let view = IndexLeafPageView(validatedPage: page, header: header)
         fuzzCheck(view.count == entries.count, "index leaf view count \(view.count), decoded \(entries.count)")
+        fuzzCheck(insideBody(view.prefix), "index leaf view lends a prefix off the body")
         for index in entries.indices {
-            let entry = view.entry(at: index)
-            fuzzCheck(entry.elementsEqual(entries[index]), "index leaf view entry \(index)")
-            fuzzCheck(insideBody(entry), "index leaf view lends bytes off the body")
+            fuzzCheck(view.entry(at: index) == entries[index], "index leaf view entry \(index)")
+            fuzzCheck(insideBody(view.suffix(at: index)), "index leaf view lends a suffix off the body")
+        }
+        // Entries put together for a walk, both ways, over every range's end.
+        for reverse in [false, true] {
+            var walked: [[UInt8]] = []
+            _ = view.forEachEntry(in: 0..<entries.count, reverse: reverse) { entry in
+                walked.append(Array(entry))
+                return true
+            }
+            fuzzCheck(walked == (reverse ? entries.reversed() : entries), "index leaf walk (reverse: \(reverse))")
         }
         for probe in byteProbes(entries) {
             let below = Self.prefixCount(entries.count) { PageLayoutReference.precedes(entries[$0], probe) }

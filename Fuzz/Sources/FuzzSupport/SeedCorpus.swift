@@ -264,7 +264,7 @@ struct SeedStore {
         }
         seeds.walWithEveryOperation = fileSystem.contents(of: directory + "/" + StoreFileNames.wal)!
         try store.write { txn in
-            for index in 0..<40 { try txn.insert(Array("p\(index)".utf8), into: person) }  // a tree of height 2
+            for index in 0..<120 { try txn.insert(Array("p\(index)".utf8), into: person) }  // a tree of height 2
         }
         try store.checkpoint()
         try store.write { txn in

@@ -345,9 +345,12 @@ struct BTree: Sendable {
     /// spread (§4.2), so when either half still does not fit (small values under sparse row IDs), the cells are
     /// packed greedily into as many leaves as they need. `node` keeps the first part.
     func splitLeaf(_ node: BTreeNode) -> Splits {
-        let cuts = LeafPartition.cuts(
-            count: node.count, key: { node.keys[$0] }, cellSize: { limits.cellSize(node.values[$0]) },
-            cellBytes: node.bodySize, capacity: limits.capacity)
+        let cuts = NodePartition.cuts(
+            count: node.count, cellSize: { limits.cellSize(node.values[$0]) }, cellBytes: node.bodySize
+        ) { start, end, cells in
+            LeafPage.bodySize(count: end - start, first: node.keys[start], last: node.keys[end - 1], cellBytes: cells)
+                <= limits.capacity
+        }
         var splits: Splits = []
         for (start, end) in zip(cuts, cuts.dropFirst() + [node.count]).dropFirst() {
             let cells = node.values[start..<end].reduce(0) { $0 + limits.cellSize($1) }

@@ -39,7 +39,14 @@ struct IndexTreeBuilder {
     mutating func add(_ entry: [UInt8], writer: inout PageAppender) throws {
         precondition(leaf.last.map { IndexKey.compare($0, entry) < 0 } ?? true, "entries must come in order")
         let size = PageFormat.indexLengthSize + entry.count
-        if !leaf.isEmpty, leafSize + size > capacity { try writeLeaf(&writer) }
+        // Exact size with the new entry: the leaf's entries share less of a prefix as they spread (§4.6).
+        if let first = leaf.first,
+            IndexLeafPage.bodySize(
+                count: leaf.count + 1, entryBytes: leafSize + size - PageFormat.indexLengthSize * (leaf.count + 1),
+                prefixLength: IndexLeafPage.commonPrefixLength(first, entry)) > capacity
+        {
+            try writeLeaf(&writer)
+        }
         leaf.append(entry)
         leafSize += size
         entryCount += 1

@@ -18,7 +18,8 @@ final class IndexNode: @unchecked Sendable {
     var children: [IndexNodeRef]
     /// The tag of the write transaction that may mutate this node, or 0 when frozen.
     let owner: UInt64
-    /// The size of the node's page body once encoded (the split and merge criterion).
+    /// Internal nodes: the size of the page body once encoded. Leaves: the bytes of their entries plus an offset
+    /// each (``encodedSize`` takes off what the entries share, which depends on the first and last, §4.6).
     var bodySize: Int
 
     init(level: Int, keys: [[UInt8]], children: [IndexNodeRef], owner: UInt64, bodySize: Int) {
@@ -43,10 +44,19 @@ final class IndexNode: @unchecked Sendable {
         isLeaf ? PageFormat.indexLengthSize + key.count : PageFormat.indexInternalEntryOverhead + key.count
     }
 
-    /// The body size of a node of `level` holding `keys` (internal: `keys[0]` unused).
+    /// ``bodySize`` of a node of `level` holding `keys` (internal: `keys[0]` unused).
     static func bodySize(level: Int, keys: ArraySlice<[UInt8]>) -> Int {
-        if level == 0 { return IndexLeafPage.bodySize(entryLengths: keys.lazy.map(\.count)) }
+        if level == 0 { return keys.reduce(0) { $0 + PageFormat.indexLengthSize + $1.count } }
         return IndexInternalPage.bodySize(separatorLengths: keys.dropFirst().lazy.map(\.count))
+    }
+
+    /// The body the node takes once encoded: a leaf's entries less the prefix they share stored once (§4.6);
+    /// an internal node's ``bodySize``.
+    var encodedSize: Int {
+        guard isLeaf, let first = keys.first, let last = keys.last else { return bodySize }
+        return IndexLeafPage.bodySize(
+            count: count, entryBytes: bodySize - PageFormat.indexLengthSize * count,
+            prefixLength: IndexLeafPage.commonPrefixLength(first, last))
     }
 
     /// The index of the child whose range holds `key` (internal nodes): the last i ≥ 1 with

@@ -11,9 +11,10 @@ import StrataFormat
 /// separators and node sizes vary (a rotation through the parent can change the parent's size, so deletes
 /// may split as inserts do).
 ///
-/// Nodes split when their body exceeds a page body, in the middle of their bytes, or, for an append at the
-/// right edge of the tree, right before the new entry (so that entries inserted in increasing order fill
-/// whole leaves). A leaf split stores the shortest separator that divides the two leaves. A node left
+/// Nodes split when their encoded body exceeds a page body (a leaf's entries share a prefix stored once, so a leaf
+/// is smaller than the sum of its entries, and may split into more than two; ``NodePartition``), in the middle of
+/// their bytes, or, for an append at the right edge of the tree or at the end of a run of one key, right before or
+/// after the new entry (so that entries inserted in increasing order fill whole leaves). A leaf split stores the shortest separator that divides the two leaves. A node left
 /// below a quarter of a page after a delete is merged with a neighbour when both fit one page, else entries
 /// move over from the neighbour until the two are about even.
 struct IndexTree: Sendable {
@@ -146,11 +147,7 @@ struct IndexTree: Sendable {
             case .leaf(let leaf):
                 let start = bounds.lower.map { leaf.search($0).index } ?? 0
                 let end = bounds.upper.map { leaf.search($0).index } ?? leaf.count
-                for position in 0..<max(0, end - start) {
-                    let index = reverse ? end - 1 - position : start + position
-                    if try !body(leaf.entry(at: index)) { return false }
-                }
-                return true
+                return try leaf.forEachEntry(in: start..<max(start, end), reverse: reverse, body)
             case .internal(let node):
                 let first = bounds.lower.map { node.childIndex(for: $0) } ?? 0
                 let last = bounds.upper.map { node.childIndex(below: $0) } ?? node.count - 1
@@ -274,12 +271,19 @@ struct IndexTree: Sendable {
     /// Brings a changed root back within bounds: splits it under a new root when it overflows, gives way to
     /// its only child while it is an internal node with one, and empties the tree when it has nothing.
     private func finishRoot(_ node: IndexNode, owner: UInt64, hint: SplitHint) throws -> IndexNodeRef? {
-        if node.bodySize > capacity {
-            let (separator, right) = split(node, hint)
-            let root = IndexNode(
-                level: node.level + 1, keys: [[], separator], children: [.node(node), .node(right)], owner: owner,
-                bodySize: IndexInternalPage.bodySize(separatorLengths: [separator.count]))
-            return .node(root)
+        if node.encodedSize > capacity {
+            var top = node
+            var splits = split(node, hint)
+            // A root that split into many nodes may need more than one new level.
+            while !splits.isEmpty {
+                let parent = IndexNode(
+                    level: top.level + 1, keys: [[]] + splits.map(\.separator),
+                    children: [.node(top)] + splits.map { .node($0.node) }, owner: owner,
+                    bodySize: IndexInternalPage.bodySize(separatorLengths: splits.map(\.separator.count)))
+                top = parent
+                splits = parent.bodySize > capacity ? split(parent, .middle) : []
+            }
+            return .node(top)
         }
         var top: IndexNodeRef = .node(node)
         var topNode = node
@@ -297,11 +301,12 @@ struct IndexTree: Sendable {
     /// parent (or ``finishRoot(_:owner:hint:)``) fixes in turn.
     private func fix(_ parent: IndexNode, at index: Int, owner: UInt64, hint: SplitHint, shrank: Bool) throws {
         guard case .node(let child) = parent.children[index] else { return }
-        if child.bodySize > capacity {
-            let (separator, right) = split(child, hint)
-            parent.keys.insert(separator, at: index + 1)
-            parent.children.insert(.node(right), at: index + 1)
-            parent.bodySize += PageFormat.indexInternalEntryOverhead + separator.count
+        if child.encodedSize > capacity {
+            for (offset, split) in split(child, hint).enumerated() {
+                parent.keys.insert(split.separator, at: index + 1 + offset)
+                parent.children.insert(.node(split.node), at: index + 1 + offset)
+                parent.bodySize += PageFormat.indexInternalEntryOverhead + split.separator.count
+            }
         } else if child.count == 0 {
             removeChild(of: parent, at: index)
         } else if shrank, child.bodySize < mergeThreshold || (!child.isLeaf && child.count < 2) {
@@ -325,22 +330,34 @@ struct IndexTree: Sendable {
         parent.keys[0] = []
     }
 
-    /// Splits an overfull node near the middle of its bytes; returns the separator and the new right node.
-    private func split(_ node: IndexNode) -> ([UInt8], IndexNode) {
-        let half = node.bodySize / 2
+    /// New right siblings of a node that split, each with the separator before it.
+    typealias Splits = [(separator: [UInt8], node: IndexNode)]
+
+    /// Splits an overfull node as `hint` says where that leaves every part within a page. A leaf's entries share
+    /// less of a prefix as they spread (§4.6), so a leaf may need more than two parts (``NodePartition``); an
+    /// internal node splits near the middle of its bytes, again while a part is too big.
+    private func split(_ node: IndexNode, _ hint: SplitHint) -> Splits {
         if node.isLeaf {
-            var leftSize = 0
-            var at = 0
-            while at < node.count - 1 {
-                let size = node.cost(node.keys[at])
-                if leftSize + size > half, at > 0 { break }
-                leftSize += size
-                at += 1
+            let preferred: Int?
+            if case .leafBefore(let at) = hint { preferred = at } else { preferred = nil }
+            let cuts = NodePartition.cuts(
+                count: node.count, preferred: preferred, cellSize: { node.cost(node.keys[$0]) },
+                cellBytes: node.bodySize
+            ) { start, end, cells in
+                IndexLeafPage.bodySize(
+                    count: end - start, entryBytes: cells - PageFormat.indexLengthSize * (end - start),
+                    prefixLength: IndexLeafPage.commonPrefixLength(node.keys[start], node.keys[end - 1]))
+                    <= capacity
             }
-            return splitLeaf(node, at: at, leftSize: leftSize)
+            return splitLeaf(node, cuts: cuts)
+        }
+        if case .internalAtEnd = hint {
+            let (separator, right) = splitAtEnd(node)
+            return [(separator, right)]
         }
         // Children 0..<m stay, keys[m] moves up, children m... go right; both sides keep two or more children
         // (an overflowing node has at least five: each separator takes at most a quarter of a page).
+        let half = node.bodySize / 2
         var leftSize = PageFormat.internalFirstChildSize
         var middle = 1
         while middle < node.count - 2 {
@@ -349,32 +366,28 @@ struct IndexTree: Sendable {
             leftSize += size
             middle += 1
         }
-        return splitInternal(node, at: middle, leftSize: leftSize)
+        let (separator, right) = splitInternal(node, at: middle, leftSize: leftSize)
+        var splits: Splits = node.bodySize > capacity ? split(node, .middle) : []
+        splits.append((separator, right))
+        if right.bodySize > capacity { splits += split(right, .middle) }
+        return splits
     }
 
-    /// Splits an overfull node after an append: a leaf gives up only its last entry, an internal node its last
-    /// two children, so that increasing inserts leave full nodes behind.
-    /// Splits an overfull node as `hint` says, where that leaves both sides within a page; in the middle otherwise.
-    private func split(_ node: IndexNode, _ hint: SplitHint) -> ([UInt8], IndexNode) {
-        switch hint {
-        case .leafBefore(let at) where node.isLeaf && at > 0 && at < node.count:
-            let leftSize = IndexLeafPage.bodySize(entryLengths: node.keys[..<at].lazy.map(\.count))
-            guard node.bodySize - leftSize <= capacity else { return split(node) }
-            return splitLeaf(node, at: at, leftSize: leftSize)
-        case .internalAtEnd where !node.isLeaf: return splitAtEnd(node)
-        default: return split(node)
+    /// Splits a leaf at `cuts` (starting with 0): `node` keeps the first part, each other part becomes a new leaf
+    /// after the shortest separator that divides it from the part before.
+    private func splitLeaf(_ node: IndexNode, cuts: [Int]) -> Splits {
+        var splits: Splits = []
+        for (start, end) in zip(cuts, cuts.dropFirst() + [node.count]).dropFirst() {
+            let keys = Array(node.keys[start..<end])
+            let right = IndexNode(
+                level: 0, keys: keys, children: [], owner: node.owner,
+                bodySize: IndexNode.bodySize(level: 0, keys: keys[...]))
+            splits.append((IndexKey.shortestSeparator(after: node.keys[start - 1], upTo: node.keys[start]), right))
         }
-    }
-
-    /// Splits a leaf before entry `at` (1 ..< count); `leftSize` is the body size of the entries before it.
-    private func splitLeaf(_ node: IndexNode, at: Int, leftSize: Int) -> ([UInt8], IndexNode) {
-        let right = IndexNode(
-            level: 0, keys: Array(node.keys[at...]), children: [], owner: node.owner,
-            bodySize: node.bodySize - leftSize)
-        let separator = IndexKey.shortestSeparator(after: node.keys[at - 1], upTo: node.keys[at])
-        node.keys.removeSubrange(at...)
-        node.bodySize = leftSize
-        return (separator, right)
+        let keep = cuts.count > 1 ? cuts[1] : node.count
+        node.keys.removeSubrange(keep...)
+        node.bodySize = IndexNode.bodySize(level: 0, keys: node.keys[...])
+        return splits
     }
 
     /// Splits an internal node on the right edge at its end: the new right node takes the last two children.
@@ -413,7 +426,11 @@ struct IndexTree: Sendable {
         parent.children[rightIndex] = .node(right)
         let separator = parent.keys[rightIndex]
         if left.isLeaf {
-            if left.bodySize + right.bodySize <= capacity {
+            let merged = IndexLeafPage.bodySize(
+                count: left.count + right.count,
+                entryBytes: left.bodySize + right.bodySize - PageFormat.indexLengthSize * (left.count + right.count),
+                prefixLength: IndexLeafPage.commonPrefixLength(left.keys[0], right.keys[right.count - 1]))
+            if merged <= capacity {
                 left.keys.append(contentsOf: right.keys)
                 left.bodySize += right.bodySize
                 removeChild(of: parent, at: rightIndex)
@@ -437,18 +454,28 @@ struct IndexTree: Sendable {
         redistributeInternal(left, right, parent: parent, separatorIndex: rightIndex)
     }
 
-    /// Moves entries across two neighbouring leaves while each move makes their sizes more even.
+    /// Moves entries across two neighbouring leaves while each move makes their entry bytes more even and the
+    /// leaf that takes the entry still fits its page (its entries may share less of a prefix then, §4.6).
     private func redistributeLeaves(_ left: IndexNode, _ right: IndexNode) {
+        func fits(_ node: IndexNode, adding entry: [UInt8], atEnd: Bool) -> Bool {
+            let first = atEnd ? node.keys[0] : entry
+            let last = atEnd ? entry : node.keys[node.count - 1]
+            return IndexLeafPage.bodySize(
+                count: node.count + 1,
+                entryBytes: node.bodySize - PageFormat.indexLengthSize * node.count + entry.count,
+                prefixLength: IndexLeafPage.commonPrefixLength(first, last)) <= capacity
+        }
         while right.count > 1 {
             let size = left.cost(right.keys[0])
-            guard size < right.bodySize - left.bodySize else { break }
+            guard size < right.bodySize - left.bodySize, fits(left, adding: right.keys[0], atEnd: true) else { break }
             left.keys.append(right.keys.removeFirst())
             left.bodySize += size
             right.bodySize -= size
         }
         while left.count > 1 {
             let size = left.cost(left.keys[left.count - 1])
-            guard size < left.bodySize - right.bodySize else { break }
+            guard size < left.bodySize - right.bodySize, fits(right, adding: left.keys[left.count - 1], atEnd: false)
+            else { break }
             right.keys.insert(left.keys.removeLast(), at: 0)
             right.bodySize += size
             left.bodySize -= size

@@ -223,7 +223,9 @@ final class PageStore: Sendable {
         switch header.type {
         case .indexLeaf:
             let entries = try IndexLeafPage.decode(page, header: header)
-            return IndexNode(level: 0, keys: entries, children: [], owner: 0, bodySize: header.bodyLength)
+            return IndexNode(
+                level: 0, keys: entries, children: [], owner: 0,
+                bodySize: IndexNode.bodySize(level: 0, keys: entries[...]))
         case .indexInternal:
             let (level, keys, children) = try IndexInternalPage.decode(page, header: header)
             return IndexNode(

@@ -225,16 +225,22 @@ extension ReadOnlyStore {
             }
         case .indexLeaf:
             spans.add(4, "extra 0 (index leaf)")
+            let prefixLength = min(Int(spans.u16()), max(0, spans.remaining - 2))
+            spans.add(2, "prefix of \(prefixLength) bytes, shared by every entry")
+            let prefix = Array(spans.peek(prefixLength))
+            spans.add(prefixLength, "prefix")
+            // A damaged count is cut to what the body holds: a dump never traps.
             let count = min(header.itemCount, spans.remaining / PageFormat.indexLengthSize)
             var starts: [Int] = []
             for index in 0..<count {
                 starts.append(Int(spans.u16()))
-                spans.add(2, "entry \(index) at body offset \(starts[index])")
+                spans.add(2, "entry \(index): suffix at body offset \(starts[index])")
             }
             let ends = starts.dropFirst() + [header.bodyLength]
             for (start, end) in zip(starts, ends) {
                 let length = min(max(0, end - start), spans.remaining)
-                spans.add(length, Self.describeIndexBytes(Array(spans.peek(length)), isEntry: true))
+                let entry = prefix + Array(spans.peek(length))
+                spans.add(length, "suffix of " + Self.describeIndexBytes(entry, isEntry: true))
             }
         case .indexInternal:
             spans.add(4, "extra \(header.extra) (level)")

@@ -177,7 +177,7 @@ private struct IndexWalk {
         case .node(let inMemory):
             node = inMemory
             let size = IndexNode.bodySize(level: node.level, keys: node.keys[...])
-            if size != node.bodySize || size > PageFormat.bodyCapacity(pageSize: pages.pageSize) {
+            if size != node.bodySize || node.encodedSize > PageFormat.bodyCapacity(pageSize: pages.pageSize) {
                 fail("in-memory node of \(size) bytes recorded as \(node.bodySize)", page: nil, &verifier)
                 return
             }
@@ -199,7 +199,7 @@ private struct IndexWalk {
             verifier.report.treePages += 1
             if node.isLeaf {
                 summary.leafPages += 1
-                summary.leafBytes += UInt64(node.bodySize)
+                summary.leafBytes += UInt64(node.encodedSize)
             } else {
                 summary.internalPages += 1
             }
