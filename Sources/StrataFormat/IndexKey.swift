@@ -264,6 +264,23 @@ public enum IndexKey {
         return try decodePart(&reader)
     }
 
+    /// Checks a key where it lies part by part, as ``decode(_:)-(UnsafeRawBufferPointer)`` does, without gathering
+    /// the parts: what verification reads for every entry of an index.
+    ///
+    /// - Returns: the number of parts.
+    /// - Throws: as ``decode(_:)-(UnsafeRawBufferPointer)``.
+    public static func partCount(_ bytes: UnsafeRawBufferPointer) throws(FormatError) -> Int {
+        var reader = ByteReader(bytes)
+        var count = 0
+        while reader.remaining > 0 {
+            guard count < maximumParts else { throw .invalid("index key has more than \(maximumParts) parts") }
+            _ = try decodePart(&reader)
+            count += 1
+        }
+        guard count > 0 else { throw .invalid("index key has no parts") }
+        return count
+    }
+
     /// Decodes a whole key held in an array; see ``decode(_:)-(UnsafeRawBufferPointer)``.
     public static func decode(_ bytes: [UInt8]) throws(FormatError) -> [RowRecord.Field] {
         try bytes.withUnsafeBytes { buffer in Result { () throws(FormatError) in try decode(buffer) } }.get()

@@ -43,15 +43,18 @@ extension StoreVerifier {
             }
             var expected = EntryMultisetDigest()
             var unindexable = 0
+            var entry: [UInt8] = []
             do {
-                // Rows are read where they lie; a row that is not a row record the index can take is counted.
+                // Rows are read where they lie, each entry made in one reused buffer; a row that is not a row
+                // record the index can take is counted.
                 try rows.forEachCell(table.root, from: 0, through: .max, reverse: false) { row, cell in
-                    let entry = try pages.withBytes(of: cell) { bytes in
-                        Result { () throws(FormatError) in try index.entry(forRow: row, bytes) }
+                    entry.removeAll(keepingCapacity: true)
+                    let made = try pages.withBytes(of: cell) { bytes in
+                        Result { () throws(FormatError) in try index.appendEntry(forRow: row, bytes, to: &entry) }
                     }
-                    switch entry {
-                    case .success(let entry?): entry.withUnsafeBytes { expected.add($0) }
-                    case .success(nil): break
+                    switch made {
+                    case .success(true): entry.withUnsafeBytes { expected.add($0) }
+                    case .success(false): break
                     case .failure: unindexable += 1
                     }
                     return true
@@ -189,9 +192,24 @@ private struct IndexWalk {
                 return
             }
             do {
-                node = try pages.withPage(number, fully: true) { page, header in
-                    try PageStore.decodeIndexNode(page, header: header)
+                // A leaf is checked where it lies (the bulk of an index); an internal node is decoded.
+                let decoded = try pages.withPage(number, fully: true) { page, header -> IndexNode? in
+                    guard header.type == .indexLeaf else { return try PageStore.decodeIndexNode(page, header: header) }
+                    try IndexLeafPage.validate(page, header: header)
+                    if let expected, expected != 0 {
+                        throw FormatError.invalidField("node at level 0 where \(expected) was due")
+                    }
+                    try verifyLeaf(IndexLeafPageView(validatedPage: page, header: header), lower: lower, upper: upper)
+                    summary.leafBytes += UInt64(header.bodyLength)
+                    return nil
                 }
+                guard let decoded else {
+                    verifier.report.treePages += 1
+                    summary.leafPages += 1
+                    if expected == nil { summary.height = 1 }
+                    return
+                }
+                node = decoded
             } catch {
                 fail("\(error)", page: number, &verifier)
                 return
@@ -213,7 +231,6 @@ private struct IndexWalk {
             fail(node.isLeaf ? "empty leaf" : "internal node with \(node.count) children", page: pageNumber, &verifier)
             return
         }
-        let parts = index.definition.fields.count
         if node.isLeaf {
             for (position, entry) in node.keys.enumerated() {
                 let inRange =
@@ -224,8 +241,10 @@ private struct IndexWalk {
                     fail("entry \(position) out of order or outside its parent's range", page: pageNumber, &verifier)
                     return
                 }
-                guard let (key, _) = try? IndexKey.decodeEntry(entry), key.count == parts else {
-                    fail("entry \(position) is not a key of \(parts) parts and a row ID", page: pageNumber, &verifier)
+                guard entry.withUnsafeBytes({ hasKeyOfItsParts($0) }) else {
+                    fail(
+                        "entry \(position) is not a key of \(index.definition.fields.count) parts and a row ID",
+                        page: pageNumber, &verifier)
                     return
                 }
                 entry.withUnsafeBytes { digest.add($0) }
@@ -250,6 +269,41 @@ private struct IndexWalk {
             verify(
                 node.children[position], level: node.level - 1, lower: childLower, upper: childUpper, into: &verifier)
         }
+    }
+
+    /// Whether `entry` is a key of the index's number of parts (each part canonical) and a row ID.
+    private func hasKeyOfItsParts(_ entry: UnsafeRawBufferPointer) -> Bool {
+        guard entry.count > IndexKey.rowIDSize else { return false }
+        let key = UnsafeRawBufferPointer(rebasing: entry.dropLast(IndexKey.rowIDSize))
+        return (try? IndexKey.partCount(key)) == index.definition.fields.count
+    }
+
+    /// Checks a validated leaf read where it lies (its entries increase: validation saw to that): every entry within
+    /// its parent's range and a key of the index's parts, each folded into the digest.
+    private mutating func verifyLeaf(
+        _ leaf: IndexLeafPageView, lower: [UInt8]?, upper: [UInt8]?
+    ) throws(FormatError) {
+        var problem: String?
+        var position = 0
+        var digest = self.digest
+        _ = leaf.forEachEntry(in: 0..<leaf.count, reverse: false) { entry in
+            let inRange =
+                (position > 0 || lower.map { $0.withUnsafeBytes { IndexKey.compare(entry, $0) >= 0 } } ?? true)
+                && (position < leaf.count - 1 || upper.map { $0.withUnsafeBytes { IndexKey.compare(entry, $0) < 0 } } ?? true)
+            guard inRange else {
+                problem = "entry \(position) out of order or outside its parent's range"
+                return false
+            }
+            guard hasKeyOfItsParts(entry) else {
+                problem = "entry \(position) is not a key of \(index.definition.fields.count) parts and a row ID"
+                return false
+            }
+            digest.add(entry)
+            position += 1
+            return true
+        }
+        if let problem { throw .invalidField(problem) }
+        self.digest = digest
     }
 
     private mutating func fail(_ message: String, page: UInt64?, _ verifier: inout StoreVerifier) {
