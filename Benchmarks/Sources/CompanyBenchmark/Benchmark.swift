@@ -56,6 +56,7 @@ final class Benchmark {
             try step("W5") { try aggregate(store, table, queue) }
             try store.close()
             try queue.close()
+            if wants("W3") { try readMemory() }
         }
         try step("W6") { try blobs() }
         try step("W7") { try updates() }

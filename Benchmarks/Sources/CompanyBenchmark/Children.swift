@@ -27,6 +27,8 @@ enum Child {
         case "w10-writer-sqlite": try crashWriterSQLite(path: argument(0), logBytes: UInt64(integer(1)))
         case "m1-graph-strata": try faultMemoryStrata(directory: argument(0), count: integer(1), salarySum: integer(2))
         case "m1-graph-sqlite": try recordMemorySQLite(path: argument(0), count: integer(1), salarySum: integer(2))
+        case "read-memory-strata": try readMemoryStrata(directory: argument(0), count: integer(1))
+        case "read-memory-sqlite": try readMemorySQLite(path: argument(0), count: integer(1))
         case "profile": try Profile.run(argument(0), directory: argument(1), count: integer(2))
         default: throw BenchmarkFailure("unknown child task \(task)")
         }

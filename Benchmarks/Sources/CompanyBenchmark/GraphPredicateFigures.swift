@@ -108,20 +108,25 @@ extension Benchmark {
         try request.setPredicate(format: "salary BETWEEN {%d, %d}", range.lowerBound, range.upperBound)
         let sql = "SELECT * FROM employee WHERE salary BETWEEN ? AND ?"
         try queue.read { db in
-            let plan = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: [range.lowerBound, range.upperBound])
-                .map { $0["detail"] as String? ?? "" }.joined(separator: "; ")
+            let plan = try Row.fetchAll(
+                db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: [range.lowerBound, range.upperBound]
+            )
+            .map { $0["detail"] as String? ?? "" }.joined(separator: "; ")
             note("\(id).graph SQLite plan: \(plan)")
             try check(
-                plan.contains("employee_salary") == indexed, "\(id).graph: SQLite's plan is not the expected one (\(plan))")
+                plan.contains("employee_salary") == indexed,
+                "\(id).graph: SQLite's plan is not the expected one (\(plan))")
         }
         // Untimed checks: the store's count, and the rows one query examines (the index range, or every row).
         let examinedBefore = store.rowsExamined
         let counted = try GraphModel.context(coordinator).count(for: request)
         let examined = store.rowsExamined - examinedBefore
-        try check(counted == expected.count, "\(id).graph Strata: count(for:) gave \(counted), expected \(expected.count)")
+        try check(
+            counted == expected.count, "\(id).graph Strata: count(for:) gave \(counted), expected \(expected.count)")
         try check(
             examined == (indexed ? expected.count : company.count),
-            "\(id).graph Strata: a query examined \(examined) rows (index range \(expected.count), table \(company.count))")
+            "\(id).graph Strata: a query examined \(examined) rows (index range \(expected.count), table \(company.count))"
+        )
 
         func checkTotals(_ side: String, _ found: (count: Int, salaries: Int64, names: UInt64)) throws {
             try check(found == expected, "\(id).graph \(side): found \(found), expected \(expected)")
@@ -236,7 +241,9 @@ extension Benchmark {
                 total += values[d] * Double(counts[d])
             }
             let mean = total / Double(expected.count)
-            try check(abs(mean - overallMean) <= 1e-9 * overallMean, "W5.graph \(side): mean \(mean), expected \(overallMean)")
+            try check(
+                abs(mean - overallMean) <= 1e-9 * overallMean, "W5.graph \(side): mean \(mean), expected \(overallMean)"
+            )
         }
 
         let request = FetchRequest<[String: QueryValue]>(entityName: "Employee")
