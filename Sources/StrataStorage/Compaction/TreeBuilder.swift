@@ -1,42 +1,26 @@
 import StrataFormat
 
-/// Builds one table's B+tree bottom-up from its rows in increasing row-ID order (a bulk load), writing
-/// every node as soon as it is complete, so that children always get smaller page numbers than their
-/// parents and memory holds one partial node per level.
+/// Builds one table's B+tree bottom-up from its rows in increasing row-ID order (a bulk load), writing every node as
+/// soon as it is complete.
 ///
-/// 1. Rows fill a leaf until the next one would not fit; the leaf is written and its first row ID and
-///    page become an entry of level 1. A long value is written to its overflow chain first.
-/// 2. Each level gathers entries the same way into internal nodes; a full node is written once the
-///    entry after it arrives (it is kept back one step), and becomes an entry of the level above.
-/// 3. At the end, each level from the bottom writes what it holds. A last node with a single child is
-///    not allowed, so it is merged with the node kept back and the two are split evenly. The level with
-///    a single entry and nothing above is the root.
+/// Rows fill a leaf until the next one would not fit (the exact size of FORMAT.md §4.2: the row IDs cost what their
+/// spread needs); the leaf is written and its first row ID and page become an entry of level 1, which
+/// ``InternalLevels`` gathers into internal nodes. A long value is written to its overflow chain first.
 ///
-/// Leaves and internal nodes come out full (the last of each level excepted), as SQLite's VACUUM leaves
-/// them; appends at the right edge then split off new nodes without leaving half-full ones behind.
+/// Leaves come out full (the last excepted), as SQLite's VACUUM leaves them; appends at the right edge then split
+/// off new nodes without leaving half-full ones behind.
 struct TreeBuilder {
-    private struct Entry {
-        var firstKey: UInt64
-        var page: UInt64
-    }
-
-    private struct Level {
-        /// A full node's entries, written once the next entry arrives (or merged at the end).
-        var held: [Entry]?
-        var current: [Entry] = []
-    }
-
     private let limits: BTreeLimits
     private var leafKeys: [UInt64] = []
     private var leafValues: [LeafValue] = []
     private var leafSize = 0
-    /// `levels[i]` gathers entries pointing at nodes of level i (leaves are level 0).
-    private var levels: [Level] = []
+    private var levels: InternalLevels<RowTreeInternalNodes>
     private(set) var rowCount: UInt64 = 0
     private var lastKey: UInt64?
 
     init(pageSize: Int) {
-        self.limits = BTreeLimits(pageSize: pageSize)
+        limits = BTreeLimits(pageSize: pageSize)
+        levels = InternalLevels(capacity: limits.capacity)
     }
 
     /// Adds the next row; `key` must be larger than every key added before.
@@ -61,60 +45,16 @@ struct TreeBuilder {
 
     private mutating func writeLeaf(_ writer: inout PageAppender) throws {
         let page = try writer.writeLeaf(keys: leafKeys, values: leafValues)
-        let entry = Entry(firstKey: leafKeys[0], page: page)
+        let entry = InternalLevels<RowTreeInternalNodes>.Entry(key: leafKeys[0], page: page)
         leafKeys.removeAll(keepingCapacity: true)
         leafValues.removeAll(keepingCapacity: true)
         leafSize = 0
-        try push(entry, level: 0, &writer)
-    }
-
-    private mutating func push(_ entry: Entry, level: Int, _ writer: inout PageAppender) throws {
-        if levels.count == level { levels.append(Level()) }
-        if BTreeLimits.internalBodySize(childCount: levels[level].current.count + 1) > limits.capacity {
-            if let held = levels[level].held { try writeNode(held, childLevel: level, &writer) }
-            levels[level].held = levels[level].current
-            levels[level].current = [entry]
-        } else {
-            levels[level].current.append(entry)
-        }
-    }
-
-    private mutating func writeNode(_ entries: [Entry], childLevel: Int, _ writer: inout PageAppender) throws {
-        precondition(entries.count >= 2)
-        var keys = entries.map(\.firstKey)
-        keys[0] = 0  // unused: child 0 takes every row below keys[1]
-        let page = try writer.writeInternal(level: childLevel + 1, keys: keys, children: entries.map(\.page))
-        try push(Entry(firstKey: entries[0].firstKey, page: page), level: childLevel + 1, &writer)
+        try levels.push(entry, &writer)
     }
 
     /// Writes every node still held; returns the root page and the tree's height (`noPage` and 0 when empty).
     mutating func finish(_ writer: inout PageAppender) throws -> (root: UInt64, height: Int) {
         if !leafKeys.isEmpty { try writeLeaf(&writer) }
-        var level = 0
-        while level < levels.count {
-            let held = levels[level].held
-            let current = levels[level].current
-            levels[level] = Level()
-            if held == nil, current.count == 1, level == levels.count - 1 {
-                return (current[0].page, level + 1)
-            }
-            if let held {
-                if current.count >= 2 {
-                    try writeNode(held, childLevel: level, &writer)
-                    try writeNode(current, childLevel: level, &writer)
-                } else {
-                    let all = held + current
-                    let half = all.count / 2
-                    try writeNode(Array(all[..<half]), childLevel: level, &writer)
-                    try writeNode(Array(all[half...]), childLevel: level, &writer)
-                }
-            } else {
-                // Only reached with two or more entries: a level with nothing held has written no node, so
-                // nothing above it exists and a single entry was handled as the root.
-                try writeNode(current, childLevel: level, &writer)
-            }
-            level += 1
-        }
-        return (PageFormat.noPage, 0)
+        return try levels.finish(&writer)
     }
 }
