@@ -96,6 +96,11 @@ public final class ManagedObjectContext {
     }
     /// The queue a queue-confined context belongs to (``PrivateQueueContext``, ``mainQueue(coordinator:)``).
     var ownerQueue: DispatchQueue?
+    /// Where the context's work runs (``perform(_:)``): ``ManagedObjectContextConcurrencyType/confinement``
+    /// unless the context was made for a queue.
+    public internal(set) var concurrencyType = ManagedObjectContextConcurrencyType.confinement
+    /// Your own values kept with the context (Core Data's `userInfo`); Strata never reads them.
+    public var userInfo: [AnyHashable: Any] = [:]
     /// Objects changed since the last objects-did-change notification.
     var changes = ObjectChanges()
     var notificationObservers: [UUID: (ContextNotification) -> Void] = [:]
