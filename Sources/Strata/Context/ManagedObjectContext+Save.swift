@@ -196,6 +196,7 @@ extension ManagedObjectContext {
         }
         changes = ObjectChanges()
         post(.didSave(saved))
+        notifyTrackers { try $0.contextDidSave() }
         notifyChildren(of: saved)
         coordinator.saveBroadcaster.broadcast(saved, from: self)
     }
@@ -278,6 +279,7 @@ extension ManagedObjectContext {
         // As in Core Data: the undo stack describes changes that no longer exist.
         undoManager?.removeAllActions()
         changes = ObjectChanges()
+        notifyTrackers { try $0.contextDidDiscardChanges() }
     }
 
     func restoreCommittedValues(_ object: ManagedObject) {
@@ -315,5 +317,6 @@ extension ManagedObjectContext {
         insertionOrder = []
         undoManager?.removeAllActions()
         changes = ObjectChanges()
+        notifyTrackers { try $0.contextDidDiscardChanges() }
     }
 }

@@ -94,13 +94,7 @@ extension ManagedObjectContext {
         guard merges else { return matches }
         for object in pendingObjects {
             if let predicate = request.predicate, !(try predicate.evaluate(with: object)) { continue }
-            let position: (Int, UInt64)
-            if object.isInserted {
-                position = (Int.max, object.insertionSequence)
-            } else {
-                let store = stores.firstIndex { $0.identifier == object.objectID.storeIdentifier } ?? Int.max - 1
-                position = (store, object.objectID.rowID ?? 0)
-            }
+            let position = fetchPosition(of: object, among: stores)
             var sortValues: [QueryValue] = []
             for key in request.sortKeys { sortValues.append(try key.value(of: object)) }
             matches.append(FetchMatch(id: object.objectID, object: object, sortValues: sortValues, position: position))
@@ -110,5 +104,16 @@ extension ManagedObjectContext {
         var window = matches.dropFirst(min(request.fetchOffset, matches.count))
         if request.fetchLimit > 0 { window = window.prefix(request.fetchLimit) }
         return Array(window)
+    }
+}
+
+extension ManagedObjectContext {
+    /// Where an object falls in row order, which orders what the sort keys find equal: its store's position
+    /// then its row ID; unsaved inserts after every store, in insertion order. A fetch and a fetched results
+    /// controller order by it alike.
+    func fetchPosition(of object: ManagedObject, among stores: [any PersistentStore]) -> (store: Int, row: UInt64) {
+        if object.isInserted { return (Int.max, object.insertionSequence) }
+        let store = stores.firstIndex { $0.identifier == object.objectID.storeIdentifier } ?? Int.max - 1
+        return (store, object.objectID.rowID ?? 0)
     }
 }
