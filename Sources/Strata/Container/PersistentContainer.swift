@@ -79,10 +79,11 @@ public final class PersistentContainer: Sendable {
     }
 
     private func load(_ description: PersistentStoreDescription) throws {
+        let history = description.flag(PersistentStoreOptionKey.persistentHistoryTracking)
         switch description.type {
         case .inMemory:
             persistentStoreCoordinator.addPersistentStore(
-                InMemoryStore(model: managedObjectModel))
+                InMemoryStore(model: managedObjectModel, recordsPersistentHistory: history))
         case .strata:
             guard let url = description.url else { throw ObjectGraphError.noStoreURL }
             let path = url.standardizedFileURL.path
@@ -90,8 +91,9 @@ public final class PersistentContainer: Sendable {
                 ($0 as? StrataStore)?.directory == path
             }
             if loaded { return }
-            try persistentStoreCoordinator.addPersistentStore(
-                .strata(directory: path, configuration: description.storeConfiguration))
+            var configuration = description.storeConfiguration
+            configuration.recordsPersistentHistory = configuration.recordsPersistentHistory || history
+            try persistentStoreCoordinator.addPersistentStore(.strata(directory: path, configuration: configuration))
         }
     }
 

@@ -62,3 +62,9 @@ public struct PersistentStoreDescription: Sendable {
     /// The value of a Bool option, false when unset.
     func flag(_ key: String) -> Bool { (options[key] as? Bool) ?? false }
 }
+
+/// Keys of ``PersistentStoreDescription/options``.
+public enum PersistentStoreOptionKey {
+    /// `Bool`: record persistent history for every save (Core Data's `NSPersistentHistoryTrackingKey`).
+    public static let persistentHistoryTracking = "NSPersistentHistoryTrackingKey"
+}

@@ -101,6 +101,9 @@ public final class ManagedObjectContext {
     public internal(set) var concurrencyType = ManagedObjectContextConcurrencyType.confinement
     /// Fetched results controllers following the context's objects (weakly).
     var changeTrackers: [ObjectIdentifier: WeakChangeTracker] = [:]
+    /// Who makes this context's saves, recorded in persistent history (Core Data's `transactionAuthor`): name
+    /// your importer, your sync engine, your app, so that each can skip or pick out the others' transactions.
+    public var transactionAuthor: String?
     /// Your own values kept with the context (Core Data's `userInfo`); Strata never reads them.
     public var userInfo: [AnyHashable: Any] = [:]
     /// Objects changed since the last objects-did-change notification.

@@ -181,7 +181,8 @@ extension ManagedObjectContext {
                 changes.updates.append(
                     StoreChanges.Update(
                         entity: reference.entity, rowID: reference.rowID, values: values, expectedVersion: row.version,
-                        references: row.references.map { $0.map { ObjectReference.stored($0) } }))
+                        references: row.references.map { $0.map { ObjectReference.stored($0) } },
+                        changedKeys: request.propertiesToUpdate.keys.sorted()))
                 ids.append(
                     ManagedObjectID(entity: reference.entity, storeIdentifier: store.identifier, rowID: reference.rowID)
                 )

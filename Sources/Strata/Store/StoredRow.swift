@@ -63,6 +63,8 @@ public struct StoreChanges: Sendable {
         public var expectedVersion: UInt64
         /// The to-ones' values, by ``RelationshipDescription/toOneIndex``.
         public var references: [ObjectReference?] = []
+        /// The names of the properties that changed, for persistent history.
+        public var changedKeys: [String] = []
     }
 
     /// The complete new membership of a to-many kept in a join table (many-to-many, ordered, or without
@@ -96,6 +98,10 @@ public struct StoreChanges: Sendable {
     public var deletes: [Delete] = []
     /// Join-table memberships that changed.
     public var links: [Links] = []
+    /// The saving context's ``ManagedObjectContext/transactionAuthor``, for persistent history.
+    public var transactionAuthor: String?
+    /// The saving context's ``ManagedObjectContext/name``, for persistent history.
+    public var contextName: String?
 
     /// Creates an empty set of changes.
     public init() {}
