@@ -165,9 +165,12 @@ public final class FetchedResultsController<Result: ManagedObject>: FetchedResul
 
     /// Whether an object belongs in the results now: in the context, not deleted, of the request's entity and
     /// matching its predicate (a predicate that cannot be evaluated on it does not match).
-    private func belongs(_ object: ManagedObject) -> Bool {
+    private func belongs(_ object: ManagedObject, stores: [any PersistentStore]) -> Bool {
         guard let entity, object.managedObjectContext === managedObjectContext, !object.isDeleted else { return false }
         guard fetchRequest.includesSubentities ? object.entity.isKind(of: entity) : object.entity === entity else {
+            return false
+        }
+        guard managedObjectContext.isInSearchedStores(object, stores: stores, request: fetchRequest) else {
             return false
         }
         if let predicate = fetchRequest.predicate, (try? predicate.evaluate(with: object)) != true { return false }
@@ -214,13 +217,13 @@ public final class FetchedResultsController<Result: ManagedObject>: FetchedResul
         guard let old = content, !candidates.isEmpty else { return }
         let keys = Set(candidates.map { ObjectIdentifier($0) })
         var list = old.objects.filter { !keys.contains(ObjectIdentifier($0)) }
-        let stores = managedObjectContext.coordinator.persistentStores
+        let stores = managedObjectContext.searchedStores(of: fetchRequest)
         for candidate in candidates {
             let key = ObjectIdentifier(candidate)
             sortValues[key] = nil
             sectionNames[key] = nil
             placedAsInserted.remove(key)
-            guard belongs(candidate) else { continue }
+            guard belongs(candidate, stores: stores) else { continue }
             list.insert(candidate, at: try insertionIndex(of: candidate, in: list, stores: stores))
             if candidate.isInserted { placedAsInserted.insert(key) }
         }

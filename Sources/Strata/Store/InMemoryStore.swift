@@ -30,7 +30,8 @@ public final class InMemoryStore: PersistentStore, RowCacheSharing {
     /// Always ``PersistentStoreType/inMemory``.
     public var type: PersistentStoreType { .inMemory }
     /// The store's type, UUID and the model's version hash (see ``PersistentStoreMetadataKey``).
-    public let metadata: [String: String]
+    public var metadata: [String: String] { metadataStorage.current }
+    let metadataStorage: StoreMetadata
     let state = Lock(State())
     /// The row caches of the coordinators the store was added to (one store object may serve several).
     let rowCacheGroup = RowCacheGroup()
@@ -45,11 +46,19 @@ public final class InMemoryStore: PersistentStore, RowCacheSharing {
     ///   - recordsPersistentHistory: whether every save records a transaction in the store's persistent history.
     public init(model: ManagedObjectModel, recordsPersistentHistory: Bool = false) {
         recordsHistory = recordsPersistentHistory
-        metadata = [
+        metadataStorage = StoreMetadata([
             PersistentStoreMetadataKey.storeType: PersistentStoreType.inMemory.description,
             PersistentStoreMetadataKey.storeUUID: identifier.uuidString,
             PersistentStoreMetadataKey.modelVersionHash: model.versionHash,
-        ]
+        ])
+    }
+
+    /// Replaces the application's keys of the metadata (the store's own keys stay).
+    ///
+    /// - Throws: ``ObjectGraphError/storage(_:)`` for a key or value longer than 65,535 UTF-8 bytes, as the
+    ///   Strata store refuses it.
+    public func setMetadata(_ metadata: [String: String]) throws {
+        metadataStorage.set(try metadataStorage.replacing(with: metadata))
     }
 
     static func key(_ entity: EntityDescription) -> ObjectIdentifier { ObjectIdentifier(entity.rootEntity) }

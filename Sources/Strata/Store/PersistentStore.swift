@@ -13,6 +13,12 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// Metadata kept with the store (the model's version hash among it).
     var metadata: [String: String] { get }
 
+    /// Replaces the application's keys of the metadata; the store's own keys keep their values
+    /// (``PersistentStoreCoordinator/setMetadata(_:for:)``).
+    ///
+    /// - Throws: ``ObjectGraphError/storage(_:)`` when the metadata cannot be written.
+    func setMetadata(_ metadata: [String: String]) throws
+
     /// The row, or nil when it does not exist (or belongs to an entity outside `entity`'s hierarchy).
     ///
     /// - Parameters:

@@ -38,7 +38,8 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     public var type: PersistentStoreType { .strata }
     /// The metadata read from (or, for a new store, written to) the `store.metadata` table: the store's
     /// type, UUID and model version hash (see ``PersistentStoreMetadataKey``).
-    public let metadata: [String: String]
+    public var metadata: [String: String] { metadataStorage.current }
+    let metadataStorage: StoreMetadata
     /// The storage engine under the store: shared with the other Strata stores open on the same directory in
     /// this process (one per coordinator), whose saves it serializes.
     public let engine: Store
@@ -154,7 +155,8 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
             self.joinTables = created.2
             self.indexes = created.3
             self.historyTable = created.4
-            metadata = created.0
+            metadataStorage = StoreMetadata(created.0)
+            let metadata = created.0
             var tables: [ObjectIdentifier: TableID] = [:]
             for entity in model.entities {
                 tables[ObjectIdentifier(entity)] = created.1[ObjectIdentifier(entity.rootEntity)]
@@ -174,6 +176,26 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     }
 
     // MARK: - Metadata
+
+    /// Replaces the application's keys of the metadata (the store's own keys stay), rewriting the metadata row
+    /// in a transaction of its own.
+    ///
+    /// - Throws: ``ObjectGraphError/storage(_:)``: `StorageError.invalidArgument` for a key or value longer than
+    ///   65,535 UTF-8 bytes (nothing is written), or an engine failure.
+    public func setMetadata(_ metadata: [String: String]) throws {
+        let merged = try metadataStorage.replacing(with: metadata)
+        do {
+            try engine.write { txn in
+                guard let table = txn.table(named: Self.metadataTable) else {
+                    throw StorageError.corruption(file: Self.metadataTable, offset: 0, reason: "the table is missing")
+                }
+                try txn.update(RowID(1), in: table, to: Self.encodeMetadata(merged))
+            }
+        } catch let error as StorageError {
+            throw ObjectGraphError.storage(error)
+        }
+        metadataStorage.set(merged)
+    }
 
     /// `count:u32 (keyLength:u16 key valueLength:u16 value)*`, UTF-8.
     static func encodeMetadata(_ metadata: [String: String]) -> [UInt8] {
