@@ -157,6 +157,7 @@ import Testing
     func batchRequestsRecordHistoryToo(kind: StoreKind) throws {
         let stack = try Self.stack(kind)
         let context = stack.context()
+        context.transactionAuthor = "bulk"
         let inserted = BatchInsertRequest(entityName: "HistItem", objects: [["name": "x"], ["name": "y"]])
         inserted.resultType = .objectIDs
         let ids = try context.execute(inserted).objectIDs
@@ -168,6 +169,7 @@ import Testing
             BatchDeleteRequest(entityName: "HistItem", predicate: try ObjectPredicate(format: "name == %@", "y")))
         let transactions = try Self.history(context)
         #expect(transactions.count == 3)
+        #expect(transactions.allSatisfy { $0.author == "bulk" })
         #expect(Set(transactions[0].changes.map(\.changedObjectID)) == Set(ids))
         #expect(transactions[1].changes.map(\.changeType) == [.update])
         #expect(transactions[1].changes.first?.updatedProperties == ["count"])

@@ -106,6 +106,16 @@ public struct StoreChanges: Sendable {
     /// Creates an empty set of changes.
     public init() {}
 
+    /// Creates an empty set of changes made by a context, for persistent history.
+    ///
+    /// - Parameters:
+    ///   - transactionAuthor: the context's ``ManagedObjectContext/transactionAuthor``.
+    ///   - contextName: the context's ``ManagedObjectContext/name``.
+    public init(transactionAuthor: String?, contextName: String?) {
+        self.transactionAuthor = transactionAuthor
+        self.contextName = contextName
+    }
+
     /// Whether there is nothing to insert, update or delete.
     public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty && links.isEmpty }
 }
