@@ -29,6 +29,8 @@ public enum ObjectGraphError: Error, Sendable, CustomStringConvertible {
     case invalidURI(URL)
     /// The store was written with another model (migration is not supported yet).
     case incompatibleModel(storeHash: String, modelHash: String)
+    /// A ``PersistentStoreDescription`` of a Strata store has no URL.
+    case noStoreURL
     /// Rows changed in the store since these objects were read (optimistic locking): what a
     /// ``PersistentStore`` and the batch requests report. A context's save reports ``mergeConflicts(_:)``.
     case optimisticLockingConflict([ManagedObjectID])
@@ -83,6 +85,7 @@ public enum ObjectGraphError: Error, Sendable, CustomStringConvertible {
         case .invalidURI(let url): "\(url) is not an object ID of this coordinator"
         case .incompatibleModel(let store, let model):
             "the store was written with model version \(store), the coordinator's model is \(model)"
+        case .noStoreURL: "the description of a Strata store has no URL"
         case .optimisticLockingConflict(let ids): "rows changed in the store since they were read: \(ids)"
         case .mergeConflicts(let conflicts):
             "rows changed in the store since they were read: "

@@ -12,7 +12,7 @@ struct InfoCommand: ParsableCommand {
         discussion: """
             Prints the store header (format version, feature flags, page size, store ID), the newest checkpoint \
             (generation, LSN), the page file's live and dead space, each table (rows, next row ID, tree height, \
-            pages, bytes, leaf fill), each secondary index (table, fields, entity filter, entries, pages), the log (size, LSNs, what recovery would replay) and each blob segment \
+            pages, bytes, leaf fill), the object store's persistent history (transactions, bytes), each secondary index (table, fields, entity filter, entries, pages), the log (size, LSNs, what recovery would replay) and each blob segment \
             (live and dead bytes, compression ratio). Reads every tree page (checksums included) but no blob \
             contents: run `strata fsck` for a full check.
 
@@ -63,6 +63,10 @@ struct InfoCommand: ParsableCommand {
             var bytes: UInt64
             var unwrittenNodes: Int
         }
+        struct History: Encodable {
+            var transactions: UInt64
+            var bytes: UInt64
+        }
         struct Segment: Encodable {
             var segmentID: UInt32
             var fileBytes: UInt64
@@ -80,6 +84,8 @@ struct InfoCommand: ParsableCommand {
         var checkpointLSN: UInt64
         var pageFile: PageFile
         var tables: [Table]
+        /// The object store's persistent history (table `store.history`, FORMAT.md §6.8), when it has one.
+        var persistentHistory: History?
         var indexes: [Index]
         var wal: VerificationReport.LogSummary?
         var blobCount: Int
@@ -120,6 +126,9 @@ struct InfoCommand: ParsableCommand {
         if outcome != .clean { throw outcome.exitCode }
     }
 
+    /// The table of an object store's persistent history (FORMAT.md §6.8).
+    static let historyTable = "store.history"
+
     static func info(_ report: VerificationReport, store: String) -> Info {
         let pageSize = UInt64(report.header?.pageSize ?? 4096)
         let bodyCapacity = Double(pageSize) - 32
@@ -155,7 +164,11 @@ struct InfoCommand: ParsableCommand {
                 bytes: report.pageFileBytes, pages: pages, reachablePages: report.reachablePages,
                 unreferencedPages: report.unreferencedPages, tailPages: report.tailPages, liveBytes: live,
                 deadBytes: report.pageFileBytes > live ? report.pageFileBytes - live : 0),
-            tables: tables, indexes: indexes, wal: report.log, blobCount: report.blobCount, blobBytes: report.blobBytes,
+            tables: tables,
+            persistentHistory: tables.first { $0.name == historyTable }.map {
+                Info.History(transactions: $0.rows, bytes: $0.bytes)
+            },
+            indexes: indexes, wal: report.log, blobCount: report.blobCount, blobBytes: report.blobBytes,
             orphanedBlobBytes: report.orphanedBlobBytes, segments: segments,
             lockHeldElsewhere: report.lockHeldElsewhere,
             problems: report.problems.count, notes: report.notes.map(\.description))
@@ -185,6 +198,11 @@ struct InfoCommand: ParsableCommand {
                     + "internal + \(table.overflowPages) overflow pages (\(Output.count(table.bytes)) bytes), "
                     + String(format: "leaf fill %.0f%%", table.leafFill * 100)
                     + (table.unwrittenNodes > 0 ? ", \(table.unwrittenNodes) nodes only in the log" : ""))
+        }
+        if let history = info.persistentHistory {
+            print(
+                "persistent history: \(Output.count(history.transactions)) transactions "
+                    + "(\(Output.count(history.bytes)) bytes)")
         }
         if !info.indexes.isEmpty { print("indexes:") }
         for index in info.indexes {

@@ -193,7 +193,7 @@ final class TestStack {
 
     init(
         _ kind: StoreKind, model: ManagedObjectModel = TestModel.model, directory: String? = nil,
-        configuration: StrataStoreConfiguration = testStoreConfiguration()
+        configuration: StrataStoreConfiguration = testStoreConfiguration(), recordsHistory: Bool = false
     ) throws {
         TestModel.registerClassesAndTransformers()
         self.kind = kind
@@ -203,11 +203,14 @@ final class TestStack {
         case .inMemory:
             self.directory = nil
             ownsDirectory = false
-            store = try coordinator.addPersistentStore(.inMemory)
+            store = InMemoryStore(model: model, recordsPersistentHistory: recordsHistory)
+            coordinator.addPersistentStore(store)
         case .strata:
             let path = directory ?? temporaryStoreDirectory()
             self.directory = path
             ownsDirectory = directory == nil
+            var configuration = configuration
+            configuration.recordsPersistentHistory = configuration.recordsPersistentHistory || recordsHistory
             store = try coordinator.addPersistentStore(.strata(directory: path, configuration: configuration))
         }
     }

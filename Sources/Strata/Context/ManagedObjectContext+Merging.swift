@@ -37,7 +37,7 @@ extension ManagedObjectContext {
                 object.relationshipValues[relationship.index] = nil
             }
         }
-        postObjectsDidChange()
+        postObjectsDidChange(merged: save)
     }
 
     /// Merges changes known only by object ID (from another coordinator or process, or from a batch

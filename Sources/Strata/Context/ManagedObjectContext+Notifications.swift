@@ -39,12 +39,14 @@ extension ManagedObjectContext {
         }
     }
 
-    /// Posts the objects changed since the last call, if any.
-    func postObjectsDidChange() {
-        guard !changes.isEmpty else { return }
+    /// Posts the objects changed since the last call, if any, and tells the change trackers (with the save a
+    /// merge brings in, which may name objects the context does not have).
+    func postObjectsDidChange(merged: ContextSave? = nil) {
+        guard !changes.isEmpty || merged != nil else { return }
         let pending = changes
         changes = ObjectChanges()
-        post(.objectsDidChange(pending))
+        if !pending.isEmpty { post(.objectsDidChange(pending)) }
+        notifyTrackers { try $0.contextDidChange(pending, merged: merged) }
     }
 }
 

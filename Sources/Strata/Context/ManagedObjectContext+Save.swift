@@ -82,7 +82,12 @@ extension ManagedObjectContext {
         var batches: [ObjectIdentifier: Batch] = [:]
         func batch(_ store: any PersistentStore) -> ObjectIdentifier {
             let key = ObjectIdentifier(store)
-            if batches[key] == nil { batches[key] = Batch(store: store) }
+            if batches[key] == nil {
+                var batch = Batch(store: store)
+                batch.changes.transactionAuthor = transactionAuthor
+                batch.changes.contextName = name
+                batches[key] = batch
+            }
             return key
         }
         var insertPositions: [ObjectIdentifier: (store: ObjectIdentifier, index: Int)] = [:]
@@ -147,7 +152,8 @@ extension ManagedObjectContext {
             batches[key]!.changes.updates.append(
                 StoreChanges.Update(
                     entity: object.entity, rowID: object.objectID.rowID!, values: object.persistentValues,
-                    expectedVersion: object.version, references: try references(of: object, store: key)))
+                    expectedVersion: object.version, references: try references(of: object, store: key),
+                    changedKeys: object.changedKeys))
             batches[key]!.updated.append(object)
             try links(
                 of: object, store: key,
@@ -196,6 +202,7 @@ extension ManagedObjectContext {
         }
         changes = ObjectChanges()
         post(.didSave(saved))
+        notifyTrackers { try $0.contextDidSave() }
         notifyChildren(of: saved)
         coordinator.saveBroadcaster.broadcast(saved, from: self)
     }
@@ -278,6 +285,7 @@ extension ManagedObjectContext {
         // As in Core Data: the undo stack describes changes that no longer exist.
         undoManager?.removeAllActions()
         changes = ObjectChanges()
+        notifyTrackers { try $0.contextDidDiscardChanges() }
     }
 
     func restoreCommittedValues(_ object: ManagedObject) {
@@ -315,5 +323,6 @@ extension ManagedObjectContext {
         insertionOrder = []
         undoManager?.removeAllActions()
         changes = ObjectChanges()
+        notifyTrackers { try $0.contextDidDiscardChanges() }
     }
 }

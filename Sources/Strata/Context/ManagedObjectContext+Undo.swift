@@ -27,7 +27,7 @@ extension ManagedObjectContext {
         insertionOrder.removeAll { $0 === object }
         object.isInserted = false
         unregister(object)
-        changes.inserted.remove(object.objectID)
+        noteRemovalOfInsertedObject(object)
         registerUndo { [unowned self] in reinsert(object) }
     }
 
@@ -79,7 +79,7 @@ extension ManagedObjectContext {
             insertionOrder.removeAll { $0 === object }
             object.isInserted = false
             unregister(object)
-            changes.inserted.remove(object.objectID)
+            noteRemovalOfInsertedObject(object)
         } else {
             guard object.managedObjectContext === self, deleted[key] == nil else { return }
             updated[key] = nil

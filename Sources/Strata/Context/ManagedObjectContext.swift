@@ -96,6 +96,16 @@ public final class ManagedObjectContext {
     }
     /// The queue a queue-confined context belongs to (``PrivateQueueContext``, ``mainQueue(coordinator:)``).
     var ownerQueue: DispatchQueue?
+    /// Where the context's work runs (``perform(_:)``): ``ManagedObjectContextConcurrencyType/confinement``
+    /// unless the context was made for a queue.
+    public internal(set) var concurrencyType = ManagedObjectContextConcurrencyType.confinement
+    /// Fetched results controllers following the context's objects (weakly).
+    var changeTrackers: [ObjectIdentifier: WeakChangeTracker] = [:]
+    /// Who makes this context's saves, recorded in persistent history (Core Data's `transactionAuthor`): name
+    /// your importer, your sync engine, your app, so that each can skip or pick out the others' transactions.
+    public var transactionAuthor: String?
+    /// Your own values kept with the context (Core Data's `userInfo`); Strata never reads them.
+    public var userInfo: [AnyHashable: Any] = [:]
     /// Objects changed since the last objects-did-change notification.
     var changes = ObjectChanges()
     var notificationObservers: [UUID: (ContextNotification) -> Void] = [:]
@@ -238,7 +248,7 @@ public final class ManagedObjectContext {
             object.isDeleted = true
             inserted[key] = nil
             insertionOrder.removeAll { $0 === object }
-            changes.inserted.remove(object.objectID)
+            noteRemovalOfInsertedObject(object)
         } else {
             updated[key] = nil
             deleted[key] = object
@@ -261,7 +271,12 @@ public final class ManagedObjectContext {
     /// A property of a registered object changed.
     func objectDidChange(_ object: ManagedObject) {
         let key = ObjectIdentifier(object)
-        guard object.managedObjectContext === self, inserted[key] == nil, deleted[key] == nil else { return }
+        guard object.managedObjectContext === self, deleted[key] == nil else { return }
+        guard inserted[key] == nil else {
+            // An insert already notified changed since: observers hear of it as an update.
+            if !changes.inserted.contains(object.objectID) { changes.updated.insert(object.objectID) }
+            return
+        }
         updated[key] = object
         changes.updated.insert(object.objectID)
     }

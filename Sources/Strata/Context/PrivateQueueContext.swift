@@ -21,7 +21,6 @@ public final class PrivateQueueContext: Sendable {
     /// The coordinator of the context.
     public let coordinator: PersistentStoreCoordinator
     private let queue: DispatchQueue
-    private let queueKey = DispatchSpecificKey<Bool>()
     // Safety: the context is created on the queue and used only inside closures that run on it.
     private nonisolated(unsafe) let context: ManagedObjectContext
 
@@ -33,13 +32,13 @@ public final class PrivateQueueContext: Sendable {
     ///   - undo: whether the context keeps an undo manager (Core Data's private contexts have none by default).
     public init(coordinator: PersistentStoreCoordinator, name: String? = nil, undo: Bool = false) {
         self.coordinator = coordinator
-        let queue = DispatchQueue(label: "strata.context." + (name ?? "private"))
-        queue.setSpecific(key: queueKey, value: true)
+        let queue = ManagedObjectContext.makePrivateQueue(label: "strata.context." + (name ?? "private"))
         self.queue = queue
         self.context = queue.sync {
             let context = ManagedObjectContext(coordinator: coordinator)
             context.name = name
             context.ownerQueue = queue
+            context.concurrencyType = .privateQueue
             if !undo { context.undoManager = nil }
             return context
         }
@@ -80,8 +79,14 @@ public final class PrivateQueueContext: Sendable {
     ///
     /// - Throws: what `body` throws.
     public func performAndWait<Value>(_ body: (ManagedObjectContext) throws -> Value) rethrows -> Value {
-        if DispatchQueue.getSpecific(key: queueKey) == true { return try body(context) }
+        if context.isOnOwnerQueue { return try body(context) }
         return try queue.sync { try body(context) }
+    }
+
+    /// Schedules `body` on the context's queue and returns at once (Core Data's `perform(_:)` with a block):
+    /// the same as ``schedule(_:)``, under Core Data's name.
+    public func perform(_ body: @escaping @Sendable (ManagedObjectContext) -> Void) {
+        schedule(body)
     }
 }
 
@@ -92,9 +97,7 @@ extension ManagedObjectContext {
     /// - Parameter coordinator: the context's coordinator.
     @MainActor
     public static func mainQueue(coordinator: PersistentStoreCoordinator) -> ManagedObjectContext {
-        let context = ManagedObjectContext(coordinator: coordinator)
-        context.ownerQueue = .main
-        return context
+        ManagedObjectContext(concurrencyType: .mainQueue, coordinator: coordinator)
     }
 
     /// In debug builds, stops the program when a queue-confined context is used off its queue.

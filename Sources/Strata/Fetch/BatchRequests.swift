@@ -119,7 +119,7 @@ extension ManagedObjectContext {
         }
         precondition(!entity.isAbstract, "\(entity.name) is abstract: it has no objects of its own")
         let store = try coordinator.defaultStore(for: entity)
-        var changes = StoreChanges()
+        var changes = StoreChanges(transactionAuthor: transactionAuthor, contextName: name)
         for object in request.objects {
             var values = entity.persistentAttributes.map(\.defaultValue)
             for (key, value) in object {
@@ -161,7 +161,7 @@ extension ManagedObjectContext {
             query.includesSubentities = request.includesSubentities
             query.predicate = request.predicate
             let found = try store.fetch(query)
-            var changes = StoreChanges()
+            var changes = StoreChanges(transactionAuthor: transactionAuthor, contextName: name)
             for (reference, row) in zip(found.references, found.rows) {
                 var values = row.values
                 for (storageIndex, blob) in row.externalReferences {
@@ -181,7 +181,8 @@ extension ManagedObjectContext {
                 changes.updates.append(
                     StoreChanges.Update(
                         entity: reference.entity, rowID: reference.rowID, values: values, expectedVersion: row.version,
-                        references: row.references.map { $0.map { ObjectReference.stored($0) } }))
+                        references: row.references.map { $0.map { ObjectReference.stored($0) } },
+                        changedKeys: request.propertiesToUpdate.keys.sorted()))
                 ids.append(
                     ManagedObjectID(entity: reference.entity, storeIdentifier: store.identifier, rowID: reference.rowID)
                 )
@@ -212,7 +213,7 @@ extension ManagedObjectContext {
             query.predicate = request.predicate
             query.resultKind = .objectIDs
             let found = try store.fetch(query)
-            var changes = StoreChanges()
+            var changes = StoreChanges(transactionAuthor: transactionAuthor, contextName: name)
             for (reference, version) in zip(found.references, found.versions) {
                 changes.deletes.append(
                     StoreChanges.Delete(entity: reference.entity, rowID: reference.rowID, expectedVersion: version))

@@ -41,7 +41,7 @@ extension ManagedObjectContext {
         of request: FetchRequest<Result>, entity: EntityDescription, kind: StoreFetchRequest.ResultKind,
         includesPendingChanges: Bool, isCancelled: (@Sendable () -> Bool)? = nil
     ) throws -> [FetchMatch] {
-        let stores = coordinator.persistentStores
+        let stores = searchedStores(of: request)
         func includes(_ candidate: EntityDescription) -> Bool {
             request.includesSubentities ? candidate.isKind(of: entity) : candidate === entity
         }
@@ -92,15 +92,9 @@ extension ManagedObjectContext {
             }
         }
         guard merges else { return matches }
-        for object in pendingObjects {
+        for object in pendingObjects where isInSearchedStores(object, stores: stores, request: request) {
             if let predicate = request.predicate, !(try predicate.evaluate(with: object)) { continue }
-            let position: (Int, UInt64)
-            if object.isInserted {
-                position = (Int.max, object.insertionSequence)
-            } else {
-                let store = stores.firstIndex { $0.identifier == object.objectID.storeIdentifier } ?? Int.max - 1
-                position = (store, object.objectID.rowID ?? 0)
-            }
+            let position = fetchPosition(of: object, among: stores)
             var sortValues: [QueryValue] = []
             for key in request.sortKeys { sortValues.append(try key.value(of: object)) }
             matches.append(FetchMatch(id: object.objectID, object: object, sortValues: sortValues, position: position))
@@ -110,5 +104,41 @@ extension ManagedObjectContext {
         var window = matches.dropFirst(min(request.fetchOffset, matches.count))
         if request.fetchLimit > 0 { window = window.prefix(request.fetchLimit) }
         return Array(window)
+    }
+}
+
+extension ManagedObjectContext {
+    /// Where an object falls in row order, which orders what the sort keys find equal: its store's position
+    /// then its row ID; unsaved inserts after every store, in insertion order. A fetch and a fetched results
+    /// controller order by it alike.
+    func fetchPosition(of object: ManagedObject, among stores: [any PersistentStore]) -> (store: Int, row: UInt64) {
+        if object.isInserted { return (Int.max, object.insertionSequence) }
+        let store = stores.firstIndex { $0.identifier == object.objectID.storeIdentifier } ?? Int.max - 1
+        return (store, object.objectID.rowID ?? 0)
+    }
+}
+
+extension ManagedObjectContext {
+    /// The stores a request searches: its ``FetchRequest/affectedStores`` in the coordinator's order, or every
+    /// store.
+    func searchedStores<Result>(of request: FetchRequest<Result>) -> [any PersistentStore] {
+        let stores = coordinator.persistentStores
+        guard let affected = request.affectedStores else { return stores }
+        return stores.filter { store in affected.contains { $0 === store } }
+    }
+
+    /// Whether a pending object belongs to a searched store: a saved object by its ID, an insert by the store it
+    /// will be saved in.
+    func isInSearchedStores<Result>(
+        _ object: ManagedObject, stores: [any PersistentStore], request: FetchRequest<Result>
+    ) -> Bool {
+        guard request.affectedStores != nil else { return true }
+        let store: (any PersistentStore)?
+        if let identifier = object.objectID.storeIdentifier {
+            store = coordinator.persistentStore(for: identifier)
+        } else {
+            store = assignedStores[ObjectIdentifier(object)] ?? (try? coordinator.defaultStore(for: object.entity))
+        }
+        return store.map { store in stores.contains { $0 === store } } ?? false
     }
 }

@@ -56,6 +56,9 @@ public final class FetchRequest<Result> {
     public var sortKeys: [SortKey] = []
     /// Whether objects of subentities are included (default true).
     public var includesSubentities = true
+    /// The stores to search (Core Data's `affectedStores`; nil, the default: every store of the coordinator).
+    /// Unsaved objects count when they belong to one of them (an insert by the store it will be saved in).
+    public var affectedStores: [any PersistentStore]?
     /// At most this many results (0: no limit).
     public var fetchLimit = 0
     /// Skip this many results first.

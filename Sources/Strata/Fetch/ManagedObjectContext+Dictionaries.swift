@@ -41,7 +41,7 @@ extension ManagedObjectContext {
         // Rows, sorted by the stores; the window applies to rows only when nothing combines them.
         var storeRows: [[QueryValue]] = []
         let pushesWindow = !grouped && !request.returnsDistinctResults
-        let stores = coordinator.persistentStores
+        let stores = searchedStores(of: request)
         var storeRequest = StoreFetchRequest(entity: entity)
         storeRequest.includesSubentities = request.includesSubentities
         storeRequest.predicate = request.predicate

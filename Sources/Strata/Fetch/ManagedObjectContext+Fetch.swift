@@ -60,7 +60,7 @@ extension ManagedObjectContext {
             return try fetch(request).count
         }
         if request.includesPendingChanges { try processPendingChanges() }
-        let stores = coordinator.persistentStores
+        let stores = searchedStores(of: request)
         let pending = request.includesPendingChanges && hasPendingChanges(concerning: entity, request)
         guard stores.count == 1, !pending else {
             return try matches(

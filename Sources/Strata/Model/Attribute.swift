@@ -36,6 +36,9 @@ public struct Attribute: Sendable, Hashable {
     public var defaultValue: AttributeValue?
     /// Whether large values may be stored outside the row (binary and transformable attributes).
     public var allowsExternalBinaryDataStorage: Bool
+    /// Whether a deleted object's value stays in persistent history, as its tombstone (Core Data's
+    /// `preservesValueInHistoryOnDeletion`; default false).
+    public var preservesValueInHistoryOnDeletion = false
     /// The name of the ``ValueTransformer`` of a transformable attribute.
     public var valueTransformerName: String?
     /// The constraints validation checks, in order.
@@ -78,6 +81,13 @@ public struct Attribute: Sendable, Hashable {
     public func transient(_ isTransient: Bool = true) -> Attribute {
         var copy = self
         copy.isTransient = isTransient
+        return copy
+    }
+
+    /// Keeps the attribute's value in persistent history when its object is deleted (a tombstone), or not.
+    public func preservesValueInHistory(_ preserves: Bool = true) -> Attribute {
+        var copy = self
+        copy.preservesValueInHistoryOnDeletion = preserves
         return copy
     }
 

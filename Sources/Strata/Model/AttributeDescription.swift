@@ -49,6 +49,9 @@ public final class AttributeDescription: PropertyDescription, Hashable {
     /// Whether the store may keep a large value outside the row, in the blob store (binary and
     /// transformable attributes). Small values stay in the row either way.
     public let allowsExternalBinaryDataStorage: Bool
+    /// Whether a deleted object's value stays in persistent history as its tombstone (not part of the version
+    /// hash: it changes what history records, not what the store holds).
+    public let preservesValueInHistoryOnDeletion: Bool
     /// For a transformable attribute, the name of its ``ValueTransformer`` in
     /// ``ValueTransformerRegistry``; it must be registered by the time a value is stored or read, not
     /// when the model is built.
@@ -116,6 +119,7 @@ public final class AttributeDescription: PropertyDescription, Hashable {
         self.isTransient = definition.isTransient
         self.defaultValue = definition.defaultValue
         self.allowsExternalBinaryDataStorage = definition.allowsExternalBinaryDataStorage
+        self.preservesValueInHistoryOnDeletion = definition.preservesValueInHistoryOnDeletion
         self.valueTransformerName = definition.valueTransformerName
         self.validationRules = definition.validationRules
         self.isIndexed = definition.isIndexed

@@ -20,6 +20,9 @@ public final class InMemoryStore: PersistentStore, RowCacheSharing {
         /// Members of to-manys kept in join tables (in order), by relationship and source row.
         var links: [LinkKey: [StoredReference]] = [:]
         var rowReads = 0
+        /// Persistent history, oldest first, and the next transaction's number.
+        var history: [(number: UInt64, record: HistoryRecord)] = []
+        var nextHistoryNumber: UInt64 = 1
     }
 
     /// A random identifier chosen when the store is created: a new one for every instance.
@@ -27,20 +30,35 @@ public final class InMemoryStore: PersistentStore, RowCacheSharing {
     /// Always ``PersistentStoreType/inMemory``.
     public var type: PersistentStoreType { .inMemory }
     /// The store's type, UUID and the model's version hash (see ``PersistentStoreMetadataKey``).
-    public let metadata: [String: String]
+    public var metadata: [String: String] { metadataStorage.current }
+    let metadataStorage: StoreMetadata
     let state = Lock(State())
     /// The row caches of the coordinators the store was added to (one store object may serve several).
     let rowCacheGroup = RowCacheGroup()
 
+    /// Whether saves record persistent history.
+    let recordsHistory: Bool
+
     /// Creates an empty store for `model`.
     ///
-    /// - Parameter model: the model whose version hash the store's metadata records.
-    public init(model: ManagedObjectModel) {
-        metadata = [
+    /// - Parameters:
+    ///   - model: the model whose version hash the store's metadata records.
+    ///   - recordsPersistentHistory: whether every save records a transaction in the store's persistent history.
+    public init(model: ManagedObjectModel, recordsPersistentHistory: Bool = false) {
+        recordsHistory = recordsPersistentHistory
+        metadataStorage = StoreMetadata([
             PersistentStoreMetadataKey.storeType: PersistentStoreType.inMemory.description,
             PersistentStoreMetadataKey.storeUUID: identifier.uuidString,
             PersistentStoreMetadataKey.modelVersionHash: model.versionHash,
-        ]
+        ])
+    }
+
+    /// Replaces the application's keys of the metadata (the store's own keys stay).
+    ///
+    /// - Throws: ``ObjectGraphError/storage(_:)`` for a key or value longer than 65,535 UTF-8 bytes, as the
+    ///   Strata store refuses it.
+    public func setMetadata(_ metadata: [String: String]) throws {
+        metadataStorage.set(try metadataStorage.replacing(with: metadata))
     }
 
     static func key(_ entity: EntityDescription) -> ObjectIdentifier { ObjectIdentifier(entity.rootEntity) }
@@ -164,6 +182,7 @@ public final class InMemoryStore: PersistentStore, RowCacheSharing {
         try state.withLock { state in
             // Check every expectation before changing anything: a save is all or nothing.
             try conflicts(changes, in: state)
+            let tombstones = recordsHistory ? Self.tombstones(of: changes.deletes, in: state) : []
             var result = StoreSaveResult(insertedRowIDs: [], insertedVersions: [], updatedVersions: [])
             for insert in changes.inserts {
                 var table = state.tables[Self.key(insert.entity)] ?? Table()
@@ -197,6 +216,13 @@ public final class InMemoryStore: PersistentStore, RowCacheSharing {
             for delete in changes.deletes {
                 state.tables[Self.key(delete.entity)]?.rows[delete.rowID] = nil
                 Self.removeLinks(of: delete, from: &state)
+            }
+            if recordsHistory {
+                let record = HistoryRecord(changes, insertedRowIDs: result.insertedRowIDs, tombstones: tombstones)
+                if !record.changes.isEmpty {
+                    state.history.append((state.nextHistoryNumber, record))
+                    state.nextHistoryNumber += 1
+                }
             }
             return result
         }

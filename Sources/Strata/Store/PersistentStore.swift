@@ -13,6 +13,12 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// Metadata kept with the store (the model's version hash among it).
     var metadata: [String: String] { get }
 
+    /// Replaces the application's keys of the metadata; the store's own keys keep their values
+    /// (``PersistentStoreCoordinator/setMetadata(_:for:)``).
+    ///
+    /// - Throws: ``ObjectGraphError/storage(_:)`` when the metadata cannot be written.
+    func setMetadata(_ metadata: [String: String]) throws
+
     /// The row, or nil when it does not exist (or belongs to an entity outside `entity`'s hierarchy).
     ///
     /// - Parameters:
@@ -84,6 +90,25 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// Applies one save atomically: all of it or, when it throws, none of it.
     /// - Throws: ``ObjectGraphError/optimisticLockingConflict(_:)`` when a row's version is not the expected one.
     func save(_ changes: StoreChanges) throws -> StoreSaveResult
+
+    /// Whether saves record a transaction in the store's persistent history.
+    var recordsPersistentHistory: Bool { get }
+
+    /// The history transactions a query wants, oldest first (empty when the store records no history).
+    ///
+    /// - Throws: ``ObjectGraphError/storage(_:)`` when the history cannot be read.
+    func fetchHistory(_ query: HistoryQuery) throws -> [PersistentHistoryTransaction]
+
+    /// Deletes the history transactions numbered below `number`, or committed before `date`.
+    ///
+    /// - Returns: how many were deleted.
+    /// - Throws: ``ObjectGraphError/storage(_:)``.
+    func deleteHistory(beforeNumber number: UInt64?, beforeDate date: Date?) throws -> Int
+
+    /// The token of the newest history transaction, nil when there is none.
+    ///
+    /// - Throws: ``ObjectGraphError/storage(_:)``.
+    func currentHistoryToken() throws -> PersistentHistoryToken?
 
     /// Rows read from the underlying storage so far (the row cache's misses land here): a test hook.
     var rowReads: Int { get }

@@ -63,6 +63,8 @@ public struct StoreChanges: Sendable {
         public var expectedVersion: UInt64
         /// The to-ones' values, by ``RelationshipDescription/toOneIndex``.
         public var references: [ObjectReference?] = []
+        /// The names of the properties that changed, for persistent history.
+        public var changedKeys: [String] = []
     }
 
     /// The complete new membership of a to-many kept in a join table (many-to-many, ordered, or without
@@ -96,9 +98,23 @@ public struct StoreChanges: Sendable {
     public var deletes: [Delete] = []
     /// Join-table memberships that changed.
     public var links: [Links] = []
+    /// The saving context's ``ManagedObjectContext/transactionAuthor``, for persistent history.
+    public var transactionAuthor: String?
+    /// The saving context's ``ManagedObjectContext/name``, for persistent history.
+    public var contextName: String?
 
     /// Creates an empty set of changes.
     public init() {}
+
+    /// Creates an empty set of changes made by a context, for persistent history.
+    ///
+    /// - Parameters:
+    ///   - transactionAuthor: the context's ``ManagedObjectContext/transactionAuthor``.
+    ///   - contextName: the context's ``ManagedObjectContext/name``.
+    public init(transactionAuthor: String?, contextName: String?) {
+        self.transactionAuthor = transactionAuthor
+        self.contextName = contextName
+    }
 
     /// Whether there is nothing to insert, update or delete.
     public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty && links.isEmpty }

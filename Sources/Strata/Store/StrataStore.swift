@@ -14,6 +14,10 @@ public struct StrataStoreConfiguration: Sendable {
     public init(storage: StoreConfiguration = StoreConfiguration()) {
         self.storage = storage
     }
+
+    /// Whether every save records a transaction in the store's persistent history (Core Data's
+    /// `NSPersistentHistoryTrackingKey`; default false). Once a store has history, it keeps recording it.
+    public var recordsPersistentHistory = false
 }
 
 /// The persistent store on the Strata storage engine: a directory on disk.
@@ -34,7 +38,8 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     public var type: PersistentStoreType { .strata }
     /// The metadata read from (or, for a new store, written to) the `store.metadata` table: the store's
     /// type, UUID and model version hash (see ``PersistentStoreMetadataKey``).
-    public let metadata: [String: String]
+    public var metadata: [String: String] { metadataStorage.current }
+    let metadataStorage: StoreMetadata
     /// The storage engine under the store: shared with the other Strata stores open on the same directory in
     /// this process (one per coordinator), whose saves it serializes.
     public let engine: Store
@@ -50,6 +55,8 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     let indexes: [String: IndexID]
     private let coders: [ObjectIdentifier: RowCoder]
     let entitiesByID: [UInt16: EntityDescription]
+    /// The `store.history` table, when the store records persistent history.
+    let historyTable: TableID?
     let reads = Atomic<Int>(0)
     let examined = Atomic<Int>(0)
     let writes = Atomic<Int>(0)
@@ -103,7 +110,8 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                 Self.relationshipIndexes(of: model) + Self.attributeIndexes(of: model)
                 + Self.uniquenessIndexes(of: model)
             let created = try engine.write {
-                txn -> ([String: String], [ObjectIdentifier: TableID], [String: TableID], [String: IndexID]) in
+                txn -> ([String: String], [ObjectIdentifier: TableID], [String: TableID], [String: IndexID], TableID?)
+                in
                 var metadata = stored
                 if metadata.isEmpty {
                     guard txn.table(named: Self.metadataTable) == nil else {
@@ -126,6 +134,9 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                         try txn.table(named: Self.tableName(for: root))
                         ?? txn.createTable(named: Self.tableName(for: root))
                 }
+                let history =
+                    try txn.table(named: Self.historyTableName)
+                    ?? (configuration.recordsPersistentHistory ? txn.createTable(named: Self.historyTableName) : nil)
                 var joinTables: [String: TableID] = [:]
                 for name in joinTableNames {
                     joinTables[name] = try txn.table(named: name) ?? txn.createTable(named: name)
@@ -139,11 +150,13 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                         try txn.index(named: spec.name)
                         ?? txn.createIndex(named: spec.name, on: table, fields: spec.fields, entityIDs: spec.entityIDs)
                 }
-                return (metadata, tables, joinTables, indexes)
+                return (metadata, tables, joinTables, indexes, history)
             }
             self.joinTables = created.2
             self.indexes = created.3
-            metadata = created.0
+            self.historyTable = created.4
+            metadataStorage = StoreMetadata(created.0)
+            let metadata = created.0
             var tables: [ObjectIdentifier: TableID] = [:]
             for entity in model.entities {
                 tables[ObjectIdentifier(entity)] = created.1[ObjectIdentifier(entity.rootEntity)]
@@ -163,6 +176,26 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     }
 
     // MARK: - Metadata
+
+    /// Replaces the application's keys of the metadata (the store's own keys stay), rewriting the metadata row
+    /// in a transaction of its own.
+    ///
+    /// - Throws: ``ObjectGraphError/storage(_:)``: `StorageError.invalidArgument` for a key or value longer than
+    ///   65,535 UTF-8 bytes (nothing is written), or an engine failure.
+    public func setMetadata(_ metadata: [String: String]) throws {
+        let merged = try metadataStorage.replacing(with: metadata)
+        do {
+            try engine.write { txn in
+                guard let table = txn.table(named: Self.metadataTable) else {
+                    throw StorageError.corruption(file: Self.metadataTable, offset: 0, reason: "the table is missing")
+                }
+                try txn.update(RowID(1), in: table, to: Self.encodeMetadata(merged))
+            }
+        } catch let error as StorageError {
+            throw ObjectGraphError.storage(error)
+        }
+        metadataStorage.set(merged)
+    }
 
     /// `count:u32 (keyLength:u16 key valueLength:u16 value)*`, UTF-8.
     static func encodeMetadata(_ metadata: [String: String]) -> [UInt8] {
@@ -379,6 +412,8 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                     if let fields = decoded?.fields { deletedRows.append(fields) }
                 }
                 guard conflicts.isEmpty else { throw ObjectGraphError.optimisticLockingConflict(conflicts) }
+                // Persistent history is written in this transaction: history and data never disagree.
+                let tombstones = try historyTable.map { _ in try self.tombstones(of: changes.deletes, txn: txn) }
 
                 var result = StoreSaveResult(insertedRowIDs: [], insertedVersions: [], updatedVersions: [])
                 // A row that names a row inserted in this save needs that row's ID before it is encoded: then
@@ -443,6 +478,11 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                     try txn.delete(RowID(delete.rowID), from: table(for: delete.entity))
                     writes.add(1, ordering: .relaxed)
                     try deleteLinks(of: StoredReference(entity: delete.entity, rowID: delete.rowID), txn: txn)
+                }
+                if let historyTable, let tombstones {
+                    try recordHistory(
+                        changes, insertedRowIDs: result.insertedRowIDs, tombstones: tombstones, in: historyTable,
+                        txn: txn)
                 }
                 return result
             }
