@@ -1,0 +1,116 @@
+import Foundation
+
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// Reads XML into a ``ModelFileElement`` tree with `XMLParser` (FoundationXML on Linux), for a model file.
+///
+/// The input is untrusted (a model copied from anywhere, or a fuzzer's): a document type declaration is
+/// refused before parsing (Xcode never writes one, and entity declarations are how XML bombs grow), external
+/// entities are never resolved, nesting is limited to ``maximumDepth`` and the input to ``maximumBytes``.
+enum XMLElementTreeBuilder {
+    /// Xcode's model files nest four levels deep; anything far deeper is not a model file.
+    static let maximumDepth = 32
+    /// Far above any real model's `contents` (a 500-entity model is about 1 MB).
+    static let maximumBytes = 64 << 20
+
+    /// The document's root element.
+    ///
+    /// - Throws: ``ModelFileError/malformedXML(line:column:reason:)``.
+    static func parse(_ data: Data) throws(ModelFileError) -> ModelFileElement {
+        guard data.count <= maximumBytes else {
+            throw .malformedXML(line: 1, column: 1, reason: "the file is larger than \(maximumBytes) bytes")
+        }
+        if let declaration = Self.documentTypeDeclaration(in: data) {
+            throw .malformedXML(
+                line: declaration.line, column: declaration.column,
+                reason: "a document type declaration (<!DOCTYPE or <!ENTITY) is not allowed in a model file")
+        }
+        let parser = XMLParser(data: data)
+        parser.shouldResolveExternalEntities = false
+        parser.shouldProcessNamespaces = false
+        let delegate = Delegate()
+        parser.delegate = delegate
+        let succeeded = parser.parse()
+        if let failure = delegate.failure {
+            throw .malformedXML(line: failure.line, column: failure.column, reason: failure.reason)
+        }
+        // XMLParser on Linux can return true with an error set (a truncated document).
+        if !succeeded || parser.parserError != nil {
+            let reason = parser.parserError.map { "\($0.localizedDescription)" } ?? "the parser stopped"
+            throw .malformedXML(line: parser.lineNumber, column: parser.columnNumber, reason: reason)
+        }
+        guard let root = delegate.root else {
+            throw .malformedXML(line: parser.lineNumber, column: parser.columnNumber, reason: "there is no element")
+        }
+        return root
+    }
+
+    /// Where `<!DOCTYPE` or `<!ENTITY` first occurs, if anywhere.
+    private static func documentTypeDeclaration(in data: Data) -> (line: Int, column: Int)? {
+        let markers: [[UInt8]] = [Array("<!DOCTYPE".utf8), Array("<!ENTITY".utf8)]
+        var line = 1
+        var column = 1
+        return data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> (Int, Int)? in
+            for offset in bytes.indices {
+                let byte = bytes[offset]
+                if byte == UInt8(ascii: "<") {
+                    for marker in markers where offset + marker.count <= bytes.count {
+                        if zip(marker.indices, marker).allSatisfy({ bytes[offset + $0] == $1 }) { return (line, column) }
+                    }
+                }
+                if byte == UInt8(ascii: "\n") {
+                    line += 1
+                    column = 1
+                } else {
+                    column += 1
+                }
+            }
+            return nil
+        }
+    }
+
+    /// Builds the tree as the parser reports elements; stops the parser at the first problem.
+    private final class Delegate: NSObject, XMLParserDelegate {
+        var stack: [ModelFileElement] = []
+        var root: ModelFileElement?
+        var failure: (line: Int, column: Int, reason: String)?
+
+        func parser(
+            _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+            qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]
+        ) {
+            guard failure == nil else { return }
+            guard stack.count < XMLElementTreeBuilder.maximumDepth else {
+                fail(parser, "elements nest more than \(XMLElementTreeBuilder.maximumDepth) deep")
+                return
+            }
+            guard root == nil || !stack.isEmpty else {
+                fail(parser, "a second root element <\(elementName)>")
+                return
+            }
+            stack.append(ModelFileElement(name: elementName, attributes: attributeDict, line: parser.lineNumber))
+        }
+
+        func parser(
+            _ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?
+        ) {
+            guard failure == nil, let element = stack.popLast() else { return }
+            if stack.isEmpty {
+                root = element
+            } else {
+                stack[stack.count - 1].children.append(element)
+            }
+        }
+
+        func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
+            if failure == nil { fail(parser, "\(parseError.localizedDescription)", abort: false) }
+        }
+
+        private func fail(_ parser: XMLParser, _ reason: String, abort: Bool = true) {
+            failure = (parser.lineNumber, parser.columnNumber, reason)
+            if abort { parser.abortParsing() }
+        }
+    }
+}
