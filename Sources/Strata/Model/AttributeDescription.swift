@@ -123,7 +123,8 @@ public final class AttributeDescription: PropertyDescription, Hashable {
             }
             guard !definition.isTransient else {
                 throw .invalidDerivation(
-                    entity: entityName, attribute: name, expression: expression, reason: "a derived attribute is stored")
+                    entity: entityName, attribute: name, expression: expression, reason: "a derived attribute is stored"
+                )
             }
             derivation = parsed
         }

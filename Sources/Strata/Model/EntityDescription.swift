@@ -347,7 +347,9 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
                 guard let source = current.attributesByName[path.last!], source !== attribute else {
                     throw invalid("\(path.last!) is not another attribute of \(current.name)")
                 }
-                let sameKind = source.type == attribute.type || (source.type.integerRange != nil && attribute.type.integerRange != nil)
+                let sameKind =
+                    source.type == attribute.type
+                    || (source.type.integerRange != nil && attribute.type.integerRange != nil)
                 guard sameKind else { throw invalid("\(path.last!) is a \(source.type), not a \(attribute.type)") }
             case .aggregate(let function, let relationshipName, let attributeName):
                 guard let relationship = relationshipsByName[relationshipName], relationship.isToMany else {

@@ -173,7 +173,8 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         for (_, definition) in buildOrder {
             let entity = built[definition.name]!
             try entity.checkDerivations()
-            for fetched in entity.fetchedProperties where fetched.entity === entity && built[fetched.destinationName] == nil {
+            for fetched in entity.fetchedProperties
+            where fetched.entity === entity && built[fetched.destinationName] == nil {
                 throw .invalidFetchedProperty(
                     entity: entity.name, property: fetched.name,
                     reason: "its destination \(fetched.destinationName) is not defined")
@@ -183,7 +184,9 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
 
         var members: [String: [EntityDescription]] = [:]
         for (configuration, names) in configurations {
-            guard !configuration.isEmpty else { throw .invalidConfiguration(configuration, reason: "has an empty name") }
+            guard !configuration.isEmpty else {
+                throw .invalidConfiguration(configuration, reason: "has an empty name")
+            }
             members[configuration] = try names.sorted(by: Self.precedes).map { name throws(ModelError) in
                 guard let entity = built[name] else {
                     throw .invalidConfiguration(configuration, reason: "names \(name), which is not defined")
@@ -196,7 +199,9 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         for template in fetchRequestTemplates {
             func invalid(_ reason: String) -> ModelError { .invalidFetchRequestTemplate(template.name, reason: reason) }
             guard !template.name.isEmpty else { throw invalid("has an empty name") }
-            guard templates.updateValue(template, forKey: template.name) == nil else { throw invalid("is defined twice") }
+            guard templates.updateValue(template, forKey: template.name) == nil else {
+                throw invalid("is defined twice")
+            }
             guard built[template.entityName] != nil else {
                 throw invalid("fetches \(template.entityName), which is not defined")
             }

@@ -52,9 +52,11 @@ enum ModelFileLoader {
             return lines[entity]
         case .duplicateAttribute(let entity, let attribute), .redeclaredAttribute(let entity, let attribute, _),
             .undefinedTypeOnPersistentAttribute(let entity, let attribute),
-            .defaultValueTypeMismatch(let entity, let attribute, _), .missingValueTransformerName(let entity, let attribute),
+            .defaultValueTypeMismatch(let entity, let attribute, _),
+            .missingValueTransformerName(let entity, let attribute),
             .optionNotApplicable(let entity, let attribute, _), .ruleNotApplicable(let entity, let attribute, _),
-            .invalidRegularExpression(let entity, let attribute, _), .invalidDerivation(let entity, let attribute, _, _),
+            .invalidRegularExpression(let entity, let attribute, _),
+            .invalidDerivation(let entity, let attribute, _, _),
             .invalidFetchedProperty(let entity, let attribute, _):
             return property(entity, attribute)
         case .invalidConfiguration(let name, _): return lines["configuration \(name)"]

@@ -98,7 +98,8 @@ struct ModelFileReader {
         return entity
     }
 
-    private mutating func readAttribute(_ element: ModelFileElement, entity: String) throws(ModelFileError) -> Attribute {
+    private mutating func readAttribute(_ element: ModelFileElement, entity: String) throws(ModelFileError) -> Attribute
+    {
         try accountFor(
             element,
             known: [
@@ -117,7 +118,8 @@ struct ModelFileReader {
         attribute.allowsExternalBinaryDataStorage = try flag("allowsExternalBinaryDataStorage", of: element)
         attribute.isIndexed = try flag("indexed", of: element)
         attribute.valueTransformerName = element.attributes["valueTransformerName"]
-        attribute.valueClassName = element.attributes["customClassName"] ?? element.attributes["attributeValueClassName"]
+        attribute.valueClassName =
+            element.attributes["customClassName"] ?? element.attributes["attributeValueClassName"]
         attribute.renamingIdentifier = element.attributes["elementID"]
         attribute.versionHashModifier = element.attributes["versionHashModifier"]
         if try flag("derived", of: element) {
@@ -160,7 +162,9 @@ struct ModelFileReader {
         }
     }
 
-    private func defaultValue(of element: ModelFileElement, type: AttributeType) throws(ModelFileError)
+    private func defaultValue(
+        of element: ModelFileElement, type: AttributeType
+    ) throws(ModelFileError)
         -> AttributeValue?
     {
         if let interval = element.attributes["defaultDateTimeInterval"] {
@@ -197,7 +201,9 @@ struct ModelFileReader {
     }
 
     /// The model editor's minimum, maximum and regular expression as validation rules.
-    private func validationRules(of element: ModelFileElement, type: AttributeType) throws(ModelFileError)
+    private func validationRules(
+        of element: ModelFileElement, type: AttributeType
+    ) throws(ModelFileError)
         -> [ValidationRule]
     {
         var rules: [ValidationRule] = []
@@ -209,7 +215,8 @@ struct ModelFileReader {
                     guard let number = Int(text), number >= 0 else { throw invalid(element, name, "not a length") }
                     return number
                 }
-                rules.append(.length(min: try length(minText, "minValueString"), max: try length(maxText, "maxValueString")))
+                rules.append(
+                    .length(min: try length(minText, "minValueString"), max: try length(maxText, "maxValueString")))
             } else if type.integerRange != nil || [.decimal, .double, .float].contains(type) {
                 func bound(_ text: String?, _ name: String) throws(ModelFileError) -> AttributeValue? {
                     guard let text else { return nil }
@@ -221,7 +228,8 @@ struct ModelFileReader {
                     guard let value else { throw invalid(element, name, "not a \(type) value") }
                     return value
                 }
-                rules.append(.range(min: try bound(minText, "minValueString"), max: try bound(maxText, "maxValueString")))
+                rules.append(
+                    .range(min: try bound(minText, "minValueString"), max: try bound(maxText, "maxValueString")))
             } else {
                 let name = minText != nil ? "minValueString" : "maxValueString"
                 throw invalid(element, name, "a \(type) attribute has no minimum or maximum")
@@ -236,10 +244,13 @@ struct ModelFileReader {
                 }
                 return .date(Date(timeIntervalSinceReferenceDate: seconds))
             }
-            rules.append(.range(min: try bound(minDate, "minDateTimeInterval"), max: try bound(maxDate, "maxDateTimeInterval")))
+            rules.append(
+                .range(min: try bound(minDate, "minDateTimeInterval"), max: try bound(maxDate, "maxDateTimeInterval")))
         }
         if let pattern = element.attributes["regularExpressionString"] {
-            guard type == .string else { throw invalid(element, "regularExpressionString", "only strings match patterns") }
+            guard type == .string else {
+                throw invalid(element, "regularExpressionString", "only strings match patterns")
+            }
             rules.append(.regularExpression(pattern))
         }
         return rules
@@ -247,7 +258,9 @@ struct ModelFileReader {
 
     // MARK: - Relationships and fetched properties
 
-    private mutating func readRelationship(_ element: ModelFileElement, entity: String) throws(ModelFileError)
+    private mutating func readRelationship(
+        _ element: ModelFileElement, entity: String
+    ) throws(ModelFileError)
         -> Relationship
     {
         try accountFor(
@@ -304,7 +317,9 @@ struct ModelFileReader {
         return relationship
     }
 
-    private mutating func readFetchedProperty(_ element: ModelFileElement, entity: String) throws(ModelFileError)
+    private mutating func readFetchedProperty(
+        _ element: ModelFileElement, entity: String
+    ) throws(ModelFileError)
         -> FetchedProperty
     {
         try accountFor(element, known: ["name", "optional", "elementID", "versionHashModifier"])
@@ -369,7 +384,9 @@ struct ModelFileReader {
     }
 
     /// The deprecated `compoundIndexes` (before `fetchIndex`): each `compoundIndex` lists ascending elements.
-    private mutating func readCompoundIndexes(_ element: ModelFileElement) throws(ModelFileError)
+    private mutating func readCompoundIndexes(
+        _ element: ModelFileElement
+    ) throws(ModelFileError)
         -> [[FetchIndex.Element]]
     {
         try accountFor(element, known: [])
@@ -435,7 +452,9 @@ struct ModelFileReader {
             warnings.append(
                 .modelFile(
                     element: "fetchRequest", line: element.line,
-                    note: "\(setting) is not part of a Strata fetch request template; set it on the request made from it"))
+                    note:
+                        "\(setting) is not part of a Strata fetch request template; set it on the request made from it")
+            )
         }
         for child in element.children { throw unknown(child, in: "fetchRequest") }
         let name = try required("name", of: element)
@@ -500,6 +519,7 @@ struct ModelFileReader {
     }
 
     private func unknown(_ element: ModelFileElement, in parent: String) -> ModelFileError {
-        .unsupportedElement(element.name, line: element.line, reason: "Strata does not know this element inside <\(parent)>")
+        .unsupportedElement(
+            element.name, line: element.line, reason: "Strata does not know this element inside <\(parent)>")
     }
 }

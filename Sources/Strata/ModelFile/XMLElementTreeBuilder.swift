@@ -57,7 +57,9 @@ enum XMLElementTreeBuilder {
                 let byte = bytes[offset]
                 if byte == UInt8(ascii: "<") {
                     for marker in markers where offset + marker.count <= bytes.count {
-                        if zip(marker.indices, marker).allSatisfy({ bytes[offset + $0] == $1 }) { return (line, column) }
+                        if zip(marker.indices, marker).allSatisfy({ bytes[offset + $0] == $1 }) {
+                            return (line, column)
+                        }
                     }
                 }
                 if byte == UInt8(ascii: "\n") {

@@ -66,7 +66,10 @@ import Testing
         #expect(attributes["isbn13"]?.isIndexed == true)
         #expect(attributes["title"]?.renamingIdentifier == "name")
         let loan = try #require(model.entity(named: "Loan"))
-        #expect(loan.attributesByName["due"]?.validationRules == [.range(min: .date(Date(timeIntervalSinceReferenceDate: 0)), max: nil)])
+        #expect(
+            loan.attributesByName["due"]?.validationRules == [
+                .range(min: .date(Date(timeIntervalSinceReferenceDate: 0)), max: nil)
+            ])
     }
 
     @Test func relationshipsWithInversesRulesAndCounts() throws {
@@ -90,7 +93,8 @@ import Testing
     @Test func constraintsIndexesAndDerivedAttributes() throws {
         let book = try #require(model.entity(named: "Book"))
         #expect(book.uniquenessConstraints.map(\.attributeNames) == [["barcode"]])
-        #expect(model.entity(named: "Author")?.uniquenessConstraints.map(\.attributeNames) == [["givenName", "familyName"]])
+        #expect(
+            model.entity(named: "Author")?.uniquenessConstraints.map(\.attributeNames) == [["givenName", "familyName"]])
         let index = try #require(book.indexes.first)
         #expect(index.name == "byTitleAndAdded" && index.entity.name == "Item")
         #expect(index.elements.map(\.propertyName) == ["title", "added"])
@@ -98,7 +102,10 @@ import Testing
         let shelfIndex = try #require(model.entity(named: "Shelf")?.indexes.first)
         #expect(shelfIndex.elements.map(\.propertyName) == ["label"])
         let derived = book.derivedAttributes.map { "\($0.name)=\($0.derivation!)" }
-        #expect(derived == ["shelfLabel=shelf.label", "loanCount=loans.@count", "totalFees=loans.fee.@sum", "touched=now()"])
+        #expect(
+            derived == [
+                "shelfLabel=shelf.label", "loanCount=loans.@count", "totalFees=loans.fee.@sum", "touched=now()",
+            ])
     }
 
     @Test func fetchedPropertiesConfigurationsTemplatesAndUserInfo() throws {
@@ -111,7 +118,8 @@ import Testing
         #expect(model.configurations == ["Catalog", "Circulation"])
         #expect(model.entities(forConfigurationName: "Circulation")?.map(\.name) == ["Loan"])
         #expect(model.entities(forConfigurationName: nil)?.count == 6)
-        let request = try #require(model.fetchRequestFromTemplate(named: "ThickBooks", substitutionVariables: ["MINIMUM": .int(300)]))
+        let request = try #require(
+            model.fetchRequestFromTemplate(named: "ThickBooks", substitutionVariables: ["MINIMUM": .int(300)]))
         #expect(request.entityName == "Book")
         #expect(request.predicate == (try ObjectPredicate(format: "pages >= 300")))
         #expect(model.entity(named: "Shelf")?.renamingIdentifier == "Rack")
