@@ -28,7 +28,9 @@ import Testing
         try object.attributeValue(forKey: key)
     }
 
-    private func insert(_ entity: String, _ context: ManagedObjectContext, _ values: [String: Any]) throws
+    private func insert(
+        _ entity: String, _ context: ManagedObjectContext, _ values: [String: Any]
+    ) throws
         -> ManagedObject
     {
         let object = ManagedObject(entity: Self.model.entity(named: entity)!, insertInto: context)

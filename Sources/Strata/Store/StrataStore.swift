@@ -101,7 +101,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
             let joinTableNames = Self.joinTableNames(of: model)
             let indexSpecs =
                 Self.relationshipIndexes(of: model) + Self.attributeIndexes(of: model)
-                + Self.uniquenessIndexes(of: model)
+                + Self.uniquenessIndexes(of: model) + Self.fetchIndexes(of: model)
             let created = try engine.write {
                 txn -> ([String: String], [ObjectIdentifier: TableID], [String: TableID], [String: IndexID]) in
                 var metadata = stored
@@ -129,6 +129,11 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                 var joinTables: [String: TableID] = [:]
                 for name in joinTableNames {
                     joinTables[name] = try txn.table(named: name) ?? txn.createTable(named: name)
+                }
+                // Fetch indexes of an earlier model version that this one no longer declares.
+                let current = Set(indexSpecs.map(\.name))
+                for name in snapshot.indexNames where name.hasPrefix(Self.fetchIndexPrefix) && !current.contains(name) {
+                    if let stale = txn.index(named: name) { try txn.dropIndex(stale) }
                 }
                 var indexes: [String: IndexID] = [:]
                 for spec in indexSpecs {
@@ -496,8 +501,11 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     private func checkIndexedValues(_ fields: [RowRecord.Field], of entity: EntityDescription) throws {
         let limit = PageFormat.maximumIndexEntry(pageSize: engine.pageSize) - 8
         func check(_ attributes: [AttributeDescription]) throws {
+            try check(attributes.map { $0.fieldIndex! }, key: attributes.map(\.name).joined(separator: "+"))
+        }
+        func check(_ fieldIndexes: [Int], key: String) throws {
             // Only variable-length values can grow past the limit.
-            let parts = attributes.map { fields[$0.fieldIndex!] }
+            let parts = fieldIndexes.map { fields[$0] }
             guard
                 parts.contains(where: {
                     if case .string = $0 {
@@ -513,13 +521,14 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
             else { return }
             let length = IndexKey.encode(parts).count
             guard length <= limit else {
-                throw ObjectGraphError.valueTooLongForIndex(
-                    entity: entity.name, key: attributes.map(\.name).joined(separator: "+"), length: length,
-                    limit: limit)
+                throw ObjectGraphError.valueTooLongForIndex(entity: entity.name, key: key, length: length, limit: limit)
             }
         }
         for attribute in entity.persistentAttributes where attribute.isIndexed { try check([attribute]) }
         for constraint in entity.uniquenessConstraints { try check(constraint.attributes) }
+        for index in entity.indexes {
+            try check(index.elements.map(\.fieldIndex), key: index.elements.map(\.propertyName).joined(separator: "+"))
+        }
     }
 
     /// Rows (entity rows and join-table links) written to the engine by saves so far: a test hook.
