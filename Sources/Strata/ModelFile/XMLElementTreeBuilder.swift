@@ -33,16 +33,21 @@ enum XMLElementTreeBuilder {
         let delegate = Delegate()
         parser.delegate = delegate
         let succeeded = parser.parse()
+        // XMLParser reports line and column 0 before it has read anything (an empty document): lines count from 1.
+        func position(_ line: Int, _ column: Int) -> (Int, Int) { (max(1, line), max(1, column)) }
         if let failure = delegate.failure {
-            throw .malformedXML(line: failure.line, column: failure.column, reason: failure.reason)
+            let (line, column) = position(failure.line, failure.column)
+            throw .malformedXML(line: line, column: column, reason: failure.reason)
         }
         // XMLParser on Linux can return true with an error set (a truncated document).
         if !succeeded || parser.parserError != nil {
             let reason = parser.parserError.map { "\($0.localizedDescription)" } ?? "the parser stopped"
-            throw .malformedXML(line: parser.lineNumber, column: parser.columnNumber, reason: reason)
+            let (line, column) = position(parser.lineNumber, parser.columnNumber)
+            throw .malformedXML(line: line, column: column, reason: reason)
         }
         guard let root = delegate.root else {
-            throw .malformedXML(line: parser.lineNumber, column: parser.columnNumber, reason: "there is no element")
+            let (line, column) = position(parser.lineNumber, parser.columnNumber)
+            throw .malformedXML(line: line, column: column, reason: "there is no element")
         }
         return root
     }
@@ -92,7 +97,8 @@ enum XMLElementTreeBuilder {
                 fail(parser, "a second root element <\(elementName)>")
                 return
             }
-            stack.append(ModelFileElement(name: elementName, attributes: attributeDict, line: parser.lineNumber))
+            stack.append(
+                ModelFileElement(name: elementName, attributes: attributeDict, line: max(1, parser.lineNumber)))
         }
 
         func parser(
