@@ -6,9 +6,11 @@ import FoundationXML
 
 /// Reads XML into a ``ModelFileElement`` tree with `XMLParser` (FoundationXML on Linux), for a model file.
 ///
-/// The input is untrusted (a model copied from anywhere, or a fuzzer's): a document type declaration is
-/// refused before parsing (Xcode never writes one, and entity declarations are how XML bombs grow), external
-/// entities are never resolved, nesting is limited to ``maximumDepth`` and the input to ``maximumBytes``.
+/// The input is untrusted (a model copied from anywhere, or a fuzzer's), so before parsing it must be UTF-8 (what
+/// Xcode writes; FoundationXML on Linux traps on an element or attribute name that is not valid UTF-8) with no
+/// other encoding declared, and hold no document type declaration (Xcode never writes one, and entity
+/// declarations are how XML bombs grow); external entities are never resolved, nesting is limited to
+/// ``maximumDepth`` and the input to ``maximumBytes``.
 enum XMLElementTreeBuilder {
     /// Xcode's model files nest four levels deep; anything far deeper is not a model file.
     static let maximumDepth = 32
@@ -21,6 +23,13 @@ enum XMLElementTreeBuilder {
     static func parse(_ data: Data) throws(ModelFileError) -> ModelFileElement {
         guard data.count <= maximumBytes else {
             throw .malformedXML(line: 1, column: 1, reason: "the file is larger than \(maximumBytes) bytes")
+        }
+        if let (line, column) = Self.firstInvalidUTF8(in: data) {
+            throw .malformedXML(line: line, column: column, reason: "a model file is UTF-8; this byte is not")
+        }
+        if let encoding = Self.declaredEncoding(in: data), encoding.uppercased() != "UTF-8" {
+            throw .malformedXML(
+                line: 1, column: 1, reason: "a model file is UTF-8; the document declares encoding \(encoding)")
         }
         if let declaration = Self.documentTypeDeclaration(in: data) {
             throw .malformedXML(
@@ -50,6 +59,34 @@ enum XMLElementTreeBuilder {
             throw .malformedXML(line: line, column: column, reason: "there is no element")
         }
         return root
+    }
+
+    /// The line and column of the first byte that is not part of valid UTF-8, if any.
+    private static func firstInvalidUTF8(in data: Data) -> (line: Int, column: Int)? {
+        guard String(validating: data, as: UTF8.self) == nil else { return nil }
+        var decoder = UTF8()
+        var iterator = data.makeIterator()
+        var (line, column) = (1, 1)
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar):
+                if scalar == "\n" { (line, column) = (line + 1, 1) } else { column += 1 }
+            case .emptyInput: return nil
+            case .error: return (line, column)
+            }
+        }
+    }
+
+    /// The `encoding` of the XML declaration (`<?xml version="1.0" encoding="UTF-8"?>`), if the document starts
+    /// with one that names it.
+    private static func declaredEncoding(in data: Data) -> String? {
+        guard let end = data.prefix(512).firstIndex(of: UInt8(ascii: ">")),
+            let declaration = String(bytes: data[data.startIndex..<end], encoding: .utf8),
+            declaration.hasPrefix("<?xml"), let range = declaration.range(of: "encoding=")
+        else { return nil }
+        let rest = declaration[range.upperBound...]
+        guard let quote = rest.first, quote == "\"" || quote == "'" else { return "" }
+        return String(rest.dropFirst().prefix { $0 != quote })
     }
 
     /// Where `<!DOCTYPE` or `<!ENTITY` first occurs, if anywhere.

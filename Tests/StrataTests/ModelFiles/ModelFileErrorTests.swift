@@ -36,6 +36,26 @@ import Testing
         }
     }
 
+    /// Fuzz/FailCases/FuzzModelFile/invalid-utf8-attribute-name: FoundationXML traps on an attribute name that is
+    /// not UTF-8, so such a document never reaches it.
+    @Test func documentsThatAreNotUTF8AreRefusedBeforeParsing() {
+        var bytes = Array(ModelFileFixtures.document("<entity name=\"A\" X/>").utf8)
+        let position = bytes.firstIndex(of: UInt8(ascii: "X"))!
+        bytes[position] = 0xFF
+        #expect(
+            throws: ModelFileError.malformedXML(line: 3, column: 18, reason: "a model file is UTF-8; this byte is not")
+        ) {
+            try ManagedObjectModel(modelFileContents: Data(bytes))
+        }
+        let latin1 = Data("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n<model/>".utf8)
+        #expect(
+            throws: ModelFileError.malformedXML(
+                line: 1, column: 1, reason: "a model file is UTF-8; the document declares encoding ISO-8859-1")
+        ) {
+            try ManagedObjectModel(modelFileContents: latin1)
+        }
+    }
+
     @Test func truncatedAndDeepDocumentsAreMalformed() {
         guard case .malformedXML = error(file: "truncated.xml") else {
             Issue.record("a truncated document loaded")
