@@ -123,7 +123,7 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
             versionIdentifiers: versionIdentifiers, fileWarnings: [])
     }
 
-    /// The designated initializer; `fileWarnings` are what a model file's loader found (``ModelFileLoader``).
+    /// The designated initializer; `fileWarnings` are what a model file's loader found (`ModelFileLoader`).
     init(
         entities definitions: [Entity], configurations: [String: [String]],
         fetchRequestTemplates: [FetchRequestTemplate], versionIdentifiers: Set<String>,
