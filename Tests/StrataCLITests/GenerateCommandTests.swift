@@ -9,7 +9,8 @@ import Testing
     static let modelFiles = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("ModelFiles")
     static let library = modelFiles.appendingPathComponent("Library.xcdatamodeld")
-    static let generated = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Generated")
+    static let generated = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Generated")
 
     @Test func theToolWritesTheCommittedClasses() throws {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("generate-\(UUID())")
@@ -20,10 +21,11 @@ import Testing
         let written = try FileManager.default.contentsOfDirectory(atPath: output.path).sorted()
         let committed = try FileManager.default.contentsOfDirectory(atPath: Self.generated.path).sorted()
         #expect(written == committed)
-        #expect(written == [
-            "Author.swift", "Book.swift", "Item.swift", "LibraryClasses.swift", "Loan.swift", "Magazine.swift",
-            "Shelf.swift",
-        ])
+        #expect(
+            written == [
+                "Author.swift", "Book.swift", "Item.swift", "LibraryClasses.swift", "Loan.swift", "Magazine.swift",
+                "Shelf.swift",
+            ])
         for name in written {
             let fresh = try String(contentsOf: output.appendingPathComponent(name), encoding: .utf8)
             let kept = try String(contentsOf: Self.generated.appendingPathComponent(name), encoding: .utf8)
