@@ -59,6 +59,50 @@ import Testing
         #expect(missing.status == 8 && missing.standardError.contains("no such file or directory"))
     }
 
+    @Test func entitiesWithoutAClassGetNoneAndReservedNamesAreRefused() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("generate-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        func contents(_ entities: String) -> String {
+            """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+            \(entities)
+            </model>
+            """
+        }
+        let plain = directory.appendingPathComponent("Plain.xcdatamodel")
+        try FileManager.default.createDirectory(at: plain, withIntermediateDirectories: true)
+        try Data(
+            contents(
+                """
+                <entity name="Note" representedClassName="NSManagedObject"><attribute name="text" optional="YES" attributeType="String"/></entity>
+                <entity name="Tag" representedClassName="MyApp.Tag"><attribute name="class" optional="YES" attributeType="String"/></entity>
+                """
+            ).utf8
+        ).write(to: plain.appendingPathComponent("contents"))
+        let output = directory.appendingPathComponent("out")
+        let outcome = try ToolRunner.strata("generate", plain.path, "--output", output.path)
+        #expect(outcome.status == 0, "\(outcome)")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: output.path).sorted() == [
+                "PlainClasses.swift", "Tag.swift",
+            ])
+        let tag = try String(contentsOf: output.appendingPathComponent("Tag.swift"), encoding: .utf8)
+        #expect(tag.contains("@Managed(\"class\") var `class`: String?"))
+
+        let reserved = directory.appendingPathComponent("Reserved.xcdatamodel")
+        try FileManager.default.createDirectory(at: reserved, withIntermediateDirectories: true)
+        try Data(
+            contents(
+                "<entity name=\"Note\" representedClassName=\"Note\"><attribute name=\"description\" optional=\"YES\" attributeType=\"String\"/></entity>"
+            ).utf8
+        ).write(to: reserved.appendingPathComponent("contents"))
+        let refused = try ToolRunner.strata("generate", reserved.path, "--output", output.path)
+        #expect(refused.status == 8)
+        #expect(refused.standardError.contains("Note.description would hide ManagedObject's description"))
+    }
+
     @Test(arguments: ["inMemory", "strata"])
     func theGeneratedClassesWorkAgainstAStore(kind: String) throws {
         LibraryClasses.register()
