@@ -8,8 +8,9 @@ import FoundationXML
 ///
 /// The input is untrusted (a model copied from anywhere, or a fuzzer's), so before parsing it must be UTF-8 (what
 /// Xcode writes; FoundationXML on Linux traps on an element or attribute name that is not valid UTF-8) with no
-/// other encoding declared, and hold no document type declaration (Xcode never writes one, and entity
-/// declarations are how XML bombs grow); external entities are never resolved, nesting is limited to
+/// other encoding declared, and hold no markup Xcode never writes: no document type declaration (entity
+/// declarations are how XML bombs grow), CDATA section or processing instruction but the XML declaration
+/// (FoundationXML crashes on one without data); external entities are never resolved, nesting is limited to
 /// ``maximumDepth`` and the input to ``maximumBytes``.
 enum XMLElementTreeBuilder {
     /// Xcode's model files nest four levels deep; anything far deeper is not a model file.
@@ -31,10 +32,10 @@ enum XMLElementTreeBuilder {
             throw .malformedXML(
                 line: 1, column: 1, reason: "a model file is UTF-8; the document declares encoding \(encoding)")
         }
-        if let declaration = Self.documentTypeDeclaration(in: data) {
+        if let forbidden = Self.forbiddenMarkup(in: data) {
             throw .malformedXML(
-                line: declaration.line, column: declaration.column,
-                reason: "a document type declaration (<!DOCTYPE or <!ENTITY) is not allowed in a model file")
+                line: forbidden.line, column: forbidden.column,
+                reason: "\(forbidden.markup) is not allowed in a model file (Xcode never writes one)")
         }
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false
@@ -89,19 +90,25 @@ enum XMLElementTreeBuilder {
         return String(rest.dropFirst().prefix { $0 != quote })
     }
 
-    /// Where `<!DOCTYPE` or `<!ENTITY` first occurs, if anywhere.
-    private static func documentTypeDeclaration(in data: Data) -> (line: Int, column: Int)? {
-        let markers: [[UInt8]] = [Array("<!DOCTYPE".utf8), Array("<!ENTITY".utf8)]
+    /// The first markup a model file never holds, with its line and column: any `<?` but the XML declaration at
+    /// the start (FoundationXML on Linux reads a null pointer for a processing instruction without data), and any
+    /// `<!` but a comment (document type and entity declarations, CDATA sections).
+    private static func forbiddenMarkup(in data: Data) -> (line: Int, column: Int, markup: String)? {
         var line = 1
         var column = 1
-        return data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> (Int, Int)? in
+        return data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> (Int, Int, String)? in
+            // The XML declaration may follow a UTF-8 byte order mark.
+            let declarationStart = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
             for offset in bytes.indices {
                 let byte = bytes[offset]
-                if byte == UInt8(ascii: "<") {
-                    for marker in markers where offset + marker.count <= bytes.count {
-                        if zip(marker.indices, marker).allSatisfy({ bytes[offset + $0] == $1 }) {
-                            return (line, column)
-                        }
+                if byte == UInt8(ascii: "<"), offset + 1 < bytes.count {
+                    let next = bytes[offset + 1]
+                    if next == UInt8(ascii: "?"), offset != declarationStart {
+                        return (line, column, "a processing instruction (<?)")
+                    }
+                    if next == UInt8(ascii: "!") {
+                        let comment = offset + 3 < bytes.count && bytes[offset + 2] == 0x2D && bytes[offset + 3] == 0x2D
+                        if !comment { return (line, column, "a declaration or CDATA section (<!)") }
                     }
                 }
                 if byte == UInt8(ascii: "\n") {
