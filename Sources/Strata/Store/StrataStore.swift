@@ -7,6 +7,8 @@ import Synchronization
 public struct StrataStoreConfiguration: Sendable {
     /// The storage engine's settings (durability, page size, blob threshold, ...).
     public var storage: StoreConfiguration
+    /// Whether a store written with another model is migrated when it is opened (default: never).
+    public var migration = MigrationOptions()
 
     /// Creates a configuration.
     ///
@@ -168,6 +170,21 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     }
 
     // MARK: - Metadata
+
+    /// Records the version hashes of the models the store was written with before its current one (after a
+    /// migration), in the metadata row.
+    func recordModelVersionHistory(_ history: String) throws {
+        do {
+            try engine.write { txn in
+                guard let table = txn.table(named: Self.metadataTable) else { return }
+                var stored = metadata
+                stored[PersistentStoreMetadataKey.modelVersionHistory] = history
+                try txn.update(RowID(1), in: table, to: Self.encodeMetadata(stored))
+            }
+        } catch let error as StorageError {
+            throw ObjectGraphError.storage(error)
+        }
+    }
 
     /// `count:u32 (keyLength:u16 key valueLength:u16 value)*`, UTF-8.
     static func encodeMetadata(_ metadata: [String: String]) -> [UInt8] {
