@@ -39,7 +39,8 @@ extension MappingModel {
                         ?? $0.attributesByName[attribute.name]
                 }
                 guard let found, found.storageIndex != nil else {
-                    guard attribute.isOptional || attribute.defaultValue != nil else {
+                    // A new entity has no objects to fill; an existing one's objects need a value.
+                    guard from == nil || attribute.isOptional || attribute.defaultValue != nil else {
                         throw fail(attribute.name, "a new required attribute needs a default value")
                     }
                     attributeSources.append((attribute.name, nil))
@@ -63,7 +64,7 @@ extension MappingModel {
                         ?? $0.relationshipsByName[relationship.name]
                 }
                 guard let found else {
-                    if relationship.isToMany ? relationship.minCount > 0 : !relationship.isOptional {
+                    if from != nil, relationship.isToMany ? relationship.minCount > 0 : !relationship.isOptional {
                         throw fail(relationship.name, "a new required relationship cannot be filled")
                     }
                     relationshipSources.append((relationship.name, nil))

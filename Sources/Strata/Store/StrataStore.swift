@@ -171,6 +171,26 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
 
     // MARK: - Metadata
 
+    /// The metadata of the store in `directory`, read without opening it for writing and without a model (Core
+    /// Data's `metadataForPersistentStore(ofType:at:)`): its type, UUID, the version hash of its model and, after
+    /// migrations, of the models before it (``PersistentStoreMetadataKey``).
+    ///
+    /// - Parameter directory: the store's directory.
+    /// - Returns: the metadata; empty for a store of the engine alone (no object graph was ever saved in it).
+    /// - Throws: ``ObjectGraphError/storage(_:)`` when the engine cannot read the store.
+    public static func metadataForPersistentStore(at directory: String) throws -> [String: String] {
+        do {
+            let store = try ReadOnlyStore.open(at: directory)
+            defer { store.close() }
+            let snapshot = store.snapshot()
+            guard let table = snapshot.table(named: metadataTable), let bytes = try snapshot.row(RowID(1), in: table)
+            else { return [:] }
+            return try decodeMetadata(bytes)
+        } catch let error as StorageError {
+            throw ObjectGraphError.storage(error)
+        }
+    }
+
     /// Records the version hashes of the models the store was written with before its current one (after a
     /// migration), in the metadata row.
     func recordModelVersionHistory(_ history: String) throws {
