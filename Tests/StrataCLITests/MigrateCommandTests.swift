@@ -53,6 +53,13 @@ import Testing
         let shelves = try context.fetch(FetchRequest<ManagedObject>(entityName: "Shelf"))
         #expect(Set(try shelves.map { try $0.value(forKey: "label") as! String }) == ["A1", "B7"])
 
+        let info = try ToolRunner.strata("info", directory)
+        #expect(info.standardOutput.contains("model version: \(v2.versionHash)"), "\(info)")
+        #expect(info.standardOutput.contains("earlier model versions: \(v1.versionHash)"))
+        let json = try ToolRunner.strata("info", directory, "--json").json()
+        let model = try #require(json["model"] as? [String: Any])
+        #expect(model["earlierVersionHashes"] as? [String] == [v1.versionHash])
+
         let again = try ToolRunner.strata("migrate", directory, "--model", Self.library.path)
         #expect(again.status == 0 && again.standardOutput.contains("nothing to migrate"), "\(again)")
         #expect(again.standardOutput.contains("  earlier: \(v1.versionHash) (Library)"))
