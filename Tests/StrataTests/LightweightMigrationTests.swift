@@ -68,6 +68,13 @@ import Testing
         let coordinator = PersistentStoreCoordinator(model: v1)
         let store = try coordinator.addPersistentStore(
             .strata(directory: directory, configuration: testStoreConfiguration()))
+        try seed(coordinator)
+        try coordinator.removePersistentStore(store)
+        return directory
+    }
+
+    /// Ada (36) and Bob (nil) in Research, Cy alone, saved through `coordinator` (of model v1).
+    static func seed(_ coordinator: PersistentStoreCoordinator) throws {
         let context = ManagedObjectContext(coordinator: coordinator)
         let team = ManagedObject(entity: v1.entity(named: "MigTeam")!, insertInto: context)
         try team.setValue("Research", forKey: "title")
@@ -79,8 +86,6 @@ import Testing
             if name != "Cy" { try person.setValue(team, forKey: "team") }
         }
         try context.save()
-        try coordinator.removePersistentStore(store)
-        return directory
     }
 
     /// The people of a store by name (`fullName` in v2 and v3).
@@ -203,6 +208,34 @@ import Testing
             #expect(try teams.first!.value(forKey: "size") as? Int32 == 2)  // derived, computed by the migration's save
             #expect((try people["Cy"]!.value(forKey: "teams") as? Set<ManagedObject>)?.isEmpty == true)
         }
+    }
+
+    @Test func inMemoryStoresMigrateThroughTheSameCopy() throws {
+        let coordinator = PersistentStoreCoordinator(model: Self.v1)
+        let store = try #require(try coordinator.addPersistentStore(.inMemory) as? InMemoryStore)
+        try Self.seed(coordinator)
+        let reports = LockedValues()
+        let second = try store.migrated(from: Self.v1, to: Self.v2, progress: { reports.append($0) })
+        #expect(reports.values.last == 1)
+        let third = try second.migrated(from: Self.v2, to: Self.v3)
+        let v3 = PersistentStoreCoordinator(model: Self.v3)
+        v3.addPersistentStore(third)
+        let context = ManagedObjectContext(coordinator: v3)
+        let people = try Self.people(context)
+        #expect(people.keys.sorted() == ["Ada", "Bob", "Cy"])
+        #expect(try people["Ada"]!.value(forKey: "age") as? Decimal == 36)
+        let teams = try #require(try people["Bob"]!.value(forKey: "teams") as? Set<ManagedObject>)
+        #expect(try teams.first?.value(forKey: "size") as? Int32 == 2)
+        // The source store is unchanged, and a mapping that cannot be inferred is refused.
+        let old = ManagedObjectContext(coordinator: coordinator)
+        #expect(try Self.people(old, key: "name").count == 3)
+        let required = try ManagedObjectModel {
+            Entity("MigPerson") {
+                Attribute("name", .string, optional: false)
+                Attribute("badge", .string, optional: false)
+            }
+        }
+        #expect(throws: MigrationError.self) { try store.migrated(from: Self.v1, to: required) }
     }
 
     @Test func refusalsLeaveTheOldStoreAsItWas() throws {

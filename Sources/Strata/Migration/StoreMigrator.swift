@@ -31,9 +31,6 @@ struct StoreMigrator {
     /// Called after each step; throwing stops there, as a crash would (tests).
     var stopAfter: ((Step) throws -> Void)?
 
-    /// Objects saved per batch: bounds the memory a migration holds.
-    static let batchSize = 2000
-
     static func migrationPath(_ directory: String) -> String { directory + ".migration" }
     static func markerPath(_ directory: String) -> String { directory + ".migration-complete" }
     static func previousPath(_ directory: String) -> String { directory + ".premigration" }
@@ -100,101 +97,13 @@ struct StoreMigrator {
         let new = PersistentStoreCoordinator(model: destination)
         let newStore = try new.addPersistentStore(.strata(directory: migration, configuration: plain))
         defer { try? new.removePersistentStore(newStore) }
-
-        let mappings = mapping.entityMappings.filter { $0.sourceEntityName != nil }
-        var total = 0
-        for entityMapping in mappings {
-            total += try ManagedObjectContext(coordinator: old).fetch(request(entityMapping.sourceEntityName!)).count
-        }
-        var done = 0
-        func advance(_ count: Int) {
-            done += count
-            progress?(total == 0 ? 0.99 : 0.99 * Double(done) / Double(2 * total))
-        }
-        var identifiers: [ManagedObjectID: ManagedObjectID] = [:]
-        // Pass 1: objects and their attributes.
-        for entityMapping in mappings {
-            let entity = destination.entity(named: entityMapping.destinationEntityName)!
-            let reader = ManagedObjectContext(coordinator: old)
-            let objects = try reader.fetch(request(entityMapping.sourceEntityName!))
-            for start in stride(from: 0, to: objects.count, by: Self.batchSize) {
-                let writer = ManagedObjectContext(coordinator: new)
-                var batch: [(ManagedObjectID, ManagedObject)] = []
-                for object in objects[start..<min(start + Self.batchSize, objects.count)] {
-                    let copy = ManagedObject(entity: entity, insertInto: writer)
-                    for (destinationKey, sourceKey) in entityMapping.attributeSources {
-                        guard let sourceKey, let value = try object.attributeValue(forKey: sourceKey) else { continue }
-                        let attribute = entity.attributesByName[destinationKey]!
-                        try copy.setAttributeValue(Self.convert(value, to: attribute.type), forKey: destinationKey)
-                    }
-                    batch.append((object.objectID, copy))
-                }
-                try writer.save()
-                for (id, copy) in batch { identifiers[id] = copy.objectID }
-                advance(batch.count)
-                reader.reset()
-            }
-        }
-        // Pass 2: relationships, through the objects pass 1 made.
-        for entityMapping in mappings where entityMapping.relationshipSources.contains(where: { $0.source != nil }) {
-            let entity = destination.entity(named: entityMapping.destinationEntityName)!
-            let reader = ManagedObjectContext(coordinator: old)
-            let objects = try reader.fetch(request(entityMapping.sourceEntityName!))
-            for start in stride(from: 0, to: objects.count, by: Self.batchSize) {
-                let writer = ManagedObjectContext(coordinator: new)
-                let slice = objects[start..<min(start + Self.batchSize, objects.count)]
-                for object in slice {
-                    let copy = writer.object(with: identifiers[object.objectID]!)
-                    for case (let destinationKey, let sourceKey?) in entityMapping.relationshipSources {
-                        let relationship = entity.relationshipsByName[destinationKey]!
-                        let value = try object.value(forKey: sourceKey)
-                        let members: [ManagedObject] =
-                            (value as? ManagedObject).map { [$0] } ?? (value as? [ManagedObject])
-                            ?? (value as? Set<ManagedObject>).map { $0.sorted { "\($0.objectID)" < "\($1.objectID)" } }
-                            ?? []
-                        let mapped = members.compactMap { identifiers[$0.objectID].map(writer.object(with:)) }
-                        if relationship.isToMany {
-                            let newValue: Any = relationship.isOrdered ? mapped : Set(mapped)
-                            try copy.setValue(newValue, forKey: destinationKey)
-                        } else {
-                            guard mapped.count <= 1 else {
-                                throw MigrationError.dataDoesNotFit(
-                                    entity: entity.name, property: destinationKey,
-                                    reason: "\(object.objectID) holds \(mapped.count) objects; the to-one takes one")
-                            }
-                            try copy.setValue(mapped.first, forKey: destinationKey)
-                        }
-                    }
-                }
-                try writer.save()
-                advance(slice.count)
-                reader.reset()
-            }
-        }
+        try ObjectCopier(from: old, to: new, mapping: mapping).copy(progress: progress)
         // The store remembers every model it was written with.
         if let strata = newStore as? StrataStore {
             let history =
                 (oldStore.metadata[PersistentStoreMetadataKey.modelVersionHistory].map { [$0] } ?? [])
                 + [source.versionHash]
             try strata.recordModelVersionHistory(history.joined(separator: ","))
-        }
-    }
-
-    private func request(_ entityName: String) -> FetchRequest<ManagedObject> {
-        let request = FetchRequest<ManagedObject>(entityName: entityName)
-        request.includesSubentities = false
-        request.returnsObjectsAsFaults = false
-        return request
-    }
-
-    /// A value of a source attribute as a value of the destination's type (a lossless conversion the mapping
-    /// allowed).
-    static func convert(_ value: AttributeValue, to type: AttributeType) -> AttributeValue {
-        switch (value, type) {
-        case (.integer(let number), .decimal): .decimal(Decimal(number))
-        case (.integer(let number), .double): .double(Double(number))
-        case (.float(let number), .double): .double(Double(number))
-        default: value
         }
     }
 
