@@ -75,21 +75,39 @@ public final class PersistentStoreCoordinator: Sendable {
         return store
     }
 
-    /// Migrates the store at `directory`, written with the model of hash `storeHash`, to ``model``: finds the
-    /// source model among the options', infers the mapping (throwing before anything is written when it cannot),
-    /// and runs ``StoreMigrator``.
+    /// Migrates the store at `directory`, written with the model of hash `storeHash`, to ``model``, step by step:
+    /// a custom mapping from the store's current version when the options have one, else the inferred mapping to
+    /// ``model`` (throwing before anything is written when it cannot be inferred); each step runs
+    /// ``StoreMigrator``.
     private func migrate(directory: String, storeHash: String, options configuration: StrataStoreConfiguration) throws {
         let options = configuration.migration
-        guard let source = options.sourceModels.first(where: { $0.versionHash == storeHash }) else {
-            throw MigrationError.unknownSourceModel(storeHash: storeHash)
+        let known = options.sourceModels + [model]
+        var current = storeHash
+        // Each step moves to another version; more steps than versions means the custom mappings loop.
+        for _ in 0...known.count where current != model.versionHash {
+            guard let source = known.first(where: { $0.versionHash == current }) else {
+                throw MigrationError.unknownSourceModel(storeHash: current)
+            }
+            let differences = MappingModel.differences(from: source, to: model)
+            guard options.shouldMigrateStoreAutomatically else {
+                throw MigrationError.migrationNotRequested(differences: differences)
+            }
+            let mapping: MappingModel
+            if let custom = options.mappingModels.first(where: { $0.sourceVersionHash == current }) {
+                mapping = custom
+            } else {
+                guard options.shouldInferMappingModelAutomatically else {
+                    throw MigrationError.migrationNotRequested(differences: differences)
+                }
+                mapping = try MappingModel.inferredMappingModel(forSourceModel: source, destinationModel: model)
+            }
+            let migrator = StoreMigrator(
+                directory: directory, source: source, destination: mapping.destinationModel, mapping: mapping,
+                configuration: configuration)
+            try migrator.migrate(progress: options.progress)
+            current = mapping.destinationVersionHash
         }
-        guard options.shouldMigrateStoreAutomatically, options.shouldInferMappingModelAutomatically else {
-            throw MigrationError.migrationNotRequested(differences: MappingModel.differences(from: source, to: model))
-        }
-        let mapping = try MappingModel.inferredMappingModel(forSourceModel: source, destinationModel: model)
-        let migrator = StoreMigrator(
-            directory: directory, source: source, destination: model, mapping: mapping, configuration: configuration)
-        try migrator.migrate(progress: options.progress)
+        guard current == model.versionHash else { throw MigrationError.unknownSourceModel(storeHash: current) }
     }
 
     /// Adds a store made elsewhere (it must have been made for this coordinator's model). An

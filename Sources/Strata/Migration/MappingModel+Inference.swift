@@ -25,14 +25,13 @@ extension MappingModel {
                 sources[entity.name] = match
             }
         }
-        let mappedSources = Set(sources.values.map(\.name))
         var mappings: [EntityMapping] = []
         for entity in destination.entities where !entity.isAbstract {
             let from = sources[entity.name]
             func fail(_ property: String?, _ reason: String) -> MigrationError {
                 .cannotInferMapping(entity: entity.name, property: property, reason: reason)
             }
-            var attributeSources: [(String, String?)] = []
+            var attributeSources: [(String, EntityMapping.AttributeValueSource)] = []
             for attribute in entity.persistentAttributes where !attribute.isDerived {
                 let found = from.flatMap {
                     $0.attributesByName[attribute.renamingIdentifier ?? attribute.name]
@@ -43,7 +42,7 @@ extension MappingModel {
                     guard from == nil || attribute.isOptional || attribute.defaultValue != nil else {
                         throw fail(attribute.name, "a new required attribute needs a default value")
                     }
-                    attributeSources.append((attribute.name, nil))
+                    attributeSources.append((attribute.name, .defaultValue))
                     continue
                 }
                 guard Self.convertsLosslessly(from: found.type, to: attribute.type) else {
@@ -55,7 +54,7 @@ extension MappingModel {
                 if found.isOptional, !attribute.isOptional, attribute.defaultValue == nil {
                     throw fail(attribute.name, "made required without a default value for the objects that have none")
                 }
-                attributeSources.append((attribute.name, found.name))
+                attributeSources.append((attribute.name, .source(found.name)))
             }
             var relationshipSources: [(String, String?)] = []
             for relationship in entity.relationships {
@@ -86,11 +85,10 @@ extension MappingModel {
             }
             mappings.append(
                 EntityMapping(
-                    destinationEntityName: entity.name, sourceEntityName: from?.name,
-                    attributeSources: attributeSources, relationshipSources: relationshipSources))
+                    destination: entity.name, source: from?.name, attributes: attributeSources,
+                    relationships: relationshipSources))
         }
-        let removed = source.entities.filter { !$0.isAbstract && !mappedSources.contains($0.name) }.map(\.name)
-        return MappingModel(entityMappings: mappings, removedEntities: removed)
+        return MappingModel(entityMappings: mappings, source: source, destination: destination)
     }
 
     /// Whether every value of `source` is a value of `destination`.

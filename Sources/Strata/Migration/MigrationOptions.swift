@@ -17,14 +17,21 @@ public struct MigrationOptions: Sendable {
     /// The models the store may have been written with (e.g. every version of a ``ModelBundle``): the one whose
     /// version hash the store records is the source.
     public var sourceModels: [ManagedObjectModel]
+    /// Custom mappings (``MappingModel/init(from:to:entityMappings:)``). Migration goes step by step from the
+    /// store's model: a custom mapping that reads it is used when there is one (it may lead to an intermediate
+    /// version), else the mapping to the current model is inferred, so a chain mixes custom and inferred steps.
+    /// Each step is crash-safe on its own.
+    public var mappingModels: [MappingModel]
     /// Called with the fraction of the migration done (0...1), from the thread that opens the store.
     public var progress: (@Sendable (Double) -> Void)?
 
     /// Options; the defaults migrate nothing.
     public init(
         shouldMigrateStoreAutomatically: Bool = false, shouldInferMappingModelAutomatically: Bool = false,
-        sourceModels: [ManagedObjectModel] = [], progress: (@Sendable (Double) -> Void)? = nil
+        sourceModels: [ManagedObjectModel] = [], mappingModels: [MappingModel] = [],
+        progress: (@Sendable (Double) -> Void)? = nil
     ) {
+        self.mappingModels = mappingModels
         self.shouldMigrateStoreAutomatically = shouldMigrateStoreAutomatically
         self.shouldInferMappingModelAutomatically = shouldInferMappingModelAutomatically
         self.sourceModels = sourceModels

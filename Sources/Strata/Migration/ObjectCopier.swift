@@ -50,10 +50,23 @@ struct ObjectCopier {
                 var batch: [(ManagedObjectID, ManagedObject)] = []
                 for object in objects[start..<min(start + Self.batchSize, objects.count)] {
                     let copy = ManagedObject(entity: entity, insertInto: writer)
-                    for (destinationKey, sourceKey) in entityMapping.attributeSources {
-                        guard let sourceKey, let value = try object.attributeValue(forKey: sourceKey) else { continue }
-                        let attribute = entity.attributesByName[destinationKey]!
-                        try copy.setAttributeValue(Self.convert(value, to: attribute.type), forKey: destinationKey)
+                    for (destinationKey, source) in entityMapping.attributeMappings {
+                        switch source {
+                        case .source(let sourceKey):
+                            guard let value = try object.attributeValue(forKey: sourceKey) else { continue }
+                            let attribute = entity.attributesByName[destinationKey]!
+                            try copy.setAttributeValue(Self.convert(value, to: attribute.type), forKey: destinationKey)
+                        case .defaultValue:
+                            continue
+                        case .computed(let compute):
+                            try copy.setValue(try compute(object), forKey: destinationKey)
+                        }
+                    }
+                    if let policy = entityMapping.policy,
+                        !(try policy.createDestinationInstance(forSource: object, destination: copy))
+                    {
+                        writer.delete(copy)
+                        continue
                     }
                     batch.append((object.objectID, copy))
                 }
@@ -62,7 +75,8 @@ struct ObjectCopier {
                 advance(batch.count)
             }
         }
-        for entityMapping in mappings where entityMapping.relationshipSources.contains(where: { $0.source != nil }) {
+        for entityMapping in mappings
+        where entityMapping.policy != nil || entityMapping.relationshipMappings.contains(where: { $0.source != nil }) {
             let entity = destination.entity(named: entityMapping.destinationEntityName)!
             let reader = ManagedObjectContext(coordinator: old)
             let objects = try reader.fetch(request(entityMapping.sourceEntityName!))
@@ -70,12 +84,15 @@ struct ObjectCopier {
                 let writer = ManagedObjectContext(coordinator: new)
                 let slice = objects[start..<min(start + Self.batchSize, objects.count)]
                 for object in slice {
-                    let copy = writer.object(with: identifiers[object.objectID]!)
-                    for case (let destinationKey, let sourceKey?) in entityMapping.relationshipSources {
+                    // An object a policy dropped has no copy.
+                    guard let id = identifiers[object.objectID] else { continue }
+                    let copy = writer.object(with: id)
+                    for case (let destinationKey, let sourceKey?) in entityMapping.relationshipMappings {
                         try copyRelationship(
                             entity.relationshipsByName[destinationKey]!, of: object, from: sourceKey, to: copy,
                             identifiers: identifiers, writer: writer)
                     }
+                    try entityMapping.policy?.createRelationships(forDestination: copy, source: object)
                 }
                 try writer.save()
                 advance(slice.count)
