@@ -16,6 +16,8 @@ extension ManagedObjectContext {
     /// - Throws: ``ValidationError/valueTooLarge(object:key:value:limit:)`` (or `valueTooSmall`) when an
     ///   aggregate does not fit its integer attribute; what faulting throws.
     func updateDerivedAttributes(now: Date) throws {
+        // The save path of every model runs this: one flag when there is nothing to compute.
+        guard coordinator.model.hasDerivedAttributes else { return }
         let changed = Array(inserted.values) + Array(updated.values) + Array(deleted.values)
         var owners: [ObjectIdentifier: ManagedObject] = [:]
         for object in changed {

@@ -74,6 +74,8 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
     /// Labels the application gives this version of the model (Core Data's `versionIdentifiers`, the model
     /// file's `userDefinedModelVersionIdentifier`); not part of the version hash.
     public let versionIdentifiers: Set<String>
+    /// Whether any entity has a derived attribute: saves of models without one skip computing them.
+    let hasDerivedAttributes: Bool
     private let configurationMembers: [String: [EntityDescription]]
     private let templatePredicates: [String: ObjectPredicate]
 
@@ -218,6 +220,7 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         self.versionIdentifiers = versionIdentifiers
 
         let entities = sorted.map { built[$0.name]! }
+        self.hasDerivedAttributes = entities.contains { !$0.derivedAttributes.isEmpty }
         self.entities = entities
         self.warnings = fileWarnings + warnings
         self.entitiesByName = built
