@@ -36,6 +36,8 @@ let package = Package(
         // The predicate language depends on Foundation only, and so does its target: not on FuzzSupport.
         .executableTarget(
             name: "FuzzPredicateParser", dependencies: [.product(name: "StrataQuery", package: "Strata")]),
+        // Core Data model files (XML) through the loader: the object graph only, not FuzzSupport.
+        .executableTarget(name: "FuzzModelFile", dependencies: [.product(name: "Strata", package: "Strata")]),
     ] + fuzzTargets.map { .executableTarget(name: $0, dependencies: ["FuzzSupport"]) },
     swiftLanguageModes: [.v6]
 )

@@ -29,6 +29,20 @@ extension ObjectPredicate {
         return try evaluate(in: scope)
     }
 
+    /// Whether the predicate holds for an object, with variables bound to evaluated values: objects whose key
+    /// paths the predicate walks (`$FETCH_SOURCE.pages`, as a fetched property's predicate does) or collections.
+    ///
+    /// - Parameters:
+    ///   - object: the object; `SELF` and the key paths start from it.
+    ///   - variables: values of `$variables`, by name without the `$`.
+    /// - Returns: whether the predicate holds.
+    /// - Throws: what ``evaluate(with:variables:)`` throws.
+    public func evaluate(
+        with object: some PredicateEvaluable, evaluatedVariables variables: [String: EvaluatedValue]
+    ) throws(PredicateEvaluationError) -> Bool {
+        try evaluate(in: PredicateScope(object: .object(object), variables: variables))
+    }
+
     func evaluate(in scope: PredicateScope) throws(PredicateEvaluationError) -> Bool {
         switch self {
         case .constant(let value):

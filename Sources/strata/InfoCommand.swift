@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Strata
 import StrataStorage
 
 /// `strata info STORE [--json]`: what a store holds and how its space is used, read without changing it
@@ -67,6 +68,12 @@ struct InfoCommand: ParsableCommand {
             var transactions: UInt64
             var bytes: UInt64
         }
+        struct Model: Encodable {
+            /// The version hash of the model the store's objects follow.
+            var versionHash: String
+            /// The hashes of the models it was written with before, oldest first (one per migration).
+            var earlierVersionHashes: [String]
+        }
         struct Segment: Encodable {
             var segmentID: UInt32
             var fileBytes: UInt64
@@ -93,6 +100,8 @@ struct InfoCommand: ParsableCommand {
         var orphanedBlobBytes: UInt64
         var segments: [Segment]
         var lockHeldElsewhere: Bool
+        /// The object graph's model versions, for a store a `StrataStore` wrote (nil for an engine-only store).
+        var model: Model?
         var problems: Int
         var notes: [String]
         /// The exit code: 0, or 4 when ``problems`` is not 0.
@@ -116,6 +125,13 @@ struct InfoCommand: ParsableCommand {
                 suffix: outcome == .problemsLeft ? "; run `strata fsck --salvage` to copy what is readable" : "")
         }
         var info = Self.info(report, store: options.store)
+        if let metadata = try? StrataStore.metadataForPersistentStore(at: options.store),
+            let hash = metadata[PersistentStoreMetadataKey.modelVersionHash]
+        {
+            let history = metadata[PersistentStoreMetadataKey.modelVersionHistory] ?? ""
+            info.model = Info.Model(
+                versionHash: hash, earlierVersionHashes: history.split(separator: ",").map(String.init))
+        }
         let outcome: StoreExitCode = info.problems > 0 ? .problemsLeft : .clean
         info.exitCode = outcome.rawValue
         if options.json {
@@ -170,7 +186,7 @@ struct InfoCommand: ParsableCommand {
             },
             indexes: indexes, wal: report.log, blobCount: report.blobCount, blobBytes: report.blobBytes,
             orphanedBlobBytes: report.orphanedBlobBytes, segments: segments,
-            lockHeldElsewhere: report.lockHeldElsewhere,
+            lockHeldElsewhere: report.lockHeldElsewhere, model: nil,
             problems: report.problems.count, notes: report.notes.map(\.description))
     }
 
@@ -231,6 +247,12 @@ struct InfoCommand: ParsableCommand {
                     + "live (\(segment.liveBlobs) blobs), \(Output.count(segment.deadBytes)) dead, "
                     + String(format: "compression %.2fx", segment.compressionRatio)
                     + (segment.headerIsValid ? "" : ", header damaged"))
+        }
+        if let model = info.model {
+            print("model version: \(model.versionHash)")
+            if !model.earlierVersionHashes.isEmpty {
+                print("earlier model versions: \(model.earlierVersionHashes.joined(separator: ", "))")
+            }
         }
         if info.lockHeldElsewhere { print("the store is open in another process") }
         if info.problems > 0 { print("\(info.problems) problems found: run `strata fsck`") }

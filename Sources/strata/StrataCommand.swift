@@ -26,7 +26,10 @@ struct StrataCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata",
         abstract: "Strata: Core Data for every platform Swift runs on, over its own crash-safe storage engine.",
-        subcommands: [DemoCommand.self, FsckCommand.self, CompactCommand.self, InfoCommand.self, DumpCommand.self]
+        subcommands: [
+            DemoCommand.self, FsckCommand.self, CompactCommand.self, InfoCommand.self, DumpCommand.self,
+            GenerateCommand.self, MigrateCommand.self,
+        ]
     )
 
     static func main() {

@@ -1,10 +1,13 @@
+import Foundation
+
 extension ManagedObjectContext {
     /// Writes every change to the stores: one atomic engine transaction per store.
     ///
     /// 1. ``ManagedObject/willSave()`` on every inserted, updated and deleted object, then again on those changed
     ///    since their call (by their own `willSave()`, another's, inverse maintenance or a delete rule), until a
     ///    pass changes nothing.
-    /// 2. Validation of inserted and updated objects; any failure throws before anything is written.
+    /// 2. Derived attributes are computed (``AttributeDescription/derivation``), then validation of inserted and
+    ///    updated objects; any failure throws before anything is written.
     /// 3. Per store: inserts (which get their row IDs), updates (checked against the version they were read
     ///    at) and deletes, in one transaction.
     /// 4. Temporary IDs become permanent, the row cache takes the new rows, ``ManagedObject/didSave()`` runs
@@ -62,6 +65,7 @@ extension ManagedObjectContext {
     /// after ``ManagedObject/willSave()`` on the objects the resolution changed.
     private func writeChanges(attempt: Int) throws {
         if attempt > 1 { try callWillSave() }
+        try updateDerivedAttributes(now: Date())
         let changing = Array(inserted.values) + Array(updated.values) + Array(deleted.values)
         // Rows are written whole: faults changed only through a relationship are filled, and binary values
         // still in the store are read (and kept if unchanged).

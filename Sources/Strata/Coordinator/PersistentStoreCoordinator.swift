@@ -47,19 +47,67 @@ public final class PersistentStoreCoordinator: Sendable {
     public var persistentStores: [any PersistentStore] { stores.withLock { $0 } }
 
     /// Opens (or creates) a store and adds it.
+    /// A Strata store written with another model is migrated first when its configuration's
+    /// ``StrataStoreConfiguration/migration`` asks for it (lightweight migration, ``MappingModel``); a migration a
+    /// crash interrupted is finished or discarded before the store opens.
+    ///
     /// - Throws: ``ObjectGraphError/incompatibleModel(storeHash:modelHash:)`` when the store was written with
-    ///   another model; ``ObjectGraphError/storage(_:)`` when the engine cannot open it.
+    ///   another model and no source models were given; ``MigrationError`` when they were and the store cannot be
+    ///   migrated (or migration was not requested); ``ObjectGraphError/storage(_:)`` when the engine cannot open it.
     @discardableResult
     public func addPersistentStore(_ description: StoreDescription) throws -> any PersistentStore {
         let store: any PersistentStore
         switch description {
         case .strata(let directory, let configuration):
-            store = try StrataStore(directory: directory, model: model, configuration: configuration)
+            try StoreMigrator.recover(directory: directory)
+            do {
+                store = try StrataStore(directory: directory, model: model, configuration: configuration)
+            } catch ObjectGraphError.incompatibleModel(let storeHash, _)
+                where !configuration.migration.sourceModels.isEmpty
+            {
+                try migrate(directory: directory, storeHash: storeHash, options: configuration)
+                store = try StrataStore(directory: directory, model: model, configuration: configuration)
+            }
         case .inMemory:
             store = InMemoryStore(model: model)
         }
         addPersistentStore(store)
         return store
+    }
+
+    /// Migrates the store at `directory`, written with the model of hash `storeHash`, to ``model``, step by step:
+    /// a custom mapping from the store's current version when the options have one, else the inferred mapping to
+    /// ``model`` (throwing before anything is written when it cannot be inferred); each step runs
+    /// ``StoreMigrator``.
+    private func migrate(directory: String, storeHash: String, options configuration: StrataStoreConfiguration) throws {
+        let options = configuration.migration
+        let known = options.sourceModels + [model]
+        var current = storeHash
+        // Each step moves to another version; more steps than versions means the custom mappings loop.
+        for _ in 0...known.count where current != model.versionHash {
+            guard let source = known.first(where: { $0.versionHash == current }) else {
+                throw MigrationError.unknownSourceModel(storeHash: current)
+            }
+            let differences = MappingModel.differences(from: source, to: model)
+            guard options.shouldMigrateStoreAutomatically else {
+                throw MigrationError.migrationNotRequested(differences: differences)
+            }
+            let mapping: MappingModel
+            if let custom = options.mappingModels.first(where: { $0.sourceVersionHash == current }) {
+                mapping = custom
+            } else {
+                guard options.shouldInferMappingModelAutomatically else {
+                    throw MigrationError.migrationNotRequested(differences: differences)
+                }
+                mapping = try MappingModel.inferredMappingModel(forSourceModel: source, destinationModel: model)
+            }
+            let migrator = StoreMigrator(
+                directory: directory, source: source, destination: mapping.destinationModel, mapping: mapping,
+                configuration: configuration)
+            try migrator.migrate(progress: options.progress)
+            current = mapping.destinationVersionHash
+        }
+        guard current == model.versionHash else { throw MigrationError.unknownSourceModel(storeHash: current) }
     }
 
     /// Adds a store made elsewhere (it must have been made for this coordinator's model). An

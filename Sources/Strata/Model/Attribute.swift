@@ -23,7 +23,9 @@
 /// - ``indexed(_:)``
 /// - ``allowsExternalStorage(_:)``
 /// - ``valueTransformer(_:)``
-public struct Attribute: Sendable, Hashable {
+/// - ``derived(_:)``
+/// - ``valueClassName(_:)``
+public struct Attribute: Sendable, Hashable, ModelElementMetadata {
     /// The attribute's name, unique within its entity and the entity's ancestors.
     public var name: String
     /// The type of its values.
@@ -45,6 +47,17 @@ public struct Attribute: Sendable, Hashable {
     public var validationRules: [ValidationRule]
     /// Whether fetches should be able to find objects by this attribute quickly (recorded for the store).
     public var isIndexed: Bool
+    /// For a derived attribute, the expression its value is computed from at each save (see ``Derivation``).
+    public var derivationExpression: String?
+    /// The Swift type of a transformable attribute's values, for generated classes (Core Data's
+    /// `attributeValueClassName`, the model editor's "Custom Class").
+    public var valueClassName: String?
+    /// Free-form key-value pairs for the application.
+    public var userInfo: [String: String] = [:]
+    /// The attribute's name in an earlier model version.
+    public var renamingIdentifier: String?
+    /// A string mixed into the entity's version hash.
+    public var versionHashModifier: String?
 
     /// Defines an attribute.
     ///
@@ -109,6 +122,20 @@ public struct Attribute: Sendable, Hashable {
     public func valueTransformer(_ name: String) -> Attribute {
         var copy = self
         copy.valueTransformerName = name
+        return copy
+    }
+
+    /// Makes the attribute derived: its value is computed from `expression` by every save (see ``Derivation``).
+    public func derived(_ expression: String) -> Attribute {
+        var copy = self
+        copy.derivationExpression = expression
+        return copy
+    }
+
+    /// Names the Swift type of a transformable attribute's values, for generated classes.
+    public func valueClassName(_ name: String?) -> Attribute {
+        var copy = self
+        copy.valueClassName = name
         return copy
     }
 }

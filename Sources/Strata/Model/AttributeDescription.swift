@@ -26,6 +26,11 @@ import Foundation
 /// - ``valueTransformerName``
 /// - ``validationRules``
 /// - ``isIndexed``
+/// - ``derivation``
+/// - ``valueClassName``
+/// - ``userInfo``
+/// - ``renamingIdentifier``
+/// - ``versionHashModifier``
 ///
 /// ### Place in the model
 /// - ``entity``
@@ -60,6 +65,18 @@ public final class AttributeDescription: PropertyDescription, Hashable {
     public let validationRules: [ValidationRule]
     /// Whether fetches should find objects by this attribute quickly (recorded for the store's indexes).
     public let isIndexed: Bool
+    /// How a derived attribute's value is computed at each save, nil for an ordinary attribute.
+    public let derivation: Derivation?
+    /// The Swift type of a transformable attribute's values, for generated classes.
+    public let valueClassName: String?
+    /// Free-form key-value pairs for the application.
+    public let userInfo: [String: String]
+    /// The attribute's name in an earlier model version.
+    public let renamingIdentifier: String?
+    /// The string mixed into the entity's version hash for this attribute, if any.
+    public let versionHashModifier: String?
+    /// Whether the attribute is derived (Core Data's `NSDerivedAttributeDescription`).
+    public var isDerived: Bool { derivation != nil }
     /// The entity that declares the attribute (for an inherited attribute, an ancestor of the entity
     /// you found it in).
     public unowned let entity: EntityDescription
@@ -99,6 +116,21 @@ public final class AttributeDescription: PropertyDescription, Hashable {
         if let value = definition.defaultValue, !type.holds(value) {
             throw .defaultValueTypeMismatch(entity: entityName, attribute: name, expected: type)
         }
+        var derivation: Derivation?
+        if let expression = definition.derivationExpression {
+            guard let parsed = Derivation(expression: expression) else {
+                throw .invalidDerivation(
+                    entity: entityName, attribute: name, expression: expression,
+                    reason: "Strata computes now(), key paths through to-ones, and @count, @sum, @min, @max and @avg "
+                        + "over a to-many")
+            }
+            guard !definition.isTransient else {
+                throw .invalidDerivation(
+                    entity: entityName, attribute: name, expression: expression, reason: "a derived attribute is stored"
+                )
+            }
+            derivation = parsed
+        }
         var patterns: [CompiledPattern?] = []
         for rule in definition.validationRules {
             guard rule.applies(to: type) else {
@@ -123,6 +155,11 @@ public final class AttributeDescription: PropertyDescription, Hashable {
         self.valueTransformerName = definition.valueTransformerName
         self.validationRules = definition.validationRules
         self.isIndexed = definition.isIndexed
+        self.derivation = derivation
+        self.valueClassName = definition.valueClassName
+        self.userInfo = definition.userInfo
+        self.renamingIdentifier = definition.renamingIdentifier
+        self.versionHashModifier = definition.versionHashModifier
         self.entity = entity
         self.index = index
         self.storageIndex = storageIndex

@@ -13,7 +13,7 @@
 /// ## Topics
 ///
 /// ### Creating an entity
-/// - ``init(_:parent:abstract:className:uniquenessConstraints:properties:)``
+/// - ``init(_:parent:abstract:className:uniquenessConstraints:indexes:properties:)``
 ///
 /// ### Reading the definition
 /// - ``name``
@@ -23,7 +23,9 @@
 /// - ``properties``
 /// - ``attributes``
 /// - ``uniquenessConstraints``
-public struct Entity: Sendable, Hashable {
+/// - ``indexes``
+/// - ``fetchedProperties``
+public struct Entity: Sendable, Hashable, ModelElementMetadata {
     /// The entity's name, unique in the model.
     public var name: String
     /// The name of the entity it inherits from, if any.
@@ -38,6 +40,14 @@ public struct Entity: Sendable, Hashable {
     /// persistent attributes whose values together must be unique among the objects of the entity and its
     /// subentities (see ``UniquenessConstraint``).
     public var uniquenessConstraints: [[String]]
+    /// The entity's own fetch indexes (its subentities inherit them).
+    public var indexes: [FetchIndex]
+    /// Free-form key-value pairs for the application.
+    public var userInfo: [String: String] = [:]
+    /// The entity's name in an earlier model version.
+    public var renamingIdentifier: String?
+    /// A string mixed into the entity's version hash.
+    public var versionHashModifier: String?
 
     /// Defines an entity.
     ///
@@ -49,11 +59,14 @@ public struct Entity: Sendable, Hashable {
     ///     plain managed objects.
     ///   - uniquenessConstraints: the entity's own uniqueness constraints, each a list of persistent attribute
     ///     names (own or inherited), e.g. `[["email"], ["firstName", "lastName"]]`.
+    ///   - indexes: the entity's own fetch indexes.
     ///   - properties: the entity's own properties, in order.
     public init(
         _ name: String, parent: String? = nil, abstract: Bool = false, className: String? = nil,
-        uniquenessConstraints: [[String]] = [], @PropertyBuilder properties: () -> [PropertyDefinition] = { [] }
+        uniquenessConstraints: [[String]] = [], indexes: [FetchIndex] = [],
+        @PropertyBuilder properties: () -> [PropertyDefinition] = { [] }
     ) {
+        self.indexes = indexes
         self.name = name
         self.parentName = parent
         self.isAbstract = abstract
@@ -74,6 +87,14 @@ public struct Entity: Sendable, Hashable {
     public var relationships: [Relationship] {
         properties.compactMap { property in
             if case .relationship(let relationship) = property { return relationship }
+            return nil
+        }
+    }
+
+    /// The entity's own fetched property definitions, in declaration order.
+    public var fetchedProperties: [FetchedProperty] {
+        properties.compactMap { property in
+            if case .fetchedProperty(let fetched) = property { return fetched }
             return nil
         }
     }

@@ -40,6 +40,14 @@
 /// - ``attributesByName``
 /// - ``persistentAttributes``
 /// - ``uniquenessConstraints``
+/// - ``indexes``
+/// - ``fetchedProperties``
+/// - ``fetchedPropertiesByName``
+///
+/// ### Metadata
+/// - ``userInfo``
+/// - ``renamingIdentifier``
+/// - ``versionHashModifier``
 public final class EntityDescription: @unchecked Sendable, Hashable, CustomStringConvertible {
     // @unchecked Sendable: the `var`s below are written only while `ManagedObjectModel.init` builds the
     // model, before any entity is returned to a caller, and never again; afterwards every stored
@@ -59,6 +67,12 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     public let entityID: UInt16
     /// The entity it inherits from, if any.
     public let superentity: EntityDescription?
+    /// Free-form key-value pairs for the application.
+    public let userInfo: [String: String]
+    /// The entity's name in an earlier model version.
+    public let renamingIdentifier: String?
+    /// The string mixed into the entity's version hash, if any.
+    public let versionHashModifier: String?
 
     private var subentityReferences: [UnownedEntity] = []
     /// The entity's attributes followed by its relationships (each inherited first).
@@ -80,6 +94,16 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     public private(set) var toOneRelationships: [RelationshipDescription] = []
     /// The uniqueness constraints the entity's objects obey: its superentity's first, then its own.
     public private(set) var uniquenessConstraints: [UniquenessConstraint] = []
+    /// The fetch indexes covering the entity's objects: its superentity's first, then its own. Not part of the
+    /// version hash.
+    public private(set) var indexes: [FetchIndexDescription] = []
+    /// The fetched properties, inherited first. They are not among ``properties`` (they are neither stored
+    /// nor attributes or relationships).
+    public private(set) var fetchedProperties: [FetchedPropertyDescription] = []
+    /// ``fetchedProperties`` by name.
+    public private(set) var fetchedPropertiesByName: [String: FetchedPropertyDescription] = [:]
+    /// The derived attributes (inherited first), computed at each save.
+    public private(set) var derivedAttributes: [AttributeDescription] = []
     /// What each field of the entity's rows holds, in field order: level by level from the root, each
     /// level's persistent attributes and then two fields per to-one.
     public private(set) var storedFields: [StoredField] = []
@@ -94,8 +118,11 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
 
     init(
         name: String, isAbstract: Bool, managedObjectClassName: String?, entityID: UInt16,
-        superentity: EntityDescription?
+        superentity: EntityDescription?, metadata: some ModelElementMetadata
     ) {
+        self.userInfo = metadata.userInfo
+        self.renamingIdentifier = metadata.renamingIdentifier
+        self.versionHashModifier = metadata.versionHashModifier
         self.name = name
         self.isAbstract = isAbstract
         self.managedObjectClassName = managedObjectClassName
@@ -165,12 +192,18 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         var relationshipsByName = superentity?.relationshipsByName ?? [:]
         var toOneRelationships = superentity?.toOneRelationships ?? []
         var storedFields = superentity?.storedFields ?? []
+        var fetchedProperties = superentity?.fetchedProperties ?? []
+        var fetchedPropertiesByName = superentity?.fetchedPropertiesByName ?? [:]
         func checkName(_ name: String) throws(ModelError) {
             guard !name.isEmpty else { throw .emptyAttributeName(entity: self.name) }
             let existing: (any PropertyDescription)? = attributesByName[name] ?? relationshipsByName[name]
             if let existing {
                 if existing.entity === self { throw .duplicateAttribute(entity: self.name, attribute: name) }
                 throw .redeclaredAttribute(entity: self.name, attribute: name, inheritedFrom: existing.entity.name)
+            }
+            if let fetched = fetchedPropertiesByName[name] {
+                if fetched.entity === self { throw .duplicateAttribute(entity: self.name, attribute: name) }
+                throw .redeclaredAttribute(entity: self.name, attribute: name, inheritedFrom: fetched.entity.name)
             }
         }
         // This level's fields: its persistent attributes, then two per to-one (row ID, entity ID).
@@ -204,6 +237,15 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
                 storedFields += [.reference(toOneIndex), .referenceEntity(toOneIndex)]
             }
         }
+        for case .fetchedProperty(let definition) in definitions {
+            try checkName(definition.name)
+            let fetched = try FetchedPropertyDescription(definition: definition, entity: self)
+            fetchedProperties.append(fetched)
+            fetchedPropertiesByName[fetched.name] = fetched
+        }
+        self.fetchedProperties = fetchedProperties
+        self.fetchedPropertiesByName = fetchedPropertiesByName
+        self.derivedAttributes = attributes.filter(\.isDerived)
         self.attributes = attributes
         self.attributesByName = attributesByName
         self.persistentAttributes = persistentAttributes
@@ -238,6 +280,94 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
             constraints.append(UniquenessConstraint(entity: self, attributes: attributes))
         }
         uniquenessConstraints = constraints
+    }
+
+    /// Builds the fetch indexes: the superentity's (which must be built), then `definitions`, each naming
+    /// one to 16 distinct persistent attributes or to-one relationships of the entity.
+    func buildIndexes(_ definitions: [FetchIndex]) throws(ModelError) {
+        var indexes = superentity?.indexes ?? []
+        for definition in definitions {
+            func invalid(_ reason: String) -> ModelError {
+                .invalidFetchIndex(entity: name, index: definition.name, reason: reason)
+            }
+            guard !definition.name.isEmpty else { throw invalid("has an empty name") }
+            guard !indexes.contains(where: { $0.name == definition.name }) else { throw invalid("is declared twice") }
+            guard (1...16).contains(definition.elements.count) else { throw invalid("has no element or more than 16") }
+            let names = definition.elements.map(\.property)
+            guard Set(names).count == names.count else { throw invalid("names a property twice") }
+            var elements: [FetchIndexDescription.Element] = []
+            for element in definition.elements {
+                let field: Int
+                var attribute: AttributeDescription?
+                if let found = attributesByName[element.property] {
+                    guard let index = found.fieldIndex else {
+                        throw invalid("names transient attribute \(element.property)")
+                    }
+                    (field, attribute) = (index, found)
+                } else if let relationship = relationshipsByName[element.property] {
+                    guard let index = relationship.fieldIndex else {
+                        throw invalid("names to-many relationship \(element.property)")
+                    }
+                    field = index
+                } else {
+                    throw invalid("names \(element.property), which is not a property of \(name)")
+                }
+                elements.append(
+                    FetchIndexDescription.Element(
+                        propertyName: element.property, attribute: attribute, isAscending: element.isAscending,
+                        collationType: element.collationType, fieldIndex: field))
+            }
+            indexes.append(FetchIndexDescription(name: definition.name, entity: self, elements: elements))
+        }
+        self.indexes = indexes
+    }
+
+    /// Checks the entity's own derived attributes once every relationship is linked: each key path walks
+    /// to-ones to an attribute of a compatible type, each aggregate reads a to-many (and a numeric attribute
+    /// of its destination), `now()` fills a date.
+    func checkDerivations() throws(ModelError) {
+        for attribute in derivedAttributes where attribute.entity === self {
+            let derivation = attribute.derivation!
+            func invalid(_ reason: String) -> ModelError {
+                .invalidDerivation(
+                    entity: name, attribute: attribute.name, expression: derivation.description, reason: reason)
+            }
+            let numeric: Set<AttributeType> = [.integer16, .integer32, .integer64, .decimal, .double, .float]
+            switch derivation {
+            case .now:
+                guard attribute.type == .date else { throw invalid("now() gives a Date") }
+            case .keyPath(let path):
+                var current: EntityDescription = self
+                for step in path.dropLast() {
+                    guard let relationship = current.relationshipsByName[step], !relationship.isToMany else {
+                        throw invalid("\(step) is not a to-one relationship of \(current.name)")
+                    }
+                    current = relationship.destinationEntity
+                }
+                guard let source = current.attributesByName[path.last!], source !== attribute else {
+                    throw invalid("\(path.last!) is not another attribute of \(current.name)")
+                }
+                let sameKind =
+                    source.type == attribute.type
+                    || (source.type.integerRange != nil && attribute.type.integerRange != nil)
+                guard sameKind else { throw invalid("\(path.last!) is a \(source.type), not a \(attribute.type)") }
+            case .aggregate(let function, let relationshipName, let attributeName):
+                guard let relationship = relationshipsByName[relationshipName], relationship.isToMany else {
+                    throw invalid("\(relationshipName) is not a to-many relationship of \(name)")
+                }
+                guard numeric.contains(attribute.type) else { throw invalid("an aggregate gives a number") }
+                if function == .count {
+                    guard attribute.type.integerRange != nil else { throw invalid("@count gives an integer") }
+                } else {
+                    let destination = relationship.destinationEntity
+                    guard let attributeName, let source = destination.attributesByName[attributeName],
+                        numeric.contains(source.type)
+                    else {
+                        throw invalid("\(attributeName ?? "") is not a numeric attribute of \(destination.name)")
+                    }
+                }
+            }
+        }
     }
 
     /// Links the entity's own relationships to their destinations and inverses, once every entity is built;
@@ -318,6 +448,23 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
             for constraint in own {
                 hasher.combine(UInt32(constraint.attributes.count))
                 for attribute in constraint.attributes { hasher.combine(attribute.name) }
+            }
+        }
+        // Version hash modifiers, when any is set (entities without one hash as before they existed).
+        let modified: [(String, String)] =
+            properties.compactMap { property in
+                guard property.entity === self else { return nil }
+                let modifier =
+                    (property as? AttributeDescription)?.versionHashModifier
+                    ?? (property as? RelationshipDescription)?.versionHashModifier
+                return modifier.map { (property.name, $0) }
+            } + (versionHashModifier.map { [("", $0)] } ?? [])
+        if !modified.isEmpty {
+            hasher.combine("versionHashModifiers")
+            hasher.combine(UInt32(modified.count))
+            for (property, modifier) in modified {
+                hasher.combine(property)
+                hasher.combine(modifier)
             }
         }
         versionHashValue = hasher.value

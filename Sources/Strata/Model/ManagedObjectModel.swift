@@ -1,3 +1,5 @@
+import StrataQuery
+
 /// The entities of an object graph (Core Data's `NSManagedObjectModel`): built once from definitions,
 /// checked as a whole, then immutable and shared by every thread.
 ///
@@ -34,9 +36,20 @@
 /// - ``entity(named:)``
 /// - ``entity(withID:)``
 ///
+/// ### Configurations and templates
+/// - ``init(entities:configurations:fetchRequestTemplates:versionIdentifiers:)``
+/// - ``configurations``
+/// - ``entities(forConfigurationName:)``
+/// - ``fetchRequestTemplatesByName``
+/// - ``fetchRequestFromTemplate(named:substitutionVariables:)``
+///
 /// ### Versioning
 /// - ``versionHash``
 /// - ``entityVersionHashesByName``
+/// - ``versionIdentifiers``
+///
+/// ### Model files
+/// - ``init(contentsOf:)``
 public final class ManagedObjectModel: Sendable, CustomStringConvertible {
     /// Every entity, sorted by name (by the UTF-8 bytes of the names); entity i has
     /// ``EntityDescription/entityID`` i + 1.
@@ -53,6 +66,18 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
     /// Each entity's ``EntityDescription/versionHash`` by entity name: what a store records to tell
     /// which entities changed (Core Data's `entityVersionHashesByName`).
     public let entityVersionHashesByName: [String: String]
+    /// The names of the model's configurations, sorted: named subsets of its entities (Core Data's
+    /// `configurations`). Every model also has the default configuration, which holds every entity.
+    public let configurations: [String]
+    /// The fetch request templates by name.
+    public let fetchRequestTemplatesByName: [String: FetchRequestTemplate]
+    /// Labels the application gives this version of the model (Core Data's `versionIdentifiers`, the model
+    /// file's `userDefinedModelVersionIdentifier`); not part of the version hash.
+    public let versionIdentifiers: Set<String>
+    /// Whether any entity has a derived attribute: saves of models without one skip computing them.
+    let hasDerivedAttributes: Bool
+    private let configurationMembers: [String: [EntityDescription]]
+    private let templatePredicates: [String: ObjectPredicate]
 
     /// Builds a model from the entities the closure declares.
     ///
@@ -78,7 +103,34 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
     ///   ``ModelError/ruleNotApplicable(entity:attribute:rule:)``,
     ///   ``ModelError/invalidRegularExpression(entity:attribute:pattern:)``),
     ///   ``ModelError/invalidUniquenessConstraint(entity:attributes:reason:)``.
-    public init(entities definitions: [Entity]) throws(ModelError) {
+    public convenience init(entities definitions: [Entity]) throws(ModelError) {
+        try self.init(entities: definitions, configurations: [:])
+    }
+
+    /// Builds a model from entity definitions, named configurations and fetch request templates.
+    ///
+    /// - Parameters:
+    ///   - definitions: the entities, in any order.
+    ///   - configurations: each configuration's name and the names of its entities.
+    ///   - fetchRequestTemplates: named fetch requests (their predicates may use `$variables`).
+    ///   - versionIdentifiers: the application's labels for this model version.
+    /// - Throws: what ``init(entities:)`` throws, ``ModelError/invalidConfiguration(_:reason:)`` and
+    ///   ``ModelError/invalidFetchRequestTemplate(_:reason:)``.
+    public convenience init(
+        entities definitions: [Entity], configurations: [String: [String]],
+        fetchRequestTemplates: [FetchRequestTemplate] = [], versionIdentifiers: Set<String> = []
+    ) throws(ModelError) {
+        try self.init(
+            entities: definitions, configurations: configurations, fetchRequestTemplates: fetchRequestTemplates,
+            versionIdentifiers: versionIdentifiers, fileWarnings: [])
+    }
+
+    /// The designated initializer; `fileWarnings` are what a model file's loader found (`ModelFileLoader`).
+    init(
+        entities definitions: [Entity], configurations: [String: [String]],
+        fetchRequestTemplates: [FetchRequestTemplate], versionIdentifiers: Set<String>,
+        fileWarnings: [ModelWarning]
+    ) throws(ModelError) {
         guard definitions.count <= Int(UInt16.max) else { throw .tooManyEntities(definitions.count) }
         var definitionsByName: [String: Entity] = [:]
         for definition in definitions {
@@ -110,20 +162,67 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
             let entity = EntityDescription(
                 name: definition.name, isAbstract: definition.isAbstract,
                 managedObjectClassName: definition.managedObjectClassName, entityID: entityIDs[definition.name]!,
-                superentity: parent)
+                superentity: parent, metadata: definition)
             try entity.buildProperties(definition.properties)
             try entity.buildUniquenessConstraints(definition.uniquenessConstraints)
+            try entity.buildIndexes(definition.indexes)
             parent?.addSubentity(entity)
             built[definition.name] = entity
         }
 
         var warnings: [ModelWarning] = []
         for (_, definition) in buildOrder { warnings += try built[definition.name]!.link(in: built) }
+        for (_, definition) in buildOrder {
+            let entity = built[definition.name]!
+            try entity.checkDerivations()
+            for fetched in entity.fetchedProperties
+            where fetched.entity === entity && built[fetched.destinationName] == nil {
+                throw .invalidFetchedProperty(
+                    entity: entity.name, property: fetched.name,
+                    reason: "its destination \(fetched.destinationName) is not defined")
+            }
+        }
         for (_, definition) in buildOrder { built[definition.name]!.computeVersionHash() }
 
+        var members: [String: [EntityDescription]] = [:]
+        for (configuration, names) in configurations {
+            guard !configuration.isEmpty else {
+                throw .invalidConfiguration(configuration, reason: "has an empty name")
+            }
+            members[configuration] = try names.sorted(by: Self.precedes).map { name throws(ModelError) in
+                guard let entity = built[name] else {
+                    throw .invalidConfiguration(configuration, reason: "names \(name), which is not defined")
+                }
+                return entity
+            }
+        }
+        var templates: [String: FetchRequestTemplate] = [:]
+        var predicates: [String: ObjectPredicate] = [:]
+        for template in fetchRequestTemplates {
+            func invalid(_ reason: String) -> ModelError { .invalidFetchRequestTemplate(template.name, reason: reason) }
+            guard !template.name.isEmpty else { throw invalid("has an empty name") }
+            guard templates.updateValue(template, forKey: template.name) == nil else {
+                throw invalid("is defined twice")
+            }
+            guard built[template.entityName] != nil else {
+                throw invalid("fetches \(template.entityName), which is not defined")
+            }
+            if let format = template.predicateFormat {
+                do { predicates[template.name] = try ObjectPredicate(format: format) } catch {
+                    throw invalid("its predicate does not parse: \(error)")
+                }
+            }
+        }
+        self.configurationMembers = members
+        self.configurations = members.keys.sorted(by: Self.precedes)
+        self.fetchRequestTemplatesByName = templates
+        self.templatePredicates = predicates
+        self.versionIdentifiers = versionIdentifiers
+
         let entities = sorted.map { built[$0.name]! }
+        self.hasDerivedAttributes = entities.contains { !$0.derivedAttributes.isEmpty }
         self.entities = entities
-        self.warnings = warnings
+        self.warnings = fileWarnings + warnings
         self.entitiesByName = built
         var hashes: [String: String] = [:]
         var hasher = StableHasher()
@@ -151,6 +250,31 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
     public func entity(withID entityID: UInt16) -> EntityDescription? {
         let position = Int(entityID) - 1
         return entities.indices.contains(position) ? entities[position] : nil
+    }
+
+    /// The entities of a configuration, sorted by name; every entity for nil (the default configuration).
+    ///
+    /// - Parameter name: a name from ``configurations``, or nil.
+    /// - Returns: the entities, or nil when the model has no configuration of that name.
+    public func entities(forConfigurationName name: String?) -> [EntityDescription]? {
+        guard let name else { return entities }
+        return configurationMembers[name]
+    }
+
+    /// A fetch request made from a template, its `$variables` bound (Core Data's
+    /// `fetchRequestFromTemplate(withName:substitutionVariables:)`).
+    ///
+    /// - Parameters:
+    ///   - name: the template's name.
+    ///   - substitutionVariables: values for the predicate's variables, by name without the `$`.
+    /// - Returns: a new request, or nil when the model has no template of that name.
+    public func fetchRequestFromTemplate(
+        named name: String, substitutionVariables: [String: QueryValue] = [:]
+    ) -> FetchRequest<ManagedObject>? {
+        guard let template = fetchRequestTemplatesByName[name] else { return nil }
+        return FetchRequest<ManagedObject>(
+            entityName: template.entityName,
+            predicate: templatePredicates[name]?.withSubstitutionVariables(substitutionVariables))
     }
 
     /// One line per entity.

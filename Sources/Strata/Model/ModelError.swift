@@ -32,6 +32,13 @@
 ///
 /// ### Uniqueness constraints
 /// - ``invalidUniquenessConstraint(entity:attributes:reason:)``
+///
+/// ### Indexes, derived and fetched properties, configurations
+/// - ``invalidFetchIndex(entity:index:reason:)``
+/// - ``invalidDerivation(entity:attribute:expression:reason:)``
+/// - ``invalidFetchedProperty(entity:property:reason:)``
+/// - ``invalidConfiguration(_:reason:)``
+/// - ``invalidFetchRequestTemplate(_:reason:)``
 public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An entity's name is empty.
     case emptyEntityName
@@ -75,6 +82,17 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A uniqueness constraint is empty, names an attribute twice, or names something that is not a
     /// persistent attribute of the entity.
     case invalidUniquenessConstraint(entity: String, attributes: [String], reason: String)
+    /// A fetch index has no element or more than 16, names a property twice, or names something that is not a
+    /// persistent attribute or to-one relationship of the entity.
+    case invalidFetchIndex(entity: String, index: String, reason: String)
+    /// A derived attribute's expression is not one Strata computes, or does not fit the attribute.
+    case invalidDerivation(entity: String, attribute: String, expression: String, reason: String)
+    /// A fetched property's predicate does not parse or its destination is not defined.
+    case invalidFetchedProperty(entity: String, property: String, reason: String)
+    /// A configuration has an empty name or names an entity the model does not define.
+    case invalidConfiguration(String, reason: String)
+    /// A fetch request template is defined twice, fetches an undefined entity or its predicate does not parse.
+    case invalidFetchRequestTemplate(String, reason: String)
 
     /// A sentence naming the entity and attribute at fault.
     public var description: String {
@@ -110,6 +128,13 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
             "the pattern \(pattern.debugDescription) of \(entity).\(attribute) does not compile"
         case .invalidUniquenessConstraint(let entity, let attributes, let reason):
             "entity \(entity)'s uniqueness constraint [\(attributes.joined(separator: ", "))] \(reason)"
+        case .invalidFetchIndex(let entity, let index, let reason): "fetch index \(index) of entity \(entity) \(reason)"
+        case .invalidDerivation(let entity, let attribute, let expression, let reason):
+            "the derivation \(expression.debugDescription) of \(entity).\(attribute) is not supported: \(reason)"
+        case .invalidFetchedProperty(let entity, let property, let reason):
+            "fetched property \(entity).\(property) is invalid: \(reason)"
+        case .invalidConfiguration(let name, let reason): "configuration \(name) \(reason)"
+        case .invalidFetchRequestTemplate(let name, let reason): "fetch request template \(name) \(reason)"
         }
     }
 }

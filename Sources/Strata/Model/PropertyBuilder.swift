@@ -16,6 +16,10 @@ public enum PropertyBuilder {
     public static func buildExpression(_ relationship: Relationship) -> [PropertyDefinition] {
         [.relationship(relationship)]
     }
+    /// A fetched property.
+    public static func buildExpression(_ property: FetchedProperty) -> [PropertyDefinition] {
+        [.fetchedProperty(property)]
+    }
     /// A property definition.
     public static func buildExpression(_ property: PropertyDefinition) -> [PropertyDefinition] { [property] }
     /// Several property definitions.

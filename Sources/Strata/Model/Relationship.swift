@@ -21,7 +21,7 @@
 /// ### Creating a relationship
 /// - ``toOne(_:_:inverse:deleteRule:optional:)``
 /// - ``toMany(_:_:inverse:ordered:deleteRule:minCount:maxCount:)``
-public struct Relationship: Sendable, Hashable {
+public struct Relationship: Sendable, Hashable, ModelElementMetadata {
     /// The relationship's name, unique among the entity's properties and its ancestors'.
     public var name: String
     /// The name of the entity at the other end.
@@ -40,6 +40,12 @@ public struct Relationship: Sendable, Hashable {
     public var minCount: Int
     /// The most objects a to-many may hold (checked at save); nil for no limit.
     public var maxCount: Int?
+    /// Free-form key-value pairs for the application.
+    public var userInfo: [String: String] = [:]
+    /// The relationship's name in an earlier model version.
+    public var renamingIdentifier: String?
+    /// A string mixed into the entity's version hash.
+    public var versionHashModifier: String?
 
     /// A to-one relationship: the source holds at most one object of `destination`.
     ///

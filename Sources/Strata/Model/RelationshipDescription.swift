@@ -55,6 +55,12 @@ public final class RelationshipDescription: PropertyDescription, Hashable, @unch
     public let toOneIndex: Int?
     /// The row field of a to-one's related row ID (the entity ID follows it), nil for a to-many.
     public let fieldIndex: Int?
+    /// Free-form key-value pairs for the application.
+    public let userInfo: [String: String]
+    /// The relationship's name in an earlier model version.
+    public let renamingIdentifier: String?
+    /// The string mixed into the entity's version hash for this relationship, if any.
+    public let versionHashModifier: String?
     /// A relationship is never transient.
     public var isTransient: Bool { false }
     /// To-ones are stored in the row, but not among the attribute values: always nil.
@@ -79,6 +85,9 @@ public final class RelationshipDescription: PropertyDescription, Hashable, @unch
         self.fieldIndex = fieldIndex
         self.destinationName = definition.destinationName
         self.inverseName = definition.inverseName
+        self.userInfo = definition.userInfo
+        self.renamingIdentifier = definition.renamingIdentifier
+        self.versionHashModifier = definition.versionHashModifier
     }
 
     /// The entity at the other end.

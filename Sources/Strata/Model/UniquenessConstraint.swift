@@ -2,7 +2,7 @@
 /// attributes whose values, together, no two objects of the declaring ``entity`` and its subentities may
 /// share.
 ///
-/// Declare constraints with ``Entity/init(_:parent:abstract:className:uniquenessConstraints:properties:)``;
+/// Declare constraints with ``Entity/init(_:parent:abstract:className:uniquenessConstraints:indexes:properties:)``;
 /// subentities inherit them (and may add their own). They are checked only at save, as in Core Data:
 /// duplicates may coexist in a context until then. A save compares each inserted object, and each updated
 /// object whose constrained values changed, with the other objects of the save and with the store's rows

@@ -144,4 +144,7 @@ public enum PersistentStoreMetadataKey {
     /// The key of the ``ManagedObjectModel/versionHash`` of the model the store was created with. A Strata
     /// store refuses to open with a model of another hash.
     public static let modelVersionHash = "ModelVersionHash"
+    /// The key of the version hashes of the models a store was written with before its current one, oldest
+    /// first, comma-separated: what each migration added.
+    public static let modelVersionHistory = "ModelVersionHistory"
 }

@@ -34,10 +34,11 @@ final class StoreMetadata: Sendable {
 }
 
 extension PersistentStoreMetadataKey {
-    /// Whether the store keeps `key` itself (its type, UUID, model version hash and relationship layout): the
+    /// Whether the store keeps `key` itself (its type, UUID, model version hash and history, relationship layout): the
     /// application's metadata cannot change or remove it.
     public static func isStoreKey(_ key: String) -> Bool {
-        key == storeType || key == storeUUID || key == modelVersionHash || key.hasPrefix("RelationshipLayout")
+        key == storeType || key == storeUUID || key == modelVersionHash || key == modelVersionHistory
+            || key.hasPrefix("RelationshipLayout")
     }
 }
 

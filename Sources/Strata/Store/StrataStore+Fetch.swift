@@ -122,6 +122,35 @@ extension StrataStore {
         return specs
     }
 
+    /// The secondary indexes of the model's fetch indexes (``EntityDescription/indexes``): for each concrete entity
+    /// and each index covering it, `index.<Entity>.<index>` on its elements' fields in order, filtered to the
+    /// entity's rows. The engine keeps keys in ascending order only; a descending element is read backwards.
+    static func fetchIndexes(
+        of model: ManagedObjectModel
+    ) -> [(name: String, table: String, fields: [Int], entityIDs: Set<UInt16>?)] {
+        var specs: [(name: String, table: String, fields: [Int], entityIDs: Set<UInt16>?)] = []
+        for entity in model.entities where !entity.isAbstract {
+            for index in entity.indexes {
+                specs.append(
+                    (
+                        fetchIndexName(index, of: entity), tableName(for: entity.rootEntity),
+                        index.elements.map(\.fieldIndex), [entity.entityID]
+                    ))
+            }
+        }
+        return specs
+    }
+
+    /// `index.<Entity>.<index>[<fields>]`: the keys of fetch index `index` in the rows of `concrete`. The row
+    /// fields are part of the name, so that a model whose index changed under the same name gets a new engine
+    /// index (the store drops the old one when it opens; indexes are not part of the version hash).
+    static func fetchIndexName(_ index: FetchIndexDescription, of concrete: EntityDescription) -> String {
+        "\(fetchIndexPrefix)\(concrete.name).\(index.name)[\(index.elements.map { String($0.fieldIndex) }.joined(separator: ","))]"
+    }
+
+    /// What the name of every fetch index's engine index starts with.
+    static let fetchIndexPrefix = "index."
+
     /// `attr.<Entity>.<attribute>`: the values of `attribute` in the rows of `concrete`.
     static func attributeIndexName(_ attribute: AttributeDescription, of concrete: EntityDescription) -> String {
         "attr.\(concrete.name).\(attribute.name)"
@@ -278,8 +307,15 @@ extension StrataStore {
         } else {
             return nil
         }
-        guard let attribute = request.entity.attributesByName[key], attribute.isIndexed, attribute.storageIndex != nil
-        else { return nil }
+        guard let attribute = request.entity.attributesByName[key], attribute.storageIndex != nil else { return nil }
+        // An attribute index, or else a fetch index whose first element is the attribute (its keys start with
+        // the attribute's value, so the same bounds select the same rows as prefixes).
+        let fetchIndex = request.entity.indexes.first { $0.elements.first?.attribute === attribute }
+        guard attribute.isIndexed || fetchIndex != nil else { return nil }
+        func indexName(of concrete: EntityDescription) -> String {
+            if let fetchIndex, !attribute.isIndexed { return Self.fetchIndexName(fetchIndex, of: concrete) }
+            return Self.attributeIndexName(attribute, of: concrete)
+        }
         var ranges: [(IndexBound?, IndexBound?)] = []
         let notNull = IndexBound([.null], inclusive: false)
         switch op {
@@ -315,7 +351,7 @@ extension StrataStore {
         var rows: [UInt64] = []
         for concrete in request.entity.allEntitiesInHierarchyBelow where request.includes(concrete) {
             guard !concrete.isAbstract else { continue }
-            guard let index = indexes[Self.attributeIndexName(attribute, of: concrete)] else { return nil }
+            guard let index = indexes[indexName(of: concrete)] else { return nil }
             for (lower, upper) in ranges {
                 try snapshot.forEachIndexEntry(in: index, from: lower, through: upper, reverse: false) { entry in
                     rows.append(entry.row.rawValue)

@@ -7,6 +7,8 @@ import Synchronization
 public struct StrataStoreConfiguration: Sendable {
     /// The storage engine's settings (durability, page size, blob threshold, ...).
     public var storage: StoreConfiguration
+    /// Whether a store written with another model is migrated when it is opened (default: never).
+    public var migration = MigrationOptions()
 
     /// Creates a configuration.
     ///
@@ -108,7 +110,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
             let joinTableNames = Self.joinTableNames(of: model)
             let indexSpecs =
                 Self.relationshipIndexes(of: model) + Self.attributeIndexes(of: model)
-                + Self.uniquenessIndexes(of: model)
+                + Self.uniquenessIndexes(of: model) + Self.fetchIndexes(of: model)
             let created = try engine.write {
                 txn -> ([String: String], [ObjectIdentifier: TableID], [String: TableID], [String: IndexID], TableID?)
                 in
@@ -140,6 +142,11 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                 var joinTables: [String: TableID] = [:]
                 for name in joinTableNames {
                     joinTables[name] = try txn.table(named: name) ?? txn.createTable(named: name)
+                }
+                // Fetch indexes of an earlier model version that this one no longer declares.
+                let current = Set(indexSpecs.map(\.name))
+                for name in snapshot.indexNames where name.hasPrefix(Self.fetchIndexPrefix) && !current.contains(name) {
+                    if let stale = txn.index(named: name) { try txn.dropIndex(stale) }
                 }
                 var indexes: [String: IndexID] = [:]
                 for spec in indexSpecs {
@@ -183,18 +190,50 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     /// - Throws: ``ObjectGraphError/storage(_:)``: `StorageError.invalidArgument` for a key or value longer than
     ///   65,535 UTF-8 bytes (nothing is written), or an engine failure.
     public func setMetadata(_ metadata: [String: String]) throws {
-        let merged = try metadataStorage.replacing(with: metadata)
+        try writeMetadata(try metadataStorage.replacing(with: metadata))
+    }
+
+    /// The metadata of the store in `directory`, read without opening it for writing and without a model (Core
+    /// Data's `metadataForPersistentStore(ofType:at:)`): its type, UUID, the version hash of its model and, after
+    /// migrations, of the models before it (``PersistentStoreMetadataKey``).
+    ///
+    /// - Parameter directory: the store's directory.
+    /// - Returns: the metadata; empty for a store of the engine alone (no object graph was ever saved in it).
+    /// - Throws: ``ObjectGraphError/storage(_:)`` when the engine cannot read the store.
+    public static func metadataForPersistentStore(at directory: String) throws -> [String: String] {
+        do {
+            let store = try ReadOnlyStore.open(at: directory)
+            defer { store.close() }
+            let snapshot = store.snapshot()
+            guard let table = snapshot.table(named: metadataTable), let bytes = try snapshot.row(RowID(1), in: table)
+            else { return [:] }
+            return try decodeMetadata(bytes)
+        } catch let error as StorageError {
+            throw ObjectGraphError.storage(error)
+        }
+    }
+
+    /// Records the version hashes of the models the store was written with before its current one (after a
+    /// migration), in the metadata row.
+    func recordModelVersionHistory(_ history: String) throws {
+        var stored = metadata
+        stored[PersistentStoreMetadataKey.modelVersionHistory] = history
+        try writeMetadata(stored)
+    }
+
+    /// Rewrites the metadata row in a transaction of its own, then what readers of ``metadata`` see.
+    private func writeMetadata(_ metadata: [String: String]) throws {
         do {
             try engine.write { txn in
                 guard let table = txn.table(named: Self.metadataTable) else {
                     throw StorageError.corruption(file: Self.metadataTable, offset: 0, reason: "the table is missing")
                 }
-                try txn.update(RowID(1), in: table, to: Self.encodeMetadata(merged))
+                try txn.update(RowID(1), in: table, to: Self.encodeMetadata(metadata))
             }
         } catch let error as StorageError {
             throw ObjectGraphError.storage(error)
         }
-        metadataStorage.set(merged)
+        metadataStorage.set(metadata)
     }
 
     /// `count:u32 (keyLength:u16 key valueLength:u16 value)*`, UTF-8.
@@ -536,8 +575,11 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     private func checkIndexedValues(_ fields: [RowRecord.Field], of entity: EntityDescription) throws {
         let limit = PageFormat.maximumIndexEntry(pageSize: engine.pageSize) - 8
         func check(_ attributes: [AttributeDescription]) throws {
+            try check(attributes.map { $0.fieldIndex! }, key: attributes.map(\.name).joined(separator: "+"))
+        }
+        func check(_ fieldIndexes: [Int], key: String) throws {
             // Only variable-length values can grow past the limit.
-            let parts = attributes.map { fields[$0.fieldIndex!] }
+            let parts = fieldIndexes.map { fields[$0] }
             guard
                 parts.contains(where: {
                     if case .string = $0 {
@@ -553,13 +595,14 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
             else { return }
             let length = IndexKey.encode(parts).count
             guard length <= limit else {
-                throw ObjectGraphError.valueTooLongForIndex(
-                    entity: entity.name, key: attributes.map(\.name).joined(separator: "+"), length: length,
-                    limit: limit)
+                throw ObjectGraphError.valueTooLongForIndex(entity: entity.name, key: key, length: length, limit: limit)
             }
         }
         for attribute in entity.persistentAttributes where attribute.isIndexed { try check([attribute]) }
         for constraint in entity.uniquenessConstraints { try check(constraint.attributes) }
+        for index in entity.indexes {
+            try check(index.elements.map(\.fieldIndex), key: index.elements.map(\.propertyName).joined(separator: "+"))
+        }
     }
 
     /// Rows (entity rows and join-table links) written to the engine by saves so far: a test hook.
