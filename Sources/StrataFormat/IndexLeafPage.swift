@@ -100,10 +100,14 @@ public enum IndexLeafPage {
             throw .invalid("index leaf prefix of \(prefixLength) bytes and \(count) offsets overrun its body")
         }
         let view = IndexLeafPageView(unvalidatedBody: body, count: count, prefixLength: prefixLength)
-        guard view.start(of: 0) == view.suffixesOffset else {
+        guard view.storedOffset(0) == view.suffixesOffset else {
             throw .invalid("the first index entry does not follow the offsets")
         }
         for index in 0..<count {
+            // Reads clamp offsets to the body; a stored one beyond it is damage, not an entry ending the body.
+            guard view.storedOffset(index) <= body.count else {
+                throw .invalid("index entry \(index) starts past the body")
+            }
             let suffix = view.start(of: index + 1) - view.start(of: index)
             guard suffix >= 0, prefixLength + suffix > IndexKey.rowIDSize, prefixLength + suffix <= maximum else {
                 throw .invalid("index entry of \(prefixLength)+\(suffix) bytes outside 9...\(maximum)")
@@ -168,14 +172,19 @@ public struct IndexLeafPageView {
         suffixesOffset = IndexLeafPage.lengthSize &+ prefixLength &+ IndexLeafPage.lengthSize &* count
     }
 
+    /// Offset `index` as stored (`0 ..< count`, in a body whose offsets the caller checked to fit).
+    @inline(__always)
+    func storedOffset(_ index: Int) -> Int {
+        let at = IndexLeafPage.lengthSize &+ prefix.count &+ index &* IndexLeafPage.lengthSize
+        return Int(UInt16(littleEndian: body.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
+    }
+
     /// Where suffix `index` starts in the body; `count` gives the body's end. Clamped to the body, so that even an
     /// unvalidated page is never read outside it (validation then rejects the lengths this yields).
     @inline(__always)
     func start(of index: Int) -> Int {
         guard index < count else { return body.count }
-        let at = IndexLeafPage.lengthSize &+ prefix.count &+ index &* IndexLeafPage.lengthSize
-        let offset = Int(UInt16(littleEndian: body.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
-        return min(offset, body.count)
+        return min(storedOffset(index), body.count)
     }
 
     /// The bytes of entry `index` after the prefix.

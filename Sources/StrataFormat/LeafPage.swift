@@ -119,6 +119,10 @@ public enum LeafPage {
             count <= body.count, firstRowIDSize + (width + valueEndSize) * count + (count + 7) / 8 <= body.count
         else { throw .invalid("leaf item count \(count) cannot fit its body") }
         let view = LeafPageView(unvalidatedBody: body, count: count, width: width)
+        // An empty leaf is all zero but its first row ID's 8 bytes, so that it too has one encoding.
+        guard count > 0 || (width == 0 && view.key(at: 0) == 0) else {
+            throw .invalid("an empty leaf with row-ID deltas of \(width) bytes or a first row ID")
+        }
         if count > 0 {
             let first = view.key(at: 0)
             guard width == 0 || view.delta(at: 0) == 0 else { throw .invalid("leaf's first row-ID delta is not 0") }

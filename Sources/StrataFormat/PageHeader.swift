@@ -2,8 +2,8 @@
 public struct PageHeader: Sendable, Equatable {
     /// What the page holds.
     public var type: PageType
-    /// Type-specific layout: a leaf's row-ID delta width (``LeafPage``), an index leaf's 1 when it stores a common
-    /// prefix once (``IndexLeafPage``); 0 for other pages.
+    /// Type-specific layout: a leaf's row-ID delta width (``LeafPage``); 0 for every other page (the index-leaf
+    /// reader checks its own).
     public var flags: UInt8
     /// Type-specific count: a leaf's cells, an internal node's children, 0 for other pages. At most `UInt16.max`.
     public var itemCount: Int

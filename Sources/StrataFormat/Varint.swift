@@ -46,8 +46,8 @@ enum Varint {
             let byte = bytes[position]
             position &+= 1
             let group = UInt64(byte & 0x7F)
-            // The tenth byte holds bit 63 only.
-            guard shift < 63 || group <= 1 else { throw .invalid("\(what) exceeds 64 bits") }
+            // The tenth byte holds bit 63 only, and ends the varint.
+            guard shift < 63 || byte <= 1 else { throw .invalid("\(what) exceeds 64 bits") }
             value |= group << shift
             if byte < 0x80 {
                 guard byte != 0 else { throw .invalid("\(what) is not in its shortest form") }

@@ -161,6 +161,13 @@ import Testing
         // longer than the body.
         #expect(decodeLeaf(resealed(leaf) { $0[35] = 8 }).failure != nil)
         #expect(decodeLeaf(resealed(leaf) { $0[33] = 2 }).failure != nil)
+        // A one-entry leaf whose offset points past the body (reads clamp it to the body's end).
+        let single = page {
+            IndexLeafPage.encode(entries: [entries[0]], into: $0, pageNumber: 9, generation: 3, salt: salt)
+        }
+        #expect(decodeLeaf(single).failure == nil)
+        let prefixLength = Int(loadLE(UInt16.self, at: 32, in: single))
+        #expect(decodeLeaf(resealed(single) { $0[32 + 2 + prefixLength] = 0xF0 }).failure != nil)
         #expect(decodeLeaf(resealed(leaf) { $0[6] = 0 }).failure != nil)
         #expect(decodeLeaf(resealed(leaf) { $0[6] = 200 }).failure != nil)
         let node = page {

@@ -47,8 +47,16 @@ import Testing
     }
 
     @Test func emptyLeafRoundTrips() throws {
-        let decoded = try decode(leaf(keys: [], values: [])).get()
+        let page = leaf(keys: [], values: [])
+        let decoded = try decode(page).get()
         #expect(decoded.keys.isEmpty && decoded.values.isEmpty)
+        // Its one encoding: no delta width, a first row ID of 0.
+        for edit: (inout [UInt8]) -> Void in [{ $0[5] = 1 }, { $0[5] = 8 }, { $0[32] = 7 }] {
+            var edited = page
+            edit(&edited)
+            resealPage(&edited, salt: salt)
+            #expect(isInvalidField(decode(edited).failure))
+        }
     }
 
     @Test func fullLeafOfLargestInlineValuesRoundTrips() throws {

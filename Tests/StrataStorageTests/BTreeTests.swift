@@ -94,6 +94,22 @@ import Testing
         #expect(check(harness, "page \(pageSize) emptied"))
     }
 
+    /// Neighbouring leaves whose rows overlap (pages that each verify, from damage the page checks cannot see) are
+    /// reported as corruption when a delete would join them, not joined into a leaf no page can encode.
+    @Test func overlappingLeavesAreCorruptionNotATrap() throws {
+        let harness = try TreeHarness(pageSize: 512)
+        func leaf(_ keys: [UInt64]) -> BTreeNode {
+            let values = keys.map { LeafValue.bytes([UInt8($0)]) }
+            return BTreeNode(
+                level: 0, keys: keys, values: values, children: [], owner: 1,
+                bodySize: values.reduce(0) { $0 + harness.tree.limits.cellSize($1) })
+        }
+        let root = BTreeNode(
+            level: 1, keys: [0, 13], values: [], children: [.node(leaf([10, 11, 12])), .node(leaf([5, 13]))], owner: 1,
+            bodySize: BTreeLimits.internalBodySize(childCount: 2))
+        #expect(throws: StorageError.self) { try harness.tree.delete(.node(root), key: 13, owner: 1) }
+    }
+
     /// For every size N from 0 to 300: build a tree of N keys (in an order that varies with N, sometimes
     /// checkpointed), then delete every key in another order, checking after each delete.
     @Test(arguments: [512, 4096], ValueSizes.allCases)

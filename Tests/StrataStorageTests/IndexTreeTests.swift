@@ -154,6 +154,22 @@ import Testing
         #expect(harness.root == nil)
     }
 
+    /// Neighbouring index leaves whose entries overlap are reported as corruption when a removal would join them.
+    @Test func overlappingLeavesAreCorruptionNotATrap() throws {
+        let harness = try Harness(pageSize: 512)
+        func entry(_ row: UInt64) -> [UInt8] { IndexKey.entry(key: IndexKey.encode([.int64(1)]), rowID: row) }
+        func leaf(_ rows: [UInt64]) -> IndexNode {
+            let keys = rows.map(entry)
+            return IndexNode(
+                level: 0, keys: keys, children: [], owner: 1, bodySize: IndexNode.bodySize(level: 0, keys: keys[...]))
+        }
+        let separator = entry(13)
+        let root = IndexNode(
+            level: 1, keys: [[], separator], children: [.node(leaf([10, 11, 12])), .node(leaf([5, 13]))], owner: 1,
+            bodySize: IndexInternalPage.bodySize(separatorLengths: [separator.count]))
+        #expect(throws: StorageError.self) { try harness.tree.remove(.node(root), entry(13), owner: 1) }
+    }
+
     @Test(arguments: [512, 4096])
     func increasingInsertsFillWholeLeaves(pageSize: Int) throws {
         let harness = try Harness(pageSize: pageSize)

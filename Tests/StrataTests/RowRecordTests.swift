@@ -160,8 +160,10 @@ private func isInvalidField(_ error: FormatError?) -> Bool {
         // entityID beyond 16 bits, fieldCount beyond 65,535.
         let bigEntity: [UInt8] = [0x21, 0x80, 0x80, 0x04, 1, 0]
         #expect(isInvalidField(formatError { () throws(FormatError) in try RowRecord.Header.decode(bigEntity) }))
-        // rowVersion beyond 64 bits.
+        // rowVersion beyond 64 bits, and 5 in 11 bytes (a tenth byte that goes on).
         let bigVersion: [UInt8] = [0x21, 1] + Array(repeating: 0xFF, count: 9) + [0x02, 0]
+        let longVersion: [UInt8] = [0x21, 1, 0x85] + Array(repeating: 0x80, count: 9) + [0x01, 0]
+        #expect(isInvalidField(formatError { () throws(FormatError) in try RowRecord.Header.decode(longVersion) }))
         #expect(isInvalidField(formatError { () throws(FormatError) in try RowRecord.Header.decode(bigVersion) }))
         // int64 5 in two bytes, -1 in two bytes, reference 5 in two bytes.
         for field: [UInt8] in [[1, 5, 0], [1, 0xFF, 0xFF], [12, 5, 0], [11, 0, 0]] {

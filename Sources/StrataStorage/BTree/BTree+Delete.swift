@@ -68,6 +68,13 @@ extension BTree {
         let level = parent.level - 1
         let leftView = try resolve(parent.children[leftIndex], level: level)
         let rightView = try resolve(parent.children[rightIndex], level: level)
+        // Pages that each verify may still overlap (damage the page checks cannot see): joining them would make a
+        // leaf out of order, which no page can encode (§4.2).
+        if leftView.isLeaf, let last = leftView.keys.last, let first = rightView.keys.first, last >= first {
+            throw StorageError.corrupt(
+                pages.fileName, at: offset(of: parent.children[rightIndex]),
+                "neighbouring leaves overlap: row \(last) in the left one, \(first) in the right one")
+        }
         let merged =
             leftView.isLeaf
             ? leftView.bodySize + rightView.bodySize
@@ -150,5 +157,11 @@ extension BTree {
         }
         left.bodySize = BTreeLimits.internalBodySize(childCount: left.count)
         right.bodySize = BTreeLimits.internalBodySize(childCount: right.count)
+    }
+
+    /// Where the node a reference names lies in the page file, for an error (0 for a node in memory).
+    func offset(of ref: NodeRef) -> UInt64 {
+        if case .page(let number) = ref { return pages.offset(of: number) }
+        return 0
     }
 }

@@ -420,8 +420,16 @@ struct IndexTree: Sendable {
         let leftIndex = index > 0 ? index - 1 : index
         let rightIndex = leftIndex + 1
         let level = parent.level - 1
+        let rightRef = parent.children[rightIndex]
         let left = try mutable(parent.children[leftIndex], owner: owner, level: level)
-        let right = try mutable(parent.children[rightIndex], owner: owner, level: level)
+        let right = try mutable(rightRef, owner: owner, level: level)
+        // Pages that each verify may still overlap (damage the page checks cannot see): joining them would make a
+        // leaf out of order, which no page can encode (§4.6).
+        if left.isLeaf, let last = left.keys.last, let first = right.keys.first, IndexKey.compare(last, first) >= 0 {
+            var offset: UInt64 = 0
+            if case .page(let number) = rightRef { offset = pages.offset(of: number) }
+            throw StorageError.corrupt(pages.fileName, at: offset, "neighbouring index leaves overlap")
+        }
         parent.children[leftIndex] = .node(left)
         parent.children[rightIndex] = .node(right)
         let separator = parent.keys[rightIndex]

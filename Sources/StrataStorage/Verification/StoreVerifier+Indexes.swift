@@ -287,9 +287,13 @@ private struct IndexWalk {
         var position = 0
         var digest = self.digest
         _ = leaf.forEachEntry(in: 0..<leaf.count, reverse: false) { entry in
-            let inRange =
-                (position > 0 || lower.map { $0.withUnsafeBytes { IndexKey.compare(entry, $0) >= 0 } } ?? true)
-                && (position < leaf.count - 1 || upper.map { $0.withUnsafeBytes { IndexKey.compare(entry, $0) < 0 } } ?? true)
+            // Only the first entry can fall below the range and the last above it: validation ordered them.
+            let aboveLower =
+                position > 0 || lower.map { $0.withUnsafeBytes { IndexKey.compare(entry, $0) >= 0 } } ?? true
+            let belowUpper =
+                position < leaf.count - 1
+                || upper.map { $0.withUnsafeBytes { IndexKey.compare(entry, $0) < 0 } } ?? true
+            let inRange = aboveLower && belowUpper
             guard inRange else {
                 problem = "entry \(position) out of order or outside its parent's range"
                 return false
