@@ -57,7 +57,7 @@ extension ManagedObjectContext {
     /// so its identity cannot.
     private enum MainQueueIdentity {}
 
-    /// A serial queue that knows itself, for ``performAndWait(_:)`` called on it.
+    /// A serial queue that knows itself, for ``performAndWait(_:isolation:)`` called on it.
     static func makePrivateQueue(label: String) -> DispatchQueue {
         let queue = DispatchQueue(label: label)
         queue.setSpecific(key: queueKey, value: ObjectIdentifier(queue))
