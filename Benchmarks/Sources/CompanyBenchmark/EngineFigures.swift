@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StrataFormat
 import StrataStorage
 import StrataWorkload
 
@@ -550,7 +551,32 @@ extension Benchmark {
             emitFigure(
                 "W6_bytes_\(name)", "engine", strata: median(strataBytes), sqlite: median(sqliteBytes), unit: "bytes",
                 better: .lower)
+            if kind == .compressible { try noteDecompressionFloor(pool, sqliteRead: megabytes / median(sqliteReads)) }
         }
+    }
+
+    /// The floor under W6's read of compressible blobs: LZ4 decompression alone of the same chunks (compressed as the
+    /// blob store compresses them), in memory, with nothing else, measured in the same run as SQLite's read.
+    func noteDecompressionFloor(_ pool: BlobPool, sqliteRead: Double) throws {
+        let count = BlobPool.blobCount
+        let compressed = try (0..<BlobPool.defaultChunkCount).map { index in
+            guard let block = pool.chunk(index).withUnsafeBytes({ LZ4Block.compress($0) }) else {
+                throw BenchmarkFailure("W6: a chunk of the compressible pool does not compress")
+            }
+            return block
+        }
+        var output = [UInt8](repeating: 0, count: BlobPool.chunkSize)
+        let time = try seconds {
+            for index in 0..<count {
+                try compressed[index % compressed.count].withUnsafeBytes { source in
+                    try output.withUnsafeMutableBytes { try LZ4Block.decompress(source, into: $0) }
+                }
+            }
+        }
+        let megabytes = Double(count * BlobPool.chunkSize) / 1e6
+        note(
+            "W6: LZ4 decompression alone of the same \(grouped(count)) compressible chunks, in memory: \(format(megabytes / time)) MB/s, the floor of Strata's read (SQLite reads at \(format(sqliteRead)) MB/s)"
+        )
     }
 
     // MARK: - W7 random updates

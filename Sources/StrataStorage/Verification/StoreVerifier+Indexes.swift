@@ -192,20 +192,28 @@ private struct IndexWalk {
                 return
             }
             do {
-                // A leaf is checked where it lies (the bulk of an index); an internal node is decoded.
+                // A leaf is checked where it lies (the bulk of an index), its entries folded into a local digest
+                // (the closure captures no copy of the walk); an internal node is decoded.
+                var leafDigest = EntryMultisetDigest()
+                var leafBytes = 0
+                let parts = index.definition.fields.count
                 let decoded = try pages.withPage(number, fully: true) { page, header -> IndexNode? in
                     guard header.type == .indexLeaf else { return try PageStore.decodeIndexNode(page, header: header) }
                     try IndexLeafPage.validate(page, header: header)
                     if let expected, expected != 0 {
                         throw FormatError.invalidField("node at level 0 where \(expected) was due")
                     }
-                    try verifyLeaf(IndexLeafPageView(validatedPage: page, header: header), lower: lower, upper: upper)
-                    summary.leafBytes += UInt64(header.bodyLength)
+                    try Self.verifyLeaf(
+                        IndexLeafPageView(validatedPage: page, header: header), parts: parts, lower: lower,
+                        upper: upper, into: &leafDigest)
+                    leafBytes = header.bodyLength
                     return nil
                 }
                 guard let decoded else {
+                    digest.add(leafDigest)
                     verifier.report.treePages += 1
                     summary.leafPages += 1
+                    summary.leafBytes += UInt64(leafBytes)
                     if expected == nil { summary.height = 1 }
                     return
                 }
@@ -273,19 +281,23 @@ private struct IndexWalk {
 
     /// Whether `entry` is a key of the index's number of parts (each part canonical) and a row ID.
     private func hasKeyOfItsParts(_ entry: UnsafeRawBufferPointer) -> Bool {
+        Self.isEntry(entry, parts: index.definition.fields.count)
+    }
+
+    /// Whether `entry` is a key of `parts` parts (each canonical) and a row ID.
+    private static func isEntry(_ entry: UnsafeRawBufferPointer, parts: Int) -> Bool {
         guard entry.count > IndexKey.rowIDSize else { return false }
         let key = UnsafeRawBufferPointer(rebasing: entry.dropLast(IndexKey.rowIDSize))
-        return (try? IndexKey.partCount(key)) == index.definition.fields.count
+        return (try? IndexKey.partCount(key)) == parts
     }
 
     /// Checks a validated leaf read where it lies (its entries increase: validation saw to that): every entry within
-    /// its parent's range and a key of the index's parts, each folded into the digest.
-    private mutating func verifyLeaf(
-        _ leaf: IndexLeafPageView, lower: [UInt8]?, upper: [UInt8]?
+    /// its parent's range and a key of `parts` parts, each folded into `digest`.
+    private static func verifyLeaf(
+        _ leaf: IndexLeafPageView, parts: Int, lower: [UInt8]?, upper: [UInt8]?, into digest: inout EntryMultisetDigest
     ) throws(FormatError) {
         var problem: String?
         var position = 0
-        var digest = self.digest
         _ = leaf.forEachEntry(in: 0..<leaf.count, reverse: false) { entry in
             // Only the first entry can fall below the range and the last above it: validation ordered them.
             let aboveLower =
@@ -293,13 +305,12 @@ private struct IndexWalk {
             let belowUpper =
                 position < leaf.count - 1
                 || upper.map { $0.withUnsafeBytes { IndexKey.compare(entry, $0) < 0 } } ?? true
-            let inRange = aboveLower && belowUpper
-            guard inRange else {
+            guard aboveLower && belowUpper else {
                 problem = "entry \(position) out of order or outside its parent's range"
                 return false
             }
-            guard hasKeyOfItsParts(entry) else {
-                problem = "entry \(position) is not a key of \(index.definition.fields.count) parts and a row ID"
+            guard isEntry(entry, parts: parts) else {
+                problem = "entry \(position) is not a key of \(parts) parts and a row ID"
                 return false
             }
             digest.add(entry)
@@ -307,7 +318,6 @@ private struct IndexWalk {
             return true
         }
         if let problem { throw .invalidField(problem) }
-        self.digest = digest
     }
 
     private mutating func fail(_ message: String, page: UInt64?, _ verifier: inout StoreVerifier) {
@@ -329,6 +339,12 @@ struct EntryMultisetDigest: Equatable {
     mutating func add(_ entry: UnsafeRawBufferPointer) {
         count += 1
         sum &+= Self.hash(entry)
+    }
+
+    /// Folds in another digest's entries: the digest of the union of the two multisets.
+    mutating func add(_ other: EntryMultisetDigest) {
+        count += other.count
+        sum &+= other.sum
     }
 
     static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
