@@ -86,13 +86,19 @@ struct ObjectCopier {
                 for object in slice {
                     // An object a policy dropped has no copy.
                     guard let id = identifiers[object.objectID] else { continue }
-                    let copy = writer.object(with: id)
+                    var copy: ManagedObject?
                     for case (let destinationKey, let sourceKey?) in entityMapping.relationshipMappings {
-                        try copyRelationship(
-                            entity.relationshipsByName[destinationKey]!, of: object, from: sourceKey, to: copy,
-                            identifiers: identifiers, writer: writer)
+                        let mapped = try mappedMembers(of: object, sourceKey, identifiers: identifiers, writer: writer)
+                        // A new object's relationships are empty: only non-empty ones are set (no fault fired).
+                        if mapped.isEmpty { continue }
+                        let target = copy ?? writer.object(with: id)
+                        copy = target
+                        try setRelationship(
+                            entity.relationshipsByName[destinationKey]!, of: target, to: mapped, source: object)
                     }
-                    try entityMapping.policy?.createRelationships(forDestination: copy, source: object)
+                    if let policy = entityMapping.policy {
+                        try policy.createRelationships(forDestination: copy ?? writer.object(with: id), source: object)
+                    }
                 }
                 try writer.save()
                 advance(slice.count)
@@ -100,16 +106,24 @@ struct ObjectCopier {
         }
     }
 
-    private func copyRelationship(
-        _ relationship: RelationshipDescription, of object: ManagedObject, from sourceKey: String,
-        to copy: ManagedObject, identifiers: [ManagedObjectID: ManagedObjectID], writer: ManagedObjectContext
-    ) throws {
+    /// The destination objects of the objects `object` holds in relationship `sourceKey` (objects of removed
+    /// entities, or dropped by a policy, have none), in order for an ordered relationship.
+    private func mappedMembers(
+        of object: ManagedObject, _ sourceKey: String, identifiers: [ManagedObjectID: ManagedObjectID],
+        writer: ManagedObjectContext
+    ) throws -> [ManagedObject] {
         let value = try object.value(forKey: sourceKey)
         let members: [ManagedObject] =
             (value as? ManagedObject).map { [$0] } ?? (value as? [ManagedObject])
             ?? (value as? Set<ManagedObject>).map { $0.sorted { "\($0.objectID)" < "\($1.objectID)" } } ?? []
-        // Objects of removed entities have no copy.
-        let mapped = members.compactMap { identifiers[$0.objectID].map(writer.object(with:)) }
+        return members.compactMap { identifiers[$0.objectID].map(writer.object(with:)) }
+    }
+
+    /// Sets a destination relationship to `mapped` objects.
+    private func setRelationship(
+        _ relationship: RelationshipDescription, of copy: ManagedObject, to mapped: [ManagedObject],
+        source object: ManagedObject
+    ) throws {
         if relationship.isToMany {
             try copy.setValue(relationship.isOrdered ? mapped as Any : Set(mapped) as Any, forKey: relationship.name)
         } else {

@@ -103,7 +103,7 @@ enum XMLElementTreeBuilder {
                 let byte = bytes[offset]
                 if byte == UInt8(ascii: "<"), offset + 1 < bytes.count {
                     let next = bytes[offset + 1]
-                    if next == UInt8(ascii: "?"), offset != declarationStart {
+                    if next == UInt8(ascii: "?"), !(offset == declarationStart && isXMLDeclaration(bytes, at: offset)) {
                         return (line, column, "a processing instruction (<?)")
                     }
                     if next == UInt8(ascii: "!") {
@@ -120,6 +120,15 @@ enum XMLElementTreeBuilder {
             }
             return nil
         }
+    }
+
+    /// Whether `<?xml` and a space, tab or line break start at `offset` (the XML declaration, which libxml2 reads
+    /// itself; any other `<?` is a processing instruction).
+    private static func isXMLDeclaration(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool {
+        let prefix = Array("<?xml".utf8)
+        guard offset + prefix.count < bytes.count else { return false }
+        guard prefix.indices.allSatisfy({ bytes[offset + $0] == prefix[$0] }) else { return false }
+        return [0x20, 0x09, 0x0A, 0x0D].contains(bytes[offset + prefix.count])
     }
 
     /// Builds the tree as the parser reports elements; stops the parser at the first problem.

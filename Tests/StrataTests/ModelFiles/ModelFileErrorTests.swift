@@ -67,6 +67,10 @@ import Testing
         #expect(throws: ModelFileError.self) {
             try ModelFileFixtures.model("<entity name=\"A\"><![CDATA[x]]></entity>")
         }
+        // Fuzz/FailCases/FuzzModelFile/processing-instruction-at-start: only `<?xml` may open the document.
+        #expect(throws: ModelFileError.self) {
+            try ManagedObjectModel(modelFileContents: Data("<?x7s2?>\n<model type=\"x\"/>".utf8))
+        }
         let model = try ModelFileFixtures.model("<!-- a comment --><entity name=\"A\"/>")
         #expect(model.entities.map(\.name) == ["A"])
         let withBOM = Data([0xEF, 0xBB, 0xBF] + Array(ModelFileFixtures.document("<entity name=\"B\"/>").utf8))
