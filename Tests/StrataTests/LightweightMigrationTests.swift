@@ -150,6 +150,31 @@ import Testing
         }
     }
 
+    /// A container migrates a store as its description's flags say (Core Data's defaults: both on), from the
+    /// source models of the description's store configuration; with them off it refuses the store.
+    @Test func aContainerMigratesAsItsDescriptionSays() throws {
+        let directory = try Self.seedV1()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func container(migrating: Bool) -> (PersistentContainer, (any Error)?) {
+            let container = PersistentContainer(name: "Migration", managedObjectModel: Self.v2)
+            var description = PersistentStoreDescription(url: URL(fileURLWithPath: directory))
+            // The configuration's own flags are off: the description's decide.
+            description.storeConfiguration = Self.configuration([Self.v1], migrate: false)
+            description.shouldMigrateStoreAutomatically = migrating
+            description.shouldInferMappingModelAutomatically = migrating
+            container.persistentStoreDescriptions = [description]
+            var failure: (any Error)?
+            container.loadPersistentStores { _, error in failure = failure ?? error }
+            return (container, failure)
+        }
+        let (_, refusal) = container(migrating: false)
+        #expect(refusal != nil, "a store of v1 loaded into a v2 container without migration")
+        let (migrated, failure) = container(migrating: true)
+        #expect(failure == nil, "\(String(describing: failure))")
+        let context = ManagedObjectContext(coordinator: migrated.persistentStoreCoordinator)
+        #expect(try Self.people(context).keys.sorted() == ["Ada", "Bob", "Cy"])
+    }
+
     @Test func aStoreIsMigratedAndKeepsItsDataAfterReopening() throws {
         let directory = try Self.seedV1()
         defer { try? FileManager.default.removeItem(atPath: directory) }

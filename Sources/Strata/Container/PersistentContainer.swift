@@ -93,6 +93,11 @@ public final class PersistentContainer: Sendable {
             if loaded { return }
             var configuration = description.storeConfiguration
             configuration.recordsPersistentHistory = configuration.recordsPersistentHistory || history
+            // The description's flags decide, as Core Data's do; the source models and custom mappings come from
+            // the store configuration's migration options.
+            configuration.migration.shouldMigrateStoreAutomatically = description.shouldMigrateStoreAutomatically
+            configuration.migration.shouldInferMappingModelAutomatically =
+                description.shouldInferMappingModelAutomatically
             try persistentStoreCoordinator.addPersistentStore(.strata(directory: path, configuration: configuration))
         }
     }

@@ -18,8 +18,8 @@ public struct PersistentStoreDescription: Sendable {
     /// The Strata store's directory (nil for an in-memory store).
     public var url: URL?
     /// Whether a store written with an older model is migrated on load (Core Data's
-    /// `shouldMigrateStoreAutomatically`; default true). Strata has no migration yet: a store of another model
-    /// fails to load with ``ObjectGraphError/incompatibleModel(storeHash:modelHash:)`` either way.
+    /// `shouldMigrateStoreAutomatically`; default true). The models it may have been written with, and any custom
+    /// mappings, are `storeConfiguration.migration`'s (``MigrationOptions``); these flags override its own.
     public var shouldMigrateStoreAutomatically = true
     /// Whether the mapping model is inferred for such a migration (default true); see
     /// ``shouldMigrateStoreAutomatically``.
