@@ -48,6 +48,8 @@ enum PageLayoutReference {
         let bitsAt = endsAt + 2 * count
         let dataAt = bitsAt + (count + 7) / 8
         guard dataAt <= body.count else { return nil }
+        // An empty leaf has one encoding: no deltas' width and a first row ID of 0.
+        if count == 0, width != 0 || first != 0 { return nil }
         var result = Leaf(keys: [], values: [])
         var deltas: [UInt64] = []
         for index in 0..<count {
