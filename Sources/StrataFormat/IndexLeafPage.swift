@@ -12,19 +12,20 @@ public enum IndexLeafPage {
     /// Bytes of the prefix length and of one suffix offset.
     static let lengthSize = PageFormat.indexLengthSize
 
-    /// The body size of a leaf of `count` entries whose lengths add up to `entryBytes` and whose first and last
-    /// entries share `prefixLength` bytes.
+    /// The body a leaf takes: `count` entries from `first` to `last` whose cells (each entry's bytes plus its
+    /// offset, `2 + length`) add up to `cellBytes`. The entries share the prefix of `first` and `last`, stored once.
     @inline(__always)
-    public static func bodySize(count: Int, entryBytes: Int, prefixLength: Int) -> Int {
-        lengthSize &+ prefixLength &+ lengthSize &* count &+ entryBytes &- count &* prefixLength
+    public static func bodySize(count: Int, first: [UInt8], last: [UInt8], cellBytes: Int) -> Int {
+        let prefixLength = commonPrefixLength(first, last)
+        return lengthSize &+ prefixLength &+ cellBytes &- count &* prefixLength
     }
 
     /// The body size of a leaf holding `entries`, strictly increasing.
     public static func bodySize(entries: some BidirectionalCollection<[UInt8]>) -> Int {
         guard let first = entries.first, let last = entries.last else { return lengthSize }
         return bodySize(
-            count: entries.count, entryBytes: entries.reduce(0) { $0 + $1.count },
-            prefixLength: commonPrefixLength(first, last))
+            count: entries.count, first: first, last: last,
+            cellBytes: entries.reduce(0) { $0 + lengthSize + $1.count })
     }
 
     /// The number of leading bytes `a` and `b` share.

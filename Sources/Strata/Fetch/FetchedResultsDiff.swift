@@ -103,32 +103,10 @@ struct FetchedResultsDiff {
             }
         }
         for members in gapMembers.values {
-            let staying = longestIncreasingRun(members.map { newPosition[$0]! })
+            // The one subsequence search ordered relationships use for their positions.
+            let staying = OrderedPositions.longestIncreasingRun(members.map { Int64(newPosition[$0]!) })
             for (offset, key) in members.enumerated() where !staying.contains(offset) { moved.insert(key) }
         }
         return moved
-    }
-
-    /// The offsets of a longest strictly increasing subsequence of `values` (patience sorting, O(n log n)).
-    static func longestIncreasingRun(_ values: [Int]) -> Set<Int> {
-        var tails: [Int] = []  // offsets of the smallest tail of each run length
-        var previous = [Int](repeating: -1, count: values.count)
-        for (offset, value) in values.enumerated() {
-            var low = 0
-            var high = tails.count
-            while low < high {
-                let middle = (low + high) / 2
-                if values[tails[middle]] < value { low = middle + 1 } else { high = middle }
-            }
-            if low > 0 { previous[offset] = tails[low - 1] }
-            if low == tails.count { tails.append(offset) } else { tails[low] = offset }
-        }
-        var result = Set<Int>()
-        var cursor = tails.last ?? -1
-        while cursor >= 0 {
-            result.insert(cursor)
-            cursor = previous[cursor]
-        }
-        return result
     }
 }

@@ -24,9 +24,8 @@ struct IndexTreeBuilder {
         precondition(leaf.last.map { IndexKey.compare($0, entry) < 0 } ?? true, "entries must come in order")
         let size = PageFormat.indexLengthSize + entry.count
         if let first = leaf.first,
-            IndexLeafPage.bodySize(
-                count: leaf.count + 1, entryBytes: leafSize + size - PageFormat.indexLengthSize * (leaf.count + 1),
-                prefixLength: IndexLeafPage.commonPrefixLength(first, entry)) > capacity
+            IndexLeafPage.bodySize(count: leaf.count + 1, first: first, last: entry, cellBytes: leafSize + size)
+                > capacity
         {
             try writeLeaf(&writer)
         }

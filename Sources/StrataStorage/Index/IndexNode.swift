@@ -54,9 +54,7 @@ final class IndexNode: @unchecked Sendable {
     /// an internal node's ``bodySize``.
     var encodedSize: Int {
         guard isLeaf, let first = keys.first, let last = keys.last else { return bodySize }
-        return IndexLeafPage.bodySize(
-            count: count, entryBytes: bodySize - PageFormat.indexLengthSize * count,
-            prefixLength: IndexLeafPage.commonPrefixLength(first, last))
+        return IndexLeafPage.bodySize(count: count, first: first, last: last, cellBytes: bodySize)
     }
 
     /// The index of the child whose range holds `key` (internal nodes): the last i ≥ 1 with

@@ -345,8 +345,7 @@ struct IndexTree: Sendable {
                 cellBytes: node.bodySize
             ) { start, end, cells in
                 IndexLeafPage.bodySize(
-                    count: end - start, entryBytes: cells - PageFormat.indexLengthSize * (end - start),
-                    prefixLength: IndexLeafPage.commonPrefixLength(node.keys[start], node.keys[end - 1]))
+                    count: end - start, first: node.keys[start], last: node.keys[end - 1], cellBytes: cells)
                     <= capacity
             }
             return splitLeaf(node, cuts: cuts)
@@ -435,9 +434,8 @@ struct IndexTree: Sendable {
         let separator = parent.keys[rightIndex]
         if left.isLeaf {
             let merged = IndexLeafPage.bodySize(
-                count: left.count + right.count,
-                entryBytes: left.bodySize + right.bodySize - PageFormat.indexLengthSize * (left.count + right.count),
-                prefixLength: IndexLeafPage.commonPrefixLength(left.keys[0], right.keys[right.count - 1]))
+                count: left.count + right.count, first: left.keys[0], last: right.keys[right.count - 1],
+                cellBytes: left.bodySize + right.bodySize)
             if merged <= capacity {
                 left.keys.append(contentsOf: right.keys)
                 left.bodySize += right.bodySize
@@ -469,9 +467,8 @@ struct IndexTree: Sendable {
             let first = atEnd ? node.keys[0] : entry
             let last = atEnd ? entry : node.keys[node.count - 1]
             return IndexLeafPage.bodySize(
-                count: node.count + 1,
-                entryBytes: node.bodySize - PageFormat.indexLengthSize * node.count + entry.count,
-                prefixLength: IndexLeafPage.commonPrefixLength(first, last)) <= capacity
+                count: node.count + 1, first: first, last: last, cellBytes: node.bodySize + node.cost(entry))
+                <= capacity
         }
         while right.count > 1 {
             let size = left.cost(right.keys[0])
