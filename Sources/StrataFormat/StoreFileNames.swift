@@ -11,8 +11,12 @@ public enum StoreFileNames {
     /// The compacted page file being written by compaction; renamed over ``pageFile`` to commit it.
     /// A leftover (a compaction that did not reach its rename) is garbage.
     public static let pageFileCompacted = "strata.pages.compact"
-    /// The advisory lock that gives one open store the right to write.
+    /// The advisory lock every open of the store holds shared, and that compaction (which needs the store to itself)
+    /// takes exclusive.
     public static let lock = "strata.lock"
+    /// The advisory lock that serialises writers across processes: held exclusive for the length of one write
+    /// transaction (or checkpoint), never for the length of an open.
+    public static let writerLock = "strata.writer"
 
     /// Joins a directory and a file name.
     public static func path(_ directory: String, _ name: String) -> String {

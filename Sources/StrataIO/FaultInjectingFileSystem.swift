@@ -238,9 +238,19 @@ public final class FaultInjectingFileSystem: FileSystem {
     /// is not counted.
     ///
     /// - Throws: the injected ``IOError`` when a fault fires, otherwise what the wrapped file system throws.
-    public func lockFile(at path: String) throws(IOError) -> any FileLock {
-        try perform(.lock, path) { () throws(IOError) in try base.lockFile(at: path) }
+    public func lockFile(at path: String, mode: FileLockMode, waiting: Bool) throws(IOError) -> any FileLock {
+        try perform(.lock, path) { () throws(IOError) in try base.lockFile(at: path, mode: mode, waiting: waiting) }
     }
+
+    /// The wrapped file system's identity of the file (never failed: it changes nothing a crash could leave).
+    ///
+    /// - Throws: what the wrapped file system throws.
+    public func identity(ofFileAt path: String) throws(IOError) -> FileIdentity {
+        try base.identity(ofFileAt: path)
+    }
+
+    /// The wrapped file system's lock holders.
+    public func lockHolders(ofFileAt path: String) -> [Int32]? { base.lockHolders(ofFileAt: path) }
 
     /// Locks an existing file through the wrapped file system, as ``lockFile(at:)`` does.
     ///
@@ -261,6 +271,8 @@ final class FaultInjectingFileHandle: FileHandle {
     }
 
     var path: String { base.path }
+
+    func identity() throws(IOError) -> FileIdentity { try base.identity() }
 
     func size() throws(IOError) -> UInt64 {
         try fileSystem.perform(.size, path) { () throws(IOError) in try base.size() }

@@ -56,11 +56,30 @@ public protocol FileSystem: Sendable {
     /// The corresponding C function is `fsync` on the directory.
     func syncDirectory(at path: String) throws(IOError)
 
-    /// Takes an exclusive advisory lock on the file at `path` (created if missing) without waiting.
+    /// Takes an advisory lock on the file at `path` (created if missing).
     ///
-    /// - Throws: ``IOError`` with code `.wouldBlock` when another holder has it (another process,
-    ///   or another open of the same store in this process).
-    func lockFile(at path: String) throws(IOError) -> any FileLock
+    /// Locks belong to the open file (as `flock` locks do), not to the process: two locks taken through two
+    /// calls conflict even within one process. Every lock dies with its holder's process.
+    ///
+    /// - Parameters:
+    ///   - mode: shared (any number of holders at once) or exclusive (one holder, no shared holders).
+    ///   - waiting: whether to wait for a conflicting lock to go; without it the call fails at once.
+    /// - Throws: ``IOError`` with code `.wouldBlock` when not `waiting` and another holder has a conflicting
+    ///   lock (another process, or another open of the same store in this process).
+    func lockFile(at path: String, mode: FileLockMode, waiting: Bool) throws(IOError) -> any FileLock
+
+    /// Which file is at `path` now, and its size: two identities name the same file exactly when
+    /// ``FileIdentity/isSameFile(as:)``, so a reader sees that a file was replaced by a rename (another process's
+    /// new log).
+    ///
+    /// - Throws: ``IOError`` with `.noSuchFile`, or the system's reason.
+    ///
+    /// The corresponding C function is `stat`.
+    func identity(ofFileAt path: String) throws(IOError) -> FileIdentity
+
+    /// The IDs of the processes holding a lock on the file at `path`, where the system says (Linux's
+    /// `/proc/locks`); nil when it cannot tell. The default implementation returns nil.
+    func lockHolders(ofFileAt path: String) -> [Int32]?
 
     /// Takes an exclusive advisory lock on an existing file at `path` without waiting, opening it read-only
     /// and never creating it, so that a reader of a store on a read-only mount can still exclude writers.
@@ -79,6 +98,17 @@ extension FileSystem {
     public func openFileForReading(at path: String) throws(IOError) -> any FileHandle {
         try openFile(at: path, mode: .existing)
     }
+
+    /// Takes an exclusive advisory lock on the file at `path` (created if missing) without waiting.
+    ///
+    /// - Throws: ``IOError`` with code `.wouldBlock` when another holder has any lock on it (another process,
+    ///   or another open of the same store in this process).
+    public func lockFile(at path: String) throws(IOError) -> any FileLock {
+        try lockFile(at: path, mode: .exclusive, waiting: false)
+    }
+
+    /// Nothing known: the default for file systems that cannot list a lock's holders.
+    public func lockHolders(ofFileAt path: String) -> [Int32]? { nil }
 
     /// Checks ``exists(at:)``, then takes the lock with ``lockFile(at:)``.
     ///
@@ -110,6 +140,14 @@ public protocol FileHandle: AnyObject, Sendable {
     ///
     /// - Throws: ``IOError`` with the system's reason.
     func size() throws(IOError) -> UInt64
+
+    /// Which file this handle has open (it may no longer have a name, or another file may have taken its name) and
+    /// its current size: compare with ``FileSystem/identity(ofFileAt:)`` to see whether a path still names it.
+    ///
+    /// - Throws: ``IOError`` with the system's reason.
+    ///
+    /// The corresponding C function is `fstat`.
+    func identity() throws(IOError) -> FileIdentity
 
     /// The end of the file's data: the offset after its last byte that is not in a hole, so that a reader
     /// looking for the last written bytes of a sparse file need not read gigabytes of zeros. Never more than
@@ -157,7 +195,35 @@ public protocol FileHandle: AnyObject, Sendable {
     func close() throws(IOError)
 }
 
-/// An exclusive advisory lock held until ``unlock()`` or until the holder's process ends.
+/// How ``FileSystem/lockFile(at:mode:waiting:)`` locks a file.
+public enum FileLockMode: Sendable, Equatable {
+    /// Any number of holders at once; excludes an exclusive lock. `LOCK_SH` in C.
+    case shared
+    /// One holder, and no shared holders. `LOCK_EX` in C.
+    case exclusive
+}
+
+/// Which file a path names now, and how long it is (``FileSystem/identity(ofFileAt:)``).
+public struct FileIdentity: Sendable, Equatable {
+    /// With ``inode``, equal for two paths (or two moments) exactly when they name the same file.
+    public var device: UInt64
+    /// The file's number on its device.
+    public var inode: UInt64
+    /// The file's size in bytes.
+    public var size: UInt64
+
+    /// Creates an identity.
+    public init(device: UInt64, inode: UInt64, size: UInt64) {
+        self.device = device
+        self.inode = inode
+        self.size = size
+    }
+
+    /// Whether both name the same file (whatever their sizes).
+    public func isSameFile(as other: FileIdentity) -> Bool { device == other.device && inode == other.inode }
+}
+
+/// An advisory lock held until ``unlock()`` or until the holder's process ends.
 public protocol FileLock: AnyObject, Sendable {
     /// Releases the lock. Safe to call more than once.
     func unlock()

@@ -34,6 +34,16 @@ public final class InMemoryFileHandle: FileHandle {
         }
     }
 
+    /// The file's identity (device and inode 0 and its node number) and current size.
+    ///
+    /// - Throws: never; using a closed handle is a precondition failure.
+    public func identity() throws(IOError) -> FileIdentity {
+        preconditionOpen()
+        return fileSystem.state.withLock {
+            FileIdentity(device: 0, inode: UInt64(node), size: UInt64($0.files[node]!.contents.count))
+        }
+    }
+
     /// The file's current size in bytes.
     ///
     /// - Throws: never; using a closed handle is a precondition failure.

@@ -28,8 +28,8 @@ extension InMemoryFileSystem {
         var nextID: NodeID = Self.rootID + 1
         /// How many open handles and held locks refer to each node; such nodes outlive their names.
         var openCounts: [NodeID: Int] = [:]
-        /// Files on which a lock is held.
-        var lockedFiles: Set<NodeID> = []
+        /// Files on which locks are held: how many shared holders, or -1 for an exclusive one.
+        var locks: [NodeID: Int] = [:]
         /// Successful operations so far that could change what a crash leaves (see ``Event``).
         var operationCount = 0
         /// The operations so far, when recording; `nil` when not.
@@ -319,22 +319,27 @@ extension InMemoryFileSystem {
             collectGarbageIfNeeded()
         }
 
-        /// Opens (creating if missing) the file at `path` and locks it.
+        /// Opens (creating if missing) the file at `path` and locks it, shared or exclusive.
         ///
-        /// - Throws: `.wouldBlock` when it is locked already; the file stays created, as with
+        /// - Throws: `.wouldBlock` when a conflicting lock is held; the file stays created, as with
         ///   `open(O_CREAT)` followed by a failed `flock`.
-        mutating func lockFile(at path: String) throws(IOError) -> NodeID {
+        mutating func lockFile(at path: String, mode: FileLockMode) throws(IOError) -> NodeID {
             let id = try openFile(at: path, mode: .createIfMissing)
-            guard lockedFiles.insert(id).inserted else {
+            let held = locks[id] ?? 0
+            switch mode {
+            case .exclusive where held == 0: locks[id] = -1
+            case .shared where held >= 0: locks[id] = held + 1
+            default:
                 release(id)
                 throw IOError(.wouldBlock, operation: "flock", path: path)
             }
             return id
         }
 
-        /// Releases the lock on `id` and forgets its open count.
+        /// Releases one lock on `id` and forgets its open count.
         mutating func unlock(_ id: NodeID) {
-            lockedFiles.remove(id)
+            let held = locks[id] ?? 0
+            locks[id] = held > 1 ? held - 1 : nil
             release(id)
         }
 

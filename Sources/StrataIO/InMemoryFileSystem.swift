@@ -1,5 +1,13 @@
 import StrataLock
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A whole file system in memory, with POSIX durability semantics, for tests that simulate power
 /// loss.
 ///
@@ -165,18 +173,38 @@ public final class InMemoryFileSystem: FileSystem {
         }
     }
 
-    /// Takes an exclusive lock on the file at `path` (created if missing) without waiting.
+    /// Takes a lock on the file at `path` (created if missing), shared or exclusive, as `flock` would: a waiting
+    /// call polls until the conflicting locks are gone.
     ///
     /// - Returns: An ``InMemoryFileLock``.
-    /// - Throws: ``IOError`` with `.wouldBlock` while another lock on the same file is held;
-    ///   `.noSuchFile` when the parent directory is missing; `.isADirectory`.
-    public func lockFile(at path: String) throws(IOError) -> any FileLock {
-        let node = try state.withLock { state throws(IOError) in
-            let node = try state.lockFile(at: path)
-            state.record(.lock(path: path))
-            return node
+    /// - Throws: ``IOError`` with `.wouldBlock` when not `waiting` while a conflicting lock on the same file is
+    ///   held; `.noSuchFile` when the parent directory is missing; `.isADirectory`.
+    public func lockFile(at path: String, mode: FileLockMode, waiting: Bool) throws(IOError) -> any FileLock {
+        while true {
+            do {
+                let node = try state.withLock { state throws(IOError) in
+                    let node = try state.lockFile(at: path, mode: mode)
+                    state.record(.lock(path: path))
+                    return node
+                }
+                return InMemoryFileLock(fileSystem: self, node: node, path: path)
+            } catch where waiting && error.code == .wouldBlock {
+                usleep(100)
+            }
         }
-        return InMemoryFileLock(fileSystem: self, node: node, path: path)
+    }
+
+    /// The file's node number (device 0) and its size.
+    ///
+    /// - Throws: ``IOError`` with `.noSuchFile` or `.isADirectory`.
+    public func identity(ofFileAt path: String) throws(IOError) -> FileIdentity {
+        try state.withLock { state throws(IOError) in
+            guard let id = try state.node(at: path, operation: "stat") else {
+                throw IOError(.noSuchFile, operation: "stat", path: path)
+            }
+            guard let file = state.files[id] else { throw IOError(.isADirectory, operation: "stat", path: path) }
+            return FileIdentity(device: 0, inode: UInt64(id), size: UInt64(file.contents.count))
+        }
     }
 
     // MARK: - Power loss

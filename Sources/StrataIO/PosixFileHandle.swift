@@ -63,6 +63,23 @@ public final class PosixFileHandle: FileHandle {
         }
     }
 
+    /// The file's identity (device and inode) and current size.
+    ///
+    /// - Throws: ``IOError`` with the system's reason, e.g. `.ioFailure`.
+    ///
+    /// The corresponding C function is `fstat`.
+    public func identity() throws(IOError) -> FileIdentity {
+        preconditionOpen()
+        do {
+            let status = try descriptor.stat()
+            return FileIdentity(
+                device: UInt64(status.deviceID.rawValue), inode: UInt64(status.inode.rawValue),
+                size: UInt64(status.size))
+        } catch {
+            throw IOError(errno: error, operation: "fstat", path: path)
+        }
+    }
+
     /// The file's current size in bytes.
     ///
     /// - Throws: ``IOError`` with the system's reason, e.g. `.ioFailure`.

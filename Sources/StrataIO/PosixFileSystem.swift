@@ -4,7 +4,7 @@ import SystemPackage
 ///
 /// Every call is a thin wrapper over one system call (or a short loop of them): files are opened
 /// with `O_CLOEXEC`, read and written with `pread`/`pwrite`, synced with `fdatasync`; directories
-/// are synced by opening them and calling `fsync`; locks are `flock(LOCK_EX | LOCK_NB)`. Errors
+/// are synced by opening them and calling `fsync`; locks are `flock`. Errors
 /// carry the operation, the path and a portable ``IOError/Code``.
 ///
 /// For example:
@@ -34,7 +34,8 @@ import SystemPackage
 /// - ``syncDirectory(at:)``
 ///
 /// ### Locking
-/// - ``lockFile(at:)``
+/// - ``lockFile(at:mode:waiting:)``
+/// - ``lockHolders(ofFileAt:)``
 /// - ``PosixFileLock``
 public struct PosixFileSystem: FileSystem {
     /// Permissions of created files: `rw-r--r--`.
@@ -215,23 +216,27 @@ public struct PosixFileSystem: FileSystem {
         }
     }
 
-    /// Takes an exclusive advisory lock on the file at `path` (created if missing) without waiting.
+    /// Takes an advisory lock on the file at `path` (created if missing), shared or exclusive, waiting for a
+    /// conflicting one to go or not.
     ///
-    /// The lock conflicts with any other lock on the file, including one taken by an earlier call
-    /// in this process that is still held.
+    /// The lock conflicts as `flock` locks do, including with a lock taken by an earlier call in this process
+    /// that is still held (each call opens the file anew).
     ///
     /// For example:
     ///
-    ///     let lock = try fileSystem.lockFile(at: "/var/db/store/LOCK")
+    ///     let lock = try fileSystem.lockFile(at: "/var/db/store/LOCK", mode: .shared, waiting: false)
     ///     defer { lock.unlock() }
     ///
-    /// - Parameter path: The lock file's path.
+    /// - Parameters:
+    ///   - path: The lock file's path.
+    ///   - mode: Shared (`LOCK_SH`) or exclusive (`LOCK_EX`).
+    ///   - waiting: Whether to wait for a conflicting lock (else `LOCK_NB`).
     /// - Returns: A ``PosixFileLock`` that holds the lock until ``FileLock/unlock()``.
-    /// - Throws: ``IOError`` with `.wouldBlock` when the lock is held elsewhere; `.noSuchFile` when
-    ///   the parent directory is missing; `.permissionDenied`, …
+    /// - Throws: ``IOError`` with `.wouldBlock` when not waiting and a conflicting lock is held elsewhere;
+    ///   `.noSuchFile` when the parent directory is missing; `.permissionDenied`, …
     ///
-    /// The corresponding C functions are `open` and `flock(LOCK_EX | LOCK_NB)`.
-    public func lockFile(at path: String) throws(IOError) -> any FileLock {
+    /// The corresponding C functions are `open` and `flock`.
+    public func lockFile(at path: String, mode: FileLockMode, waiting: Bool) throws(IOError) -> any FileLock {
         let descriptor = try IOError.catching("open", path: path) {
             try FileDescriptor.open(
                 FilePath(path),
@@ -241,13 +246,42 @@ public struct PosixFileSystem: FileSystem {
             )
         }
         do {
-            try descriptor.lock(.exclusive, nonBlocking: true)
+            try descriptor.lock(mode == .shared ? .shared : .exclusive, nonBlocking: !waiting)
         } catch {
             // Nothing was locked; the descriptor is ours to release and carries no data.
             try? descriptor.close()
             throw IOError(errno: error, operation: "flock", path: path)
         }
         return PosixFileLock(descriptor: descriptor, path: path)
+    }
+
+    /// The device, inode and size of the file at `path` (following symbolic links).
+    ///
+    /// - Throws: ``IOError`` with `.noSuchFile`, `.permissionDenied`, …
+    ///
+    /// The corresponding C function is `stat`.
+    public func identity(ofFileAt path: String) throws(IOError) -> FileIdentity {
+        let status = try IOError.catching("stat", path: path) { try FilePath(path).stat() }
+        return FileIdentity(
+            device: UInt64(status.deviceID.rawValue), inode: UInt64(status.inode.rawValue),
+            size: UInt64(max(0, status.size)))
+    }
+
+    /// The processes holding a `flock` or POSIX lock on the file at `path`, from Linux's `/proc/locks` (each line
+    /// names the holder's process ID and the locked file's `major:minor:inode`); nil where there is no such file
+    /// or the lock file cannot be examined.
+    public func lockHolders(ofFileAt path: String) -> [Int32]? {
+        guard let status = try? FilePath(path).stat(),
+            let table = try? PosixFileSystem().openFileForReading(at: "/proc/locks")
+        else { return nil }
+        defer { try? table.close() }
+        // /proc files report a size of 0: read until a read comes back empty.
+        var bytes: [UInt8] = []
+        while let chunk = try? table.read(count: 1 << 16, at: UInt64(bytes.count)), !chunk.isEmpty {
+            bytes += chunk
+        }
+        return LockTable(bytes).holders(
+            device: UInt64(status.deviceID.rawValue), inode: UInt64(status.inode.rawValue))
     }
 
     /// Takes an exclusive advisory lock on the existing file at `path` without waiting; the file is opened

@@ -14,8 +14,12 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
     case storeNotFound(path: String)
     /// The store was written by a format version or with features this code does not support.
     case unsupportedFormat(path: String, reason: String)
-    /// Another open handle (in this or another process) holds the store's write lock.
+    /// The store is being compacted (or destroyed): its lock is held exclusive, and it cannot be opened until that
+    /// ends.
     case storeLocked(path: String)
+    /// The store is open (in these processes, when the system can tell; this one among them, perhaps), and what was
+    /// asked (compaction, destruction) needs it to itself.
+    case storeInUse(path: String, processes: [Int32])
     /// The store was closed.
     case storeClosed
     /// An earlier write or sync failed in a way that leaves the log's state unknown; the store
@@ -41,7 +45,12 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
         case .corruption(let file, let offset, let reason): "corruption in \(file) at offset \(offset): \(reason)"
         case .storeNotFound(let path): "no store at \(path)"
         case .unsupportedFormat(let path, let reason): "unsupported store format at \(path): \(reason)"
-        case .storeLocked(let path): "the store at \(path) is open elsewhere (locked)"
+        case .storeLocked(let path): "the store at \(path) is being compacted or destroyed elsewhere (locked)"
+        case .storeInUse(let path, let processes):
+            processes.isEmpty
+                ? "the store at \(path) is open, and this needs it to itself"
+                : "the store at \(path) is open in process\(processes.count == 1 ? "" : "es") "
+                    + processes.map(String.init).joined(separator: ", ") + ", and this needs it to itself"
         case .storeClosed: "the store is closed"
         case .storeFailed(let reason):
             "the store stopped accepting writes after a failure: \(reason); reopen it to recover"
@@ -69,5 +78,13 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
 
     static func corrupt(_ file: String, at offset: UInt64, _ reason: String) -> StorageError {
         .corruption(file: file, offset: offset, reason: reason)
+    }
+}
+
+extension StorageError {
+    /// ``storeInUse(path:processes:)`` for the store in `directory`, naming the processes that hold its lock.
+    static func inUse(_ directory: String, fileSystem: any FileSystem) -> StorageError {
+        let holders = fileSystem.lockHolders(ofFileAt: StoreFileNames.path(directory, StoreFileNames.lock)) ?? []
+        return .storeInUse(path: directory, processes: holders)
     }
 }

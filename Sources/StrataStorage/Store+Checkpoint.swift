@@ -13,10 +13,14 @@ extension Store {
         writerGate.wait()
         defer { writerGate.signal() }
         if shared.withLock({ $0.closed }) { throw StorageError.storeClosed }
+        let writers = try lockWriters()
+        defer { writers.unlock() }
+        try catchUp(writing: true)
         try checkpointHoldingGate()
     }
 
-    /// The checkpoint algorithm (FORMAT.md, "Checkpoint"); the caller holds the writer gate.
+    /// The checkpoint algorithm (FORMAT.md, "Checkpoint"); the caller holds the writer gate and the writer lock, and
+    /// has caught up with the log.
     ///
     /// 1. Sync the log, so that everything the checkpoint covers is durable there first.
     /// 2. Append every in-memory tree node (and overflow chain) as new pages after the newest root
@@ -104,11 +108,21 @@ extension Store {
             try handle.write(WALFileHeader(storeID: header.storeID, startLSN: startLSN, salt: salt).encoded(), at: 0)
             try handle.sync()
         } catch { throw StorageError.io(error) }
-        do { try fileSystem.rename(from: temporary, to: final) } catch {
+        let identity: FileIdentity
+        do { identity = try handle.identity() } catch {
             try? handle.close()
             throw StorageError.io(error)
         }
-        wal.replace(with: handle, salt: salt, endOffset: UInt64(WALFormat.fileHeaderSize))
+        try follower.withLock { position in
+            do throws(IOError) { try fileSystem.rename(from: temporary, to: final) } catch {
+                try? handle.close()
+                throw StorageError.io(error)
+            }
+            wal.replace(with: handle, salt: salt, endOffset: UInt64(WALFormat.fileHeaderSize))
+            position = LogPosition(
+                file: identity, header: WALFileHeader(storeID: header.storeID, startLSN: startLSN, salt: salt),
+                committedEnd: UInt64(WALFormat.fileHeaderSize))
+        }
         shared.withLock { $0.directorySyncPending = true }
         try syncDirectoryIfPending()
     }

@@ -18,14 +18,14 @@ extension Store {
 
     /// Deletes the files of the store in `directory` (and nothing else in it), like LevelDB's `DestroyDB`.
     ///
-    /// - Throws: ``StorageError/storeLocked(path:)`` when the store is open (here or in another process),
+    /// - Throws: ``StorageError/storeInUse(path:processes:)`` when the store is open (here or in another process),
     ///   ``StorageError/io(_:)`` when a file cannot be removed.
     public static func destroy(at directory: String, fileSystem: any FileSystem = PosixFileSystem()) throws {
         guard fileSystem.exists(at: directory) else { return }
         let lockPath = StoreFileNames.path(directory, StoreFileNames.lock)
         let lock: any FileLock
         do { lock = try fileSystem.lockFile(at: lockPath) } catch {
-            if error.code == .wouldBlock { throw StorageError.storeLocked(path: directory) }
+            if error.code == .wouldBlock { throw StorageError.inUse(directory, fileSystem: fileSystem) }
             throw StorageError.io(error)
         }
         defer { lock.unlock() }

@@ -5,15 +5,17 @@ extension Store {
     /// Opens the store in `directory`, creating it when allowed, and recovers it after a crash.
     ///
     /// Recovery (FORMAT.md, "Recovery"):
-    /// 1. Take the store's lock; a second open anywhere fails with ``StorageError/storeLocked(path:)``.
+    /// 1. Take the store's lock, shared: other opens (in any process) may hold it too; only compaction, which holds it
+    ///    exclusive, makes an open fail with ``StorageError/storeLocked(path:)``.
     /// 2. Read and verify the store header (page 0 of the page file). A header with read-only-compatible
     ///    feature bits this version does not know is refused here (it may be read, with ``ReadOnlyStore``).
     /// 3. Find the newest valid root record (`RootRecordLocator`): the durable checkpoint.
     /// 4. Read the log from its start; skip records the checkpoint covers; apply every transaction whose
     ///    commit record is intact; drop a final transaction without its commit record; stop at the first
     ///    invalid record (a torn tail).
-    /// 5. If anything was replayed, checkpoint at once (this also starts a new log); else cut the log back
-    ///    to the end of its last commit, so new records follow valid ones.
+    /// 5. If no other process is writing (the writer lock is free): if anything was replayed, checkpoint at once (this
+    ///    also starts a new log); else cut the log back to the end of its last commit, so new records follow valid
+    ///    ones. Otherwise the writer that holds the lock is alive, and the log's tail is its.
     ///
     /// - Parameters:
     ///   - directory: the store's directory.
@@ -56,7 +58,10 @@ extension Store {
             throw StorageError.storeNotFound(path: directory)
         }
         let lock: any FileLock
-        do { lock = try fileSystem.lockFile(at: StoreFileNames.path(directory, StoreFileNames.lock)) } catch {
+        do {
+            lock = try fileSystem.lockFile(
+                at: StoreFileNames.path(directory, StoreFileNames.lock), mode: .shared, waiting: false)
+        } catch {
             if error.code == .wouldBlock { throw StorageError.storeLocked(path: directory) }
             throw StorageError.io(error)
         }
@@ -147,6 +152,8 @@ extension Store {
         }
         let reader = WALReader(file: walFile)
         let walHeader = try reader.readHeader()
+        let walIdentity: FileIdentity
+        do { walIdentity = try walFile.identity() } catch { throw StorageError.io(error) }
         guard walHeader.storeID == header.storeID else {
             throw StorageError.corrupt(walPath, at: 16, "the write-ahead log belongs to another store")
         }
@@ -191,7 +198,7 @@ extension Store {
         let shared = Shared(
             latest: state, published: state, checkpointLSN: coveredLSN, generation: found?.generation ?? 0,
             rootRecordPage: found?.firstPage ?? PageFormat.noPage, nextPage: durablePages,
-            nextTransactionTag: replay.nextTag)
+            pageFileExamined: fileSize, nextTransactionTag: replay.nextTag)
         let report = RecoveryReport(
             created: created, checkpointGeneration: found?.generation ?? 0, checkpointLSN: coveredLSN,
             replayedTransactions: replay.replayedTransactions, discardedRecords: replay.uncommittedRecords,
@@ -200,17 +207,34 @@ extension Store {
         let blobs = try BlobStore(
             directory: directory, fileSystem: fileSystem, storeID: header.storeID, salt: header.checksumSalt,
             segmentSizeLimit: configuration.blobSegmentSizeLimit)
+        let position = LogPosition(
+            file: FileIdentity(device: walIdentity.device, inode: walIdentity.inode, size: summary.fileSize),
+            header: walHeader, committedEnd: replay.committedEnd)
         let store = Store(
             directory: directory, configuration: configuration, fileSystem: fileSystem, header: header, pages: pages,
-            wal: wal, blobs: blobs, lock: lock, shared: shared, recoveryReport: report)
+            wal: wal, blobs: blobs, lock: lock, shared: shared, position: position, recoveryReport: report)
 
-        // 5. Leave a log that new records can follow.
-        if replay.replayedTransactions > 0 {
-            try store.checkpoint()
-        } else if discardedBytes > 0 {
-            try wal.truncate(to: replay.committedEnd)
-        }
+        // 5. Leave a log that new records can follow, unless a live writer elsewhere is appending to it.
+        if replay.replayedTransactions > 0 || discardedBytes > 0 { try store.finishRecovery() }
         return store
+    }
+
+    /// Step 5 of ``open(at:configuration:fileSystem:)``: with the writer lock, if no other process holds it, cuts off
+    /// the log's torn tail and checkpoints what was replayed.
+    private func finishRecovery() throws {
+        writerGate.wait()
+        defer { writerGate.signal() }
+        let writers: any FileLock
+        do {
+            writers = try fileSystem.lockFile(
+                at: StoreFileNames.path(directory, StoreFileNames.writerLock), mode: .exclusive, waiting: false)
+        } catch {
+            if error.code == .wouldBlock { return }
+            throw StorageError.io(error)
+        }
+        defer { writers.unlock() }
+        try catchUp(writing: true)
+        if recoveryReport.replayedTransactions > 0 { try checkpointHoldingGate() }
     }
 
     /// The directory that holds `path` ("." for a bare name).

@@ -21,8 +21,10 @@ import StrataLock
 /// try store.close()
 /// ```
 ///
-/// A store is `Sendable`: share one instance between threads. Only one open instance may exist per
-/// directory at a time, in any process (an advisory lock enforces it).
+/// A store is `Sendable`: share one instance between threads. Any number of processes may open the same directory
+/// (and one process may open it more than once): their write transactions take turns, each open sees the others'
+/// commits at its next snapshot or write (``onExternalCommits(_:)`` says which rows they changed), and only
+/// compaction needs the store to itself (FORMAT.md, "Several processes").
 ///
 /// ## Topics
 /// - ``open(at:configuration:fileSystem:)``
@@ -44,6 +46,9 @@ public final class Store: Sendable {
         var rootRecordPage: UInt64
         /// Where the next checkpoint appends pages.
         var nextPage: UInt64
+        /// The size of the page file when this store last looked for root records written past ``nextPage``
+        /// (by another process, whose checkpoint could not replace the log): only growth beyond it is looked at.
+        var pageFileExamined: UInt64 = 0
         /// States appended to the log but not yet published (waiting for their sync), oldest first.
         var unacknowledged: [StoreState] = []
         var nextTransactionTag: UInt64 = 1
@@ -68,8 +73,12 @@ public final class Store: Sendable {
     let tree: BTree
     let wal: WALWriter
     let blobs: BlobStore
+    /// The store lock, held shared for as long as the store is open.
     let lock: any FileLock
     let shared: Lock<Shared>
+    /// Where this open stands in the shared log; held while catching up and while appending.
+    let follower: Lock<LogPosition>
+    let externalCommitHandlers = Lock<[@Sendable (ExternalCommits) -> Void]>([])
     /// Held for the whole of a write transaction and of a checkpoint: one writer at a time.
     let writerGate = DispatchSemaphore(value: 1)
     var logger: Logger { configuration.logger }
@@ -77,8 +86,9 @@ public final class Store: Sendable {
     init(
         directory: String, configuration: StoreConfiguration, fileSystem: any FileSystem, header: StoreHeader,
         pages: PageStore, wal: WALWriter, blobs: BlobStore, lock: any FileLock, shared: Shared,
-        recoveryReport: RecoveryReport
+        position: LogPosition, recoveryReport: RecoveryReport
     ) {
+        self.follower = Lock(position)
         self.blobs = blobs
         self.directory = directory
         self.configuration = configuration
@@ -108,7 +118,8 @@ public final class Store: Sendable {
 
     /// Runs a write transaction and commits it when `body` returns.
     ///
-    /// Only one write transaction runs at a time; others wait. If `body` throws, nothing it did is kept.
+    /// Only one write transaction runs at a time, in all the processes that have the store open; others wait. It
+    /// starts from the newest commit of any of them. If `body` throws, nothing it did is kept.
     /// The commit is acknowledged (this method returns) according to the durability mode: with `.full`,
     /// once its log records are synced, sharing the sync with concurrent committers.
     ///
@@ -122,6 +133,9 @@ public final class Store: Sendable {
         defer { if holdsGate { writerGate.signal() } }
 
         if shared.withLock({ $0.closed }) { throw StorageError.storeClosed }
+        var writers: (any FileLock)? = try lockWriters()
+        defer { writers?.unlock() }
+        try catchUp(writing: true)
         if let failure = wal.failed {
             guard wal.isRepairable else { throw failure }
             try repairLog()
@@ -147,12 +161,19 @@ public final class Store: Sendable {
         let (bytes, commitLSN) = transaction.log.finish()
         var committed = transaction.state
         committed.lsn = commitLSN
-        let epoch = try wal.append(bytes, lastLSN: commitLSN)
-        shared.withLock {
-            $0.latest = committed
-            $0.unacknowledged.append(committed)
-            $0.commitCount += 1
+        let epoch = try follower.withLock { position in
+            let epoch = try wal.append(bytes, lastLSN: commitLSN)
+            position.committedEnd = wal.size
+            position.file.size = position.committedEnd
+            shared.withLock {
+                $0.latest = committed
+                $0.unacknowledged.append(committed)
+                $0.commitCount += 1
+            }
+            return epoch
         }
+        writers?.unlock()
+        writers = nil
         writerGate.signal()
         holdsGate = false
 
@@ -182,7 +203,12 @@ public final class Store: Sendable {
     /// writers' state back to match. Commits past that point were never acknowledged: their `write` threw.
     /// The caller holds the writer gate.
     func repairLog() throws {
-        let durable = try wal.repair()
+        let durable = try follower.withLock { position in
+            let durable = try wal.repair()
+            position.committedEnd = wal.size
+            position.file.size = position.committedEnd
+            return durable
+        }
         shared.withLock { shared in
             let candidates = [shared.published] + shared.unacknowledged.filter { $0.lsn <= durable }
             let restored = candidates.max { $0.lsn < $1.lsn }!
@@ -212,9 +238,16 @@ public final class Store: Sendable {
 
     // MARK: - Reading
 
-    /// A consistent view of the newest acknowledged commit.
+    /// A consistent view of the newest acknowledged commit, this process's or another's.
+    ///
+    /// Taking it first catches up with commits other processes made since this store last looked (one `stat` of the
+    /// log when there are none). Should that fail (an I/O error), the snapshot shows what this store had, and the
+    /// error is logged: the next snapshot or write tries again.
     public func snapshot() -> Snapshot {
-        Snapshot(state: shared.withLock { $0.published }, tree: tree, blobs: blobs)
+        do { try catchUp(writing: false) } catch {
+            logger.error("could not catch up with the log", metadata: ["error": "\(error)"])
+        }
+        return Snapshot(state: shared.withLock { $0.published }, tree: tree, blobs: blobs)
     }
 
     /// Counters and sizes.
@@ -245,7 +278,12 @@ public final class Store: Sendable {
         if wal.failed == nil || wal.isRepairable {
             // checkpointHoldingGate first cuts back a log whose last sync failed, so that a commit that was
             // reported as failed does not come back at the next open.
-            do { try checkpointHoldingGate() } catch { checkpointError = error }
+            do {
+                let writers = try lockWriters()
+                defer { writers.unlock() }
+                try catchUp(writing: true)
+                try checkpointHoldingGate()
+            } catch { checkpointError = error }
         }
         shared.withLock { $0.closed = true }
         wal.close()

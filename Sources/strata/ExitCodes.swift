@@ -56,7 +56,7 @@ enum StoreExitCode: Int32, Comparable {
 /// ```
 struct Failure: Encodable {
     struct Details: Encodable {
-        /// `usage`, `notFound`, `locked`, `corruption`, `invalidRow`, `unsupportedFormat`, `readOnlyStore`,
+        /// `usage`, `notFound`, `locked`, `inUse`, `corruption`, `invalidRow`, `unsupportedFormat`, `readOnlyStore`,
         /// `notWritable`, `io`, `invalidArgument` or `error`.
         var kind: String
         var message: String
@@ -74,6 +74,7 @@ struct Failure: Encodable {
         switch error {
         case StorageError.storeNotFound(let path): return Details(kind: "notFound", message: message, path: path)
         case StorageError.storeLocked(let path): return Details(kind: "locked", message: message, path: path)
+        case StorageError.storeInUse(let path, _): return Details(kind: "inUse", message: message, path: path)
         case StorageError.corruption(let file, _, _): return Details(kind: "corruption", message: message, path: file)
         case StorageError.unsupportedFormat(let path, let reason):
             let kind = reason.contains("read-only-compatible") ? "readOnlyStore" : "unsupportedFormat"
@@ -154,7 +155,13 @@ enum Output {
     static func describe(_ error: Error, store: String) -> String {
         switch error {
         case StorageError.storeLocked:
-            "the store at \(store) is open in another process (its lock is held); close that process first"
+            "the store at \(store) is being compacted or destroyed by another process (its lock is held exclusive)"
+        case StorageError.storeInUse(_, let processes):
+            processes.isEmpty
+                ? "the store at \(store) is open in another process; close it first"
+                : "the store at \(store) is open in process\(processes.count == 1 ? "" : "es") "
+                    + processes.map(String.init).joined(separator: ", ") + "; close "
+                    + (processes.count == 1 ? "it" : "them") + " first"
         case StorageError.storeNotFound:
             "no Strata store at \(store)"
         case is FormatError:

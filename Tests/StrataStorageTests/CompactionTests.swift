@@ -260,7 +260,7 @@ import Testing
     @Test func aStoreOpenElsewhereIsRefused() throws {
         let fileSystem = try Self.storeWithHistory(seed: 4)
         let store = try Store.open(at: Self.directory, configuration: Self.configuration(), fileSystem: fileSystem)
-        #expect(throws: StorageError.storeLocked(path: Self.directory)) { try Self.compact(fileSystem) }
+        #expect(throws: StorageError.storeInUse(path: Self.directory, processes: [])) { try Self.compact(fileSystem) }
         try store.close()
         _ = try Self.compact(fileSystem)
     }

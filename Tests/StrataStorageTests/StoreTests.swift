@@ -100,28 +100,38 @@ import Testing
         }
     }
 
-    @Test func secondOpenWhileOpenIsStoreLockedAndSucceedsAfterClose() throws {
+    @Test func secondOpenWhileOpenSharesTheStoreAndIsRefusedOnlyDuringCompaction() throws {
         let fileSystem = TemporaryStore.makeFileSystem()
         let store = try Store.openForTesting(fileSystem)
-        #expect(throws: StorageError.storeLocked(path: "/db")) { try Store.openForTesting(fileSystem) }
-        // The failed open must not have broken the open store.
-        _ = try store.write { try $0.createTable(named: "t") }
+        let second = try Store.openForTesting(fileSystem)
+        let table = try store.write { try $0.createTable(named: "t") }
+        #expect(second.snapshot().tableNames == ["t"])
+        let row = try second.write { try $0.insert(Array("from the second open".utf8), into: table) }
+        #expect(try store.snapshot().row(row, in: table) == Array("from the second open".utf8))
+        try second.close()
         try store.close()
+        // Compaction (or destruction) holds the store lock exclusive: an open must wait for it to end.
+        let compaction = try fileSystem.lockFile(at: "/db/strata.lock")
+        #expect(throws: StorageError.storeLocked(path: "/db")) { try Store.openForTesting(fileSystem) }
+        compaction.unlock()
         let again = try Store.openForTesting(fileSystem)
         #expect(again.snapshot().tableNames == ["t"])
         try again.close()
     }
 
-    @Test func secondOpenOfAPosixStoreIsStoreLockedAndSucceedsAfterClose() throws {
+    @Test func secondOpenOfAPosixStoreSharesItAndCompactionNamesThisProcess() throws {
         try TemporaryStore.withPosixDirectory { directory in
             let configuration = StoreConfiguration.testing()
             let store = try Store.open(at: directory, configuration: configuration)
-            #expect(throws: StorageError.storeLocked(path: directory)) {
-                try Store.open(at: directory, configuration: configuration)
-            }
+            let second = try Store.open(at: directory, configuration: configuration)
             let table = try store.write { try $0.createTable(named: "posix") }
-            let row = try store.write { try $0.insert(Array("durable".utf8), into: table) }
+            let row = try second.write { try $0.insert(Array("durable".utf8), into: table) }
+            #expect(try store.snapshot().row(row, in: table) == Array("durable".utf8))
+            #expect(throws: StorageError.storeInUse(path: directory, processes: [getpid()])) {
+                try Store.compact(at: directory, configuration: configuration)
+            }
             try store.close()
+            try second.close()
             let again = try Store.open(at: directory, configuration: configuration)
             #expect(try again.snapshot().row(row, in: table) == Array("durable".utf8))
             #expect(try again.verify().isClean)

@@ -20,6 +20,8 @@ final class BlobStore: Sendable {
         var active: Active?
         var unsynced: [UInt32: any FileHandle] = [:]
         var highestSegment: UInt32
+        /// Segments this store failed to create: whatever their files hold, they are never continued.
+        var abandoned: Set<UInt32> = []
     }
 
     let directory: String
@@ -64,33 +66,67 @@ final class BlobStore: Sendable {
     // MARK: - Writing (writer gate held)
 
     /// Where the next blob starts: in the active segment, or a new one when it is full (or there is none).
+    ///
+    /// Other processes append to the same segments (each only while it holds the store's writer lock, as the caller
+    /// does): the active segment continues after whatever its file holds now, and a full one gives way to the newest
+    /// segment in the directory, whoever created it.
     func beginBlob() throws -> (segment: UInt32, offset: UInt64) {
         try state.withLock { state throws -> (UInt32, UInt64) in
-            if let active = state.active, active.end < segmentSizeLimit { return (active.id, active.end) }
-            if state.active == nil, state.highestSegment > 0 {
-                // Continue the newest existing segment, after whatever is at its end (a torn tail is an orphan).
-                let id = state.highestSegment
-                let file: any FileHandle
+            if var active = state.active {
                 let size: UInt64
-                do throws(IOError) {
-                    file = try fileSystem.openFile(at: path(of: id), mode: .existing)
-                    size = try file.size()
-                } catch { throw StorageError.io(error) }
-                if size >= UInt64(BlobSegmentFormat.headerSize), size < segmentSizeLimit, hasValidHeader(file, id) {
-                    state.active = Active(id: id, file: file, end: size)
-                    return (id, size)
+                do throws(IOError) { size = try active.file.size() } catch { throw StorageError.io(error) }
+                if size != active.end {
+                    active.end = size
+                    state.active = active
                 }
-                try? file.close()
+                if active.end < segmentSizeLimit { return (active.id, active.end) }
             }
-            // The ID is used up even if creating the file fails, so a half-made file is never reused.
-            let id = state.highestSegment + 1
-            state.highestSegment = id
-            let file = try createSegment(id)
-            if let previous = state.active { state.readers[previous.id] = previous.file }
-            state.active = Active(id: id, file: file, end: UInt64(BlobSegmentFormat.headerSize))
-            state.highestSegment = id
-            return (id, UInt64(BlobSegmentFormat.headerSize))
+            while true {
+                let newest = try segmentIDs().last ?? 0
+                state.highestSegment = max(state.highestSegment, newest)
+                let id = state.highestSegment
+                if id > 0, id != state.active?.id, !state.abandoned.contains(id), let continued = try continueSegment(id) {
+                    if let previous = state.active { state.readers[previous.id] = previous.file }
+                    state.active = continued
+                    return (id, continued.end)
+                }
+                // The ID is used up even if creating the file fails, so a half-made file is never reused.
+                let next = state.highestSegment + 1
+                state.highestSegment = next
+                let file: any FileHandle
+                do { file = try createSegment(next) } catch StorageError.io(let error) where error.code == .fileExists {
+                    continue  // another process created it first: continue that one
+                } catch {
+                    state.abandoned.insert(next)
+                    throw error
+                }
+                if let previous = state.active { state.readers[previous.id] = previous.file }
+                state.active = Active(id: next, file: file, end: UInt64(BlobSegmentFormat.headerSize))
+                return (next, UInt64(BlobSegmentFormat.headerSize))
+            }
         }
+    }
+
+    /// The existing segment `id` as the active one, after whatever is at its end (a torn tail is an orphan), if it has
+    /// a valid header and room left.
+    private func continueSegment(_ id: UInt32) throws -> Active? {
+        let file: any FileHandle
+        let size: UInt64
+        do throws(IOError) {
+            file = try fileSystem.openFile(at: path(of: id), mode: .existing)
+        } catch {
+            if error.code == .noSuchFile { return nil }  // a creation that failed before the file existed
+            throw StorageError.io(error)
+        }
+        do throws(IOError) { size = try file.size() } catch {
+            try? file.close()
+            throw StorageError.io(error)
+        }
+        if size >= UInt64(BlobSegmentFormat.headerSize), size < segmentSizeLimit, hasValidHeader(file, id) {
+            return Active(id: id, file: file, end: size)
+        }
+        try? file.close()
+        return nil
     }
 
     /// Whether a segment file starts with a valid header of this store and ID (a crash while creating it

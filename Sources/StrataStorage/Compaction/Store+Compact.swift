@@ -7,7 +7,7 @@ extension Store {
     /// dropped, and each table's tree is rebuilt with full nodes.
     ///
     /// Compaction is offline: it opens the store (taking its lock, so a store open elsewhere is refused
-    /// with ``StorageError/storeLocked(path:)``; recovering it if needed), compacts it and closes it.
+    /// with ``StorageError/storeInUse(path:processes:)``; recovering it if needed), compacts it and closes it.
     ///
     /// The algorithm (FORMAT.md, "Compaction"):
     /// 0. Take the lock, then check the store read-only, as `strata fsck` does
@@ -42,7 +42,7 @@ extension Store {
     ///   - fileSystem: the file-system seam.
     ///   - progress: called now and then with rows and blob chunks copied.
     /// - Returns: the sizes before and after, and what was copied.
-    /// - Throws: ``StorageError/storeNotFound(path:)``, ``StorageError/storeLocked(path:)``,
+    /// - Throws: ``StorageError/storeNotFound(path:)``, ``StorageError/storeInUse(path:processes:)``,
     ///   ``StorageError/corruption(file:offset:reason:)`` when the store has damage that compaction cannot
     ///   carry over without losing committed data (nothing is changed then: use `strata fsck --salvage`),
     ///   ``StorageError/unsupportedFormat(path:reason:)`` (also for read-only-compatible features this version
@@ -71,7 +71,7 @@ extension Store {
         }
         let lock: any FileLock
         do { lock = try fileSystem.lockFile(at: StoreFileNames.path(directory, StoreFileNames.lock)) } catch {
-            if error.code == .wouldBlock { throw StorageError.storeLocked(path: directory) }
+            if error.code == .wouldBlock { throw StorageError.inUse(directory, fileSystem: fileSystem) }
             throw StorageError.io(error)
         }
         let store: Store

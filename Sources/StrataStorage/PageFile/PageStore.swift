@@ -67,6 +67,14 @@ final class PageStore: Sendable {
             let page = mappedPage(number, in: span)
             return try body(page, try header(of: page, number, in: span, fully: fully), span)
         }
+        return try withPageFromFile(number) { try body($0, $1, nil) }
+    }
+
+    /// Reads page `number` with a positional read, whatever the referenceable range, and verifies it: how the newest
+    /// root record is looked for among pages that no checkpoint may have made durable yet (and that the mapping must
+    /// not remember as verified, since a later checkpoint may write them again).
+    func withPageFromFile<R>(_ number: UInt64, _ body: (UnsafeRawBufferPointer, PageHeader) throws -> R) throws -> R {
+        guard number >= 1 else { throw StorageError.corrupt(fileName, at: 0, "reference to page 0, the header") }
         let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
         defer { bytes.deallocate() }
         let offset = offset(of: number)
@@ -81,7 +89,7 @@ final class PageStore: Sendable {
         do { header = try PageHeader.decode(page, expectedPageNumber: number, salt: salt) } catch {
             throw StorageError.corrupt(fileName, at: offset, "page \(number): \(error)")
         }
-        return try body(page, header, nil)
+        return try body(page, header)
     }
 
     @inline(__always)

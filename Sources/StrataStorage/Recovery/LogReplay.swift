@@ -18,8 +18,16 @@ struct LogReplay {
     private(set) var replayedTransactions = 0
     /// The end of the last commit record: where the log may be continued.
     private(set) var committedEnd: UInt64
+    /// The rows the replayed transactions changed, when `collectsChanges` (catching up with other processes).
+    private(set) var changes = ChangedRows()
+    private var pendingChanges = ChangedRows()
+    private let collectsChanges: Bool
 
-    init(state: StoreState, tree: BTree, coveredLSN: UInt64, file: String, headerEnd: UInt64, firstTag: UInt64) {
+    init(
+        state: StoreState, tree: BTree, coveredLSN: UInt64, file: String, headerEnd: UInt64, firstTag: UInt64,
+        collectsChanges: Bool = false
+    ) {
+        self.collectsChanges = collectsChanges
         self.state = state
         self.working = state
         self.tree = tree
@@ -43,6 +51,7 @@ struct LogReplay {
             do {
                 try WALOperation.decodeAll(payload) { operation in
                     try working.apply(operation, tree: tree, owner: tag)
+                    if collectsChanges { pendingChanges.note(operation) }
                     pendingOperations += 1
                 }
             } catch let error as FormatError {
@@ -75,7 +84,9 @@ struct LogReplay {
                 state = working
                 replayedTransactions += 1
                 tag += 1
+                changes.merge(pendingChanges)
             }
+            pendingChanges = ChangedRows()
             pendingRecords = 0
             pendingOperations = 0
             committedEnd = offset + UInt64(WALFormat.recordHeaderSize + payload.count)

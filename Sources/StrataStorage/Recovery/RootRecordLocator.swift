@@ -12,6 +12,9 @@ import StrataFormat
 ///    be root-record parts of the same generation, in order. Decode the payload; on any failure go on
 ///    walking back from the page before.
 /// 4. No root record at all means no checkpoint ever completed: the store's durable state is empty.
+///
+/// Pages are read with positional reads, not through the mapping: the walk passes pages past the newest root record
+/// (an interrupted checkpoint's, or one another process is writing), which a later checkpoint may write again.
 struct RootRecordLocator {
     struct Found {
         var record: RootRecord
@@ -43,7 +46,7 @@ struct RootRecordLocator {
     }
 
     private func readRootRecord(endingAt last: UInt64) throws -> Found? {
-        let (lastIndex, count, generation) = try pages.withPage(last) { _, header throws -> (Int, Int, UInt64) in
+        let (lastIndex, count, generation) = try pages.withPageFromFile(last) { _, header throws -> (Int, Int, UInt64) in
             guard header.type == .rootRecord else { throw FormatError.invalidField("not a root record") }
             let part = try RootRecord.part(of: header)
             return (part.index, part.count, header.generation)
@@ -52,7 +55,7 @@ struct RootRecordLocator {
         let first = last - UInt64(count - 1)
         var payload: [UInt8] = []
         for (index, number) in (first...last).enumerated() {
-            try pages.withPage(number) { page, header in
+            try pages.withPageFromFile(number) { page, header in
                 let part = try RootRecord.part(of: header)
                 guard part.index == index, part.count == count, header.generation == generation else {
                     throw FormatError.invalidField("root record part \(number) does not belong")

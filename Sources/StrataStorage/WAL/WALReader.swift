@@ -34,26 +34,41 @@ struct WALReader {
     /// Calls `body` with every valid record in order (its header, its payload and its offset).
     func read(_ body: (WALRecord.Header, UnsafeRawBufferPointer, UInt64) throws -> Void) throws -> Summary {
         let header = try readHeader()
+        return try read(from: UInt64(WALFormat.fileHeaderSize), header: header, previousLSN: header.startLSN - 1, body)
+    }
+
+    /// Calls `body` with every valid record from `offset` on (where a record of LSN `previousLSN + 1` must start):
+    /// how a store catches up with records another process appended since it last looked. The file may grow or
+    /// shrink meanwhile (another writer appending, or cutting back a torn tail): reading stops at whatever it finds
+    /// incomplete, and says why.
+    func read(
+        from offset: UInt64, header: WALFileHeader, previousLSN: UInt64,
+        _ body: (WALRecord.Header, UnsafeRawBufferPointer, UInt64) throws -> Void
+    ) throws -> Summary {
         let fileSize: UInt64
         do { fileSize = try file.size() } catch { throw StorageError.io(error) }
         var summary = Summary(
-            header: header, fileSize: fileSize, validEnd: UInt64(WALFormat.fileHeaderSize),
-            lastLSN: header.startLSN - 1, recordCount: 0, stopReason: nil)
+            header: header, fileSize: fileSize, validEnd: offset, lastLSN: previousLSN, recordCount: 0,
+            stopReason: nil)
         var buffer = ReadBuffer(file: file)
-        var offset = UInt64(WALFormat.fileHeaderSize)
+        var offset = offset
         let headerSize = UInt64(WALFormat.recordHeaderSize)
         while offset < fileSize {
             guard fileSize - offset >= headerSize else {
                 summary.stopReason = "\(fileSize - offset) bytes too short for a record header"
                 break
             }
-            let recordHeader: WALRecord.Header
+            let decoded: WALRecord.Header?
             do {
-                recordHeader = try buffer.withBytes(at: offset, count: WALFormat.recordHeaderSize) {
+                decoded = try buffer.withBytes(at: offset, count: WALFormat.recordHeaderSize) {
                     try WALRecord.decodeHeader($0)
                 }
             } catch let error as FormatError {
                 summary.stopReason = "record header: \(error)"
+                break
+            }
+            guard let recordHeader = decoded else {
+                summary.stopReason = "the file shrank while being read"
                 break
             }
             let total = headerSize + UInt64(recordHeader.payloadLength)
@@ -65,7 +80,7 @@ struct WALReader {
                 summary.stopReason = "record LSN \(recordHeader.lsn) where \(summary.lastLSN + 1) was due"
                 break
             }
-            let valid: Bool = try buffer.withBytes(at: offset, count: Int(total)) { record in
+            let valid: Bool? = try buffer.withBytes(at: offset, count: Int(total)) { record in
                 do {
                     try WALRecord.verify(header: recordHeader, recordBytes: record, salt: header.salt)
                 } catch {
@@ -74,6 +89,10 @@ struct WALReader {
                 }
                 try body(recordHeader, UnsafeRawBufferPointer(rebasing: record[WALFormat.recordHeaderSize...]), offset)
                 return true
+            }
+            guard let valid else {
+                summary.stopReason = "the file shrank while being read"
+                break
             }
             guard valid else { break }
             offset += total
@@ -92,18 +111,18 @@ struct WALReader {
 
         init(file: any FileHandle) { self.file = file }
 
+        /// Calls `body` with `count` bytes at `offset`; nil when the file no longer holds them.
         mutating func withBytes<R>(
             at offset: UInt64, count: Int, _ body: (UnsafeRawBufferPointer) throws -> R
-        ) throws -> R {
+        ) throws -> R? {
             let end = offset + UInt64(count)
             if offset < start || end > start + UInt64(bytes.count) {
                 do { bytes = try file.read(count: max(count, WALReader.chunkSize), at: offset) } catch {
                     throw StorageError.io(error)
                 }
                 start = offset
-                guard bytes.count >= count else {
-                    throw StorageError.corrupt(file.path, at: offset, "file shrank while being read")
-                }
+                // Fewer bytes than the size said: another writer cut the file back meanwhile.
+                guard bytes.count >= count else { return nil }
             }
             let from = Int(offset - start)
             return try bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[from..<(from + count)])) }

@@ -32,6 +32,8 @@ final class WALWriter: @unchecked Sendable {
     private var syncCount = 0
     private var closed = false
     private let repairsFailedSyncs: Bool
+    /// The end of the records other processes appended that this writer followed: a repair never cuts below it.
+    private var followedEnd: UInt64 = 0
 
     init(handle: any StrataIO.FileHandle, salt: UInt32, endOffset: UInt64, lastLSN: UInt64, repairsFailedSyncs: Bool) {
         self.handle = handle
@@ -53,6 +55,8 @@ final class WALWriter: @unchecked Sendable {
     var currentSalt: UInt32 { locked { salt } }
     /// Bytes in the current log file.
     var size: UInt64 { locked { endOffset } }
+    /// The current log file, for reading what other processes appended to it.
+    var file: any StrataIO.FileHandle { locked { handle } }
     var syncs: Int { locked { syncCount } }
     /// The error every append and wait reports, if the writer failed.
     var failed: StorageError? { locked { failure } }
@@ -124,9 +128,17 @@ final class WALWriter: @unchecked Sendable {
 
     /// After a failed sync: cuts the log back to the end of its last successful sync and syncs that.
     /// - Returns: the LSN of the last durable record, which the store's state must be rolled back to.
+    /// - Throws: ``StorageError/storeFailed(reason:)`` (for good) when another process appended after that point:
+    ///   its commits may have been acknowledged, and cutting them off would lose them.
     func repair() throws -> UInt64 {
         try locked {
             precondition(failure != nil && failureIsRepairable && !syncInProgress)
+            guard durableEnd >= followedEnd else {
+                failureIsRepairable = false
+                failure = .storeFailed(
+                    reason: "a log sync failed and another process has appended since; reopen the store to recover")
+                throw failure!
+            }
             do throws(IOError) {
                 try handle.truncate(to: durableEnd)
                 try handle.sync()
@@ -152,6 +164,37 @@ final class WALWriter: @unchecked Sendable {
         }
     }
 
+    /// Takes in records another process appended to the current file, up to `end` (the end of its last commit),
+    /// the last with LSN `lastLSN`: this writer appends after them. Their durability is their writer's to ensure,
+    /// but a later sync here covers them too.
+    func follow(endOffset end: UInt64, lastLSN: UInt64) {
+        locked {
+            endOffset = end
+            appendedLSN = lastLSN
+            followedEnd = end
+        }
+    }
+
+    /// Switches to a new log file another process started with its checkpoint, which covers every record of the
+    /// old file (that checkpoint synced them first: commits of ours waiting for a sync are durable). Records in the
+    /// new file up to `end`, the last with LSN `lastLSN`, are another process's.
+    func adopt(_ newHandle: any StrataIO.FileHandle, salt newSalt: UInt32, startLSN: UInt64, endOffset end: UInt64, lastLSN: UInt64) {
+        let old: any StrataIO.FileHandle = locked {
+            while syncInProgress { condition.wait() }
+            let old = handle
+            handle = newHandle
+            salt = newSalt
+            endOffset = end
+            durableEnd = UInt64(WALFormat.fileHeaderSize)
+            followedEnd = end
+            durableLSN = max(durableLSN, startLSN - 1)
+            appendedLSN = lastLSN
+            condition.broadcast()
+            return old
+        }
+        try? old.close()
+    }
+
     /// Switches to a new, empty log file (after a checkpoint). Everything appended must be durable.
     func replace(with newHandle: any StrataIO.FileHandle, salt newSalt: UInt32, endOffset newEnd: UInt64) {
         let old: any StrataIO.FileHandle = locked {
@@ -162,6 +205,7 @@ final class WALWriter: @unchecked Sendable {
             salt = newSalt
             endOffset = newEnd
             durableEnd = newEnd
+            followedEnd = 0
             return old
         }
         try? old.close()

@@ -1,0 +1,13 @@
+import StrataFormat
+import StrataIO
+
+/// How far this open of the store has read the log that every open shares: the file (which a checkpoint, made by
+/// any process, replaces with a new one), its size when last looked at, and the end of the last commit applied to
+/// the store's state. Appends of this open move it with them, under the same lock, so that catching up never reads
+/// this open's own commits as another's.
+struct LogPosition {
+    var file: FileIdentity
+    var header: WALFileHeader
+    /// The end of the last commit record this open's state contains.
+    var committedEnd: UInt64
+}

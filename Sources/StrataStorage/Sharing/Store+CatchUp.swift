@@ -1,0 +1,213 @@
+import StrataFormat
+import StrataIO
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Several opens of one store (FORMAT.md §9, "Several processes"): every open holds the store lock shared, writers
+/// take the writer lock for one transaction at a time, and each open follows the one log they all append to.
+extension Store {
+    var walPath: String { StoreFileNames.path(directory, StoreFileNames.wal) }
+
+    /// Waits for the writer lock, which one write transaction (or checkpoint) of any process holds at a time. It dies
+    /// with its holder: a writer killed while holding it blocks nobody, and the next writer cuts off what it left.
+    func lockWriters() throws -> any FileLock {
+        do {
+            return try fileSystem.lockFile(
+                at: StoreFileNames.path(directory, StoreFileNames.writerLock), mode: .exclusive, waiting: true)
+        } catch { throw StorageError.io(error) }
+    }
+
+    /// Calls `handler` with every batch of commits that this store takes in from other opens of it (other processes)
+    /// when it catches up with the log: at each new snapshot and before each write transaction. `handler` runs on the
+    /// thread that caught up, after the new state is visible; it must not block on this store's writes.
+    public func onExternalCommits(_ handler: @escaping @Sendable (ExternalCommits) -> Void) {
+        externalCommitHandlers.withLock { $0.append(handler) }
+    }
+
+    /// Brings this store's state up to the newest commit in the log, wherever it was made: what another process
+    /// appended since this store last looked (read from where it stopped), or, when another process checkpointed and
+    /// started a new log, that checkpoint's root record and the new log. Costs one `stat` when nothing changed.
+    ///
+    /// - Parameter writing: the caller holds the writer lock: what follows the last commit (a transaction of a writer
+    ///   killed before its commit record, or a torn record) can be no live writer's, and is cut off.
+    func catchUp(writing: Bool) throws {
+        let found = try follower.withLock { position in try catchUp(&position, writing: writing) }
+        guard let found else { return }
+        for handler in externalCommitHandlers.withLock({ $0 }) { handler(found) }
+    }
+
+    /// ``catchUp(writing:)`` with the follower lock held.
+    private func catchUp(_ position: inout LogPosition, writing: Bool) throws -> ExternalCommits? {
+        if writing { try followRootRecordsWithoutNewLog() }
+        let now: FileIdentity
+        do { now = try fileSystem.identity(ofFileAt: walPath) } catch { throw StorageError.io(error) }
+        if now.isSameFile(as: position.file) {
+            let tailLeft = writing && now.size > position.committedEnd
+            if now.size == position.file.size, !tailLeft { return nil }
+            return try readOn(&position, file: wal.file, writing: writing)
+        }
+        return try followNewLog(&position, writing: writing)
+    }
+
+    /// Applies the commits appended to the current log after `position`.
+    private func readOn(_ position: inout LogPosition, file: any FileHandle, writing: Bool) throws -> ExternalCommits? {
+        let (before, firstTag) = shared.withLock { ($0.latest, $0.nextTransactionTag + 1) }
+        var replay = LogReplay(
+            state: before, tree: tree, coveredLSN: before.lsn, file: walPath, headerEnd: position.committedEnd,
+            firstTag: firstTag, collectsChanges: true)
+        let summary = try WALReader(file: file).read(
+            from: position.committedEnd, header: position.header, previousLSN: before.lsn
+        ) { header, payload, offset in try replay.consume(header, payload: payload, offset: offset) }
+        position.file.size = summary.fileSize
+        if replay.replayedTransactions > 0 {
+            position.committedEnd = replay.committedEnd
+            wal.follow(endOffset: replay.committedEnd, lastLSN: replay.state.lsn)
+            adopt(replay.state, nextTag: replay.nextTag)
+        }
+        if writing, summary.fileSize > position.committedEnd { try cutTail(&position, reason: summary.stopReason) }
+        guard replay.replayedTransactions > 0 else { return nil }
+        return ExternalCommits(
+            fromLSN: before.lsn, toLSN: replay.state.lsn, rows: replay.changes.rows,
+            isComplete: !replay.changes.catalogChanged)
+    }
+
+    /// Another process checkpointed and renamed a new log into place: notes what the rest of the old log changed (read
+    /// through the handle still open on it), then starts from the checkpoint that new log follows and applies the new
+    /// log's commits.
+    private func followNewLog(_ position: inout LogPosition, writing: Bool) throws -> ExternalCommits? {
+        let before = shared.withLock { $0.latest }
+        var oldChanges = ChangedRows()
+        let oldSummary = try WALReader(file: wal.file).read(
+            from: position.committedEnd, header: position.header, previousLSN: before.lsn
+        ) { header, payload, _ in
+            guard header.type == .operations else { return }
+            try? WALOperation.decodeAll(payload) { oldChanges.note($0) }
+        }
+        // A checkpoint in progress elsewhere may show a root record newer than the log at hand, or (between its root
+        // record and its rename) the new log may not be in place yet: look again until both agree.
+        for attempt in 0..<1_000 {
+            if attempt > 0 { usleep(1_000) }
+            let handle: any FileHandle
+            do { handle = try fileSystem.openFile(at: walPath, mode: .existing) } catch { throw StorageError.io(error) }
+            let file: FileIdentity
+            let header: WALFileHeader
+            do {
+                file = try handle.identity()
+                header = try WALReader(file: handle).readHeader()
+            } catch {
+                try? handle.close()
+                throw error
+            }
+            guard header.storeID == self.header.storeID else {
+                try? handle.close()
+                throw StorageError.corrupt(walPath, at: 16, "the write-ahead log belongs to another store")
+            }
+            let pageFileSize: UInt64
+            do { pageFileSize = try pages.file.size() } catch {
+                try? handle.close()
+                throw StorageError.io(error)
+            }
+            guard
+                let found = try RootRecordLocator(pages: pages).locate(pageCount: pageFileSize / UInt64(pageSize)),
+                found.record.walLSN >= header.startLSN - 1
+            else {
+                try? handle.close()
+                continue
+            }
+            var state = StoreState()
+            state.load(found.record)
+            pages.setPageCount(found.lastPage + 1)
+            let firstTag = shared.withLock { $0.nextTransactionTag + 1 }
+            var replay = LogReplay(
+                state: state, tree: tree, coveredLSN: state.lsn, file: walPath,
+                headerEnd: UInt64(WALFormat.fileHeaderSize), firstTag: firstTag, collectsChanges: true)
+            let summary = try WALReader(file: handle).read { header, payload, offset in
+                try replay.consume(header, payload: payload, offset: offset)
+            }
+            shared.withLock { shared in
+                shared.checkpointLSN = found.record.walLSN
+                shared.generation = found.generation
+                shared.rootRecordPage = found.firstPage
+                shared.nextPage = found.lastPage + 1
+                shared.unacknowledged.removeAll { $0.lsn <= replay.state.lsn }
+            }
+            adopt(replay.state, nextTag: replay.nextTag)
+            wal.adopt(
+                handle, salt: header.salt, startLSN: header.startLSN, endOffset: replay.committedEnd,
+                lastLSN: replay.state.lsn)
+            position = LogPosition(
+                file: FileIdentity(device: file.device, inode: file.inode, size: summary.fileSize), header: header,
+                committedEnd: replay.committedEnd)
+            if writing, summary.fileSize > position.committedEnd { try cutTail(&position, reason: summary.stopReason) }
+            // Every change is named only if the old log was read up to the checkpoint and the new log from it.
+            var changes = oldChanges
+            changes.merge(replay.changes)
+            let complete =
+                oldSummary.lastLSN >= header.startLSN - 1 && found.record.walLSN == header.startLSN - 1
+                && !changes.catalogChanged
+            logger.debug(
+                "caught up with a checkpoint made elsewhere",
+                metadata: ["generation": "\(found.generation)", "lsn": "\(replay.state.lsn)"])
+            guard replay.state.lsn != before.lsn || !complete else { return nil }
+            return ExternalCommits(
+                fromLSN: before.lsn, toLSN: replay.state.lsn, rows: changes.rows, isComplete: complete)
+        }
+        throw StorageError.corrupt(
+            walPath, at: 0, "the write-ahead log follows no root record of the page file (looked 1,000 times)")
+    }
+
+    /// A checkpoint made elsewhere that wrote its root record but could not rename its new log into place leaves the
+    /// log as it was, so following the log does not show it; its pages lie past ``Shared/nextPage``, and this store's
+    /// next checkpoint must follow them (as the newer generation, after its last page), never write over them: the
+    /// other process's snapshots read them. Pages past the newest root record are garbage to every process (a
+    /// checkpoint holds the writer lock until its root record is durable), so they may be written over.
+    ///
+    /// Looks only at growth of the page file since the last look; the caller holds the writer lock.
+    private func followRootRecordsWithoutNewLog() throws {
+        let size: UInt64
+        do { size = try pages.file.size() } catch { throw StorageError.io(error) }
+        let (examined, known) = shared.withLock { ($0.pageFileExamined, $0.nextPage) }
+        let pageSize = UInt64(self.pageSize)
+        guard size > examined, size > known * pageSize else { return }
+        let found = try RootRecordLocator(pages: pages).locate(pageCount: (size + pageSize - 1) / pageSize)
+        shared.withLock { shared in
+            shared.pageFileExamined = size
+            guard let found, found.generation > shared.generation, found.lastPage + 1 > shared.nextPage else { return }
+            logger.debug(
+                "following a root record written elsewhere without a new log",
+                metadata: ["generation": "\(found.generation)", "page": "\(found.firstPage)"])
+            shared.generation = found.generation
+            shared.rootRecordPage = found.firstPage
+            shared.nextPage = found.lastPage + 1
+        }
+        pages.setPageCount(max(pages.pageCount, found.map { $0.lastPage + 1 } ?? 0))
+    }
+
+    /// Makes `state` (which contains every commit this store had) the newest and the published one.
+    private func adopt(_ state: StoreState, nextTag: UInt64) {
+        shared.withLock { shared in
+            shared.latest = state
+            if state.lsn >= shared.published.lsn { shared.published = state }
+            shared.nextTransactionTag = max(shared.nextTransactionTag, nextTag)
+        }
+    }
+
+    /// Cuts the log back to the end of its last commit, under the writer lock: what follows was left by a writer that
+    /// died before its commit record (or is torn), and new records must follow valid ones.
+    private func cutTail(_ position: inout LogPosition, reason: String?) throws {
+        logger.warning(
+            "the log ends in a transaction without its commit record or an invalid record; cutting it off",
+            metadata: [
+                "offset": "\(position.committedEnd)", "bytes": "\(position.file.size - position.committedEnd)",
+                "reason": "\(reason ?? "an uncommitted transaction")",
+            ])
+        try wal.truncate(to: position.committedEnd)
+        position.file.size = position.committedEnd
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import Logging
+import StrataIO
+import StrataLock
+import StrataStorage
+import StrataTestSupport
+import Testing
+
+/// Crash-point enumeration for a store shared by several opens (FORMAT.md §11, "Several processes"): the
+/// crash-point workload runs with each transaction on one of two opens of the same directory chosen by the seed
+/// (two opens of one store conflict on their locks as two processes do), so that the writer lock changes hands,
+/// checkpoints by one open are caught up with by the other, and each appends to blob segments the other created.
+/// A third open only reads, now and then, and must see exactly the model's state of the last acknowledged commit,
+/// however many checkpoints happened since it last looked. After every operation that changes the file system, every
+/// crash picture must recover every acknowledged transaction and no partial one, as in ``CrashPointTests``.
+@Suite struct SharedStoreCrashPointTests {
+    @Test func everyCrashPointOfTwoWritersRecoversEveryAcknowledgedTransaction() throws {
+        let seeds: [UInt64] = TestEnvironment.seedOverride.map { [$0] } ?? Array(101...106)
+        var total = CrashPointTests.Tally.Counts()
+        var reads = 0
+        for seed in seeds {
+            let (counts, checkedReads) = try runWorkload(seed: seed)
+            total.crashPoints += counts.crashPoints
+            total.lostTransactions += counts.lostTransactions
+            total.partialTransactions += counts.partialTransactions
+            total.failures += counts.failures
+            reads += checkedReads
+        }
+        print(
+            "shared store: crash points checked: \(total.crashPoints), lost transactions: \(total.lostTransactions), "
+                + "partial transactions: \(total.partialTransactions), reads by the idle open checked: \(reads)")
+        for failure in total.failures.prefix(20) { print("crash failure: \(failure)") }
+        #expect(total.failures.isEmpty)
+        #expect(total.lostTransactions == 0)
+        #expect(total.partialTransactions == 0)
+        #expect(total.crashPoints >= (TestEnvironment.seedOverride == nil ? 5_000 : 1))
+        #expect(reads > 0)
+    }
+
+    /// Runs the workload over two writing opens and one reading open; returns the crash points' counts and how many
+    /// reads of the idle open were compared with the model.
+    func runWorkload(seed: UInt64) throws -> (CrashPointTests.Tally.Counts, Int) {
+        let workload = CrashWorkload(seed: seed)
+        let memory = InMemoryFileSystem()
+        try memory.createDirectory(at: "/db")
+        try memory.syncDirectory(at: "/")
+        let tally = CrashPointTests.Tally()
+        let faulty = FaultInjectingFileSystem(wrapping: memory) { index, operation in
+            guard CrashPointTests.mutating.contains(operation) else { return }
+            let (acknowledged, attempted) = tally.counts.withLock { ($0.acknowledged, $0.attempted) }
+            for (number, policy) in CrashPointTests.policies(seed: seed, index: index).enumerated() {
+                let outcome = CrashPointTests.check(
+                    image: memory.crashImage(policy: policy), workload: workload, acknowledged: acknowledged,
+                    attempted: attempted)
+                tally.counts.withLock { counts in
+                    counts.crashPoints += 1
+                    counts.lostTransactions += outcome.lost
+                    counts.partialTransactions += outcome.partial ? 1 : 0
+                    if let failure = outcome.failure {
+                        counts.failures.append("seed \(seed) operation \(index) policy \(number): \(failure)")
+                    }
+                }
+            }
+        }
+        var random = RepeatableRandomNumberGenerator(seed: seed)
+        let writers = [
+            try Store.open(at: "/db", configuration: CrashPointTests.configuration, fileSystem: faulty),
+            try Store.open(at: "/db", configuration: CrashPointTests.configuration, fileSystem: faulty),
+        ]
+        let reader = try Store.open(at: "/db", configuration: CrashPointTests.configuration, fileSystem: faulty)
+        var reads = 0
+        for k in workload.transactions.indices {
+            tally.counts.withLock { $0.attempted = k + 1 }
+            // Mostly runs of several transactions on one open, so that each catches up with a few of the other's.
+            let writer = writers[Int(random.next() % 5 == 0 ? 1 : 0) ^ (k / 7 % 2)]
+            try workload.run(k, on: writer)
+            tally.counts.withLock { $0.acknowledged = k + 1 }
+            if random.next() % 11 == 0 {
+                let (last, state) = try CrashWorkload.read(reader)
+                #expect(last == k, "seed \(seed): the idle open saw transaction \(last) after \(k) was acknowledged")
+                #expect(state == workload.states[k], "seed \(seed): the idle open's state after \(k) differs")
+                reads += 1
+            }
+        }
+        // Both writers checkpointed, so each had to follow a new log the other started.
+        #expect(writers.allSatisfy { $0.statistics.checkpointCount > 0 }, "seed \(seed): a writer never checkpointed")
+        for writer in writers { try writer.close() }
+        let (last, state) = try CrashWorkload.read(reader)
+        #expect(last == workload.transactions.count - 1 && state == workload.states[last])
+        try reader.close()
+        return (tally.counts.withLock { $0 }, reads + 1)
+    }
+}
