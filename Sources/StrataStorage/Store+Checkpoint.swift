@@ -122,6 +122,7 @@ extension Store {
             position = LogPosition(
                 file: identity, header: WALFileHeader(storeID: header.storeID, startLSN: startLSN, salt: salt),
                 committedEnd: UInt64(WALFormat.fileHeaderSize))
+            position.notice = postNotice(lastCommitLSN: startLSN - 1, logStartLSN: startLSN)
         }
         shared.withLock { $0.directorySyncPending = true }
         try syncDirectoryIfPending()

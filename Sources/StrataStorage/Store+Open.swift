@@ -86,10 +86,19 @@ extension Store {
         var created = false
         if !fileSystem.exists(at: pagePath) {
             guard configuration.createIfMissing else { throw StorageError.storeNotFound(path: directory) }
-            try StoreCreator(directory: directory, fileSystem: fileSystem).create(pageSize: configuration.pageSize)
-            created = true
-            logger.info(
-                "store created", metadata: ["directory": "\(directory)", "pageSize": "\(configuration.pageSize)"])
+            // Under the writer lock, looking again: another process may be creating the same store.
+            let writers: any FileLock
+            do {
+                writers = try fileSystem.lockFile(
+                    at: StoreFileNames.path(directory, StoreFileNames.writerLock), mode: .exclusive, waiting: true)
+            } catch { throw StorageError.io(error) }
+            defer { writers.unlock() }
+            if !fileSystem.exists(at: pagePath) {
+                try StoreCreator(directory: directory, fileSystem: fileSystem).create(pageSize: configuration.pageSize)
+                created = true
+                logger.info(
+                    "store created", metadata: ["directory": "\(directory)", "pageSize": "\(configuration.pageSize)"])
+            }
         }
 
         // 2. The header.
@@ -125,24 +134,8 @@ extension Store {
             throw StorageError.readOnlyFeatures(path: pagePath, features: header.unknownReadOnlyCompatibleFeatures)
         }
 
-        // 3. The newest checkpoint.
-        let pageCountOnDisk = fileSize / UInt64(header.pageSize)
-        let pages = PageStore(
-            file: pageFile, pageSize: header.pageSize, salt: header.checksumSalt,
-            cacheCapacity: configuration.pageCacheCapacity, durablePageCount: pageCountOnDisk)
-        let found = try RootRecordLocator(pages: pages).locate(pageCount: pageCountOnDisk)
-        let durablePages = found.map { $0.lastPage + 1 } ?? 1
-        pages.setPageCount(durablePages)
-        var state = StoreState()
-        if let found { state.load(found.record) }
-        let coveredLSN = state.lsn
-        if pageCountOnDisk > durablePages {
-            logger.info(
-                "ignoring pages after the newest root record (an interrupted checkpoint)",
-                metadata: ["pages": "\(pageCountOnDisk - durablePages)"])
-        }
-
-        // 4. The log.
+        // 3. The log's header, before the newest checkpoint: another process's checkpoint writes its root record
+        //    before it renames its new log into place, so the root record a log follows is found after it.
         let walFile: any FileHandle
         do { walFile = try fileSystem.openFile(at: walPath, mode: .existing) } catch {
             if error.code == .noSuchFile {
@@ -157,12 +150,32 @@ extension Store {
         guard walHeader.storeID == header.storeID else {
             throw StorageError.corrupt(walPath, at: 16, "the write-ahead log belongs to another store")
         }
+        let pageFileSize: UInt64
+        do { pageFileSize = try pageFile.size() } catch { throw StorageError.io(error) }
+
+        // 4. The newest checkpoint, then the log after it.
+        let pageCountOnDisk = pageFileSize / UInt64(header.pageSize)
+        let pages = PageStore(
+            file: pageFile, pageSize: header.pageSize, salt: header.checksumSalt,
+            cacheCapacity: configuration.pageCacheCapacity, durablePageCount: pageCountOnDisk)
+        let found = try RootRecordLocator(pages: pages).locate(pageCount: pageCountOnDisk)
+        let durablePages = found.map { $0.lastPage + 1 } ?? 1
+        pages.setPageCount(durablePages)
+        var state = StoreState()
+        if let found { state.load(found.record) }
+        let coveredLSN = state.lsn
         guard walHeader.startLSN <= coveredLSN + 1 else {
             throw StorageError.corrupt(
                 walPath, at: 32,
                 "the log starts at LSN \(walHeader.startLSN) but the newest valid checkpoint covers only up to \(coveredLSN)"
             )
         }
+        if pageCountOnDisk > durablePages {
+            logger.info(
+                "ignoring pages after the newest root record (an interrupted checkpoint)",
+                metadata: ["pages": "\(pageCountOnDisk - durablePages)"])
+        }
+
         var replay = LogReplay(
             state: state, tree: BTree(pages: pages), coveredLSN: coveredLSN, file: walPath,
             headerEnd: UInt64(WALFormat.fileHeaderSize), firstTag: 1)
@@ -198,7 +211,7 @@ extension Store {
         let shared = Shared(
             latest: state, published: state, checkpointLSN: coveredLSN, generation: found?.generation ?? 0,
             rootRecordPage: found?.firstPage ?? PageFormat.noPage, nextPage: durablePages,
-            pageFileExamined: fileSize, nextTransactionTag: replay.nextTag)
+            pageFileExamined: pageFileSize, nextTransactionTag: replay.nextTag)
         let report = RecoveryReport(
             created: created, checkpointGeneration: found?.generation ?? 0, checkpointLSN: coveredLSN,
             replayedTransactions: replay.replayedTransactions, discardedRecords: replay.uncommittedRecords,
@@ -210,17 +223,23 @@ extension Store {
         let position = LogPosition(
             file: FileIdentity(device: walIdentity.device, inode: walIdentity.inode, size: summary.fileSize),
             header: walHeader, committedEnd: replay.committedEnd)
+        let notices: any FileHandle
+        do {
+            notices = try fileSystem.openFile(
+                at: StoreFileNames.path(directory, StoreFileNames.writerLock), mode: .createIfMissing)
+        } catch { throw StorageError.io(error) }
         let store = Store(
             directory: directory, configuration: configuration, fileSystem: fileSystem, header: header, pages: pages,
-            wal: wal, blobs: blobs, lock: lock, shared: shared, position: position, recoveryReport: report)
+            wal: wal, blobs: blobs, lock: lock, shared: shared, position: position, notices: notices,
+            recoveryReport: report)
 
         // 5. Leave a log that new records can follow, unless a live writer elsewhere is appending to it.
-        if replay.replayedTransactions > 0 || discardedBytes > 0 { try store.finishRecovery() }
+        try store.finishRecovery()
         return store
     }
 
     /// Step 5 of ``open(at:configuration:fileSystem:)``: with the writer lock, if no other process holds it, cuts off
-    /// the log's torn tail and checkpoints what was replayed.
+    /// the log's torn tail and checkpoints what was replayed, or makes the commit notice this log's.
     private func finishRecovery() throws {
         writerGate.wait()
         defer { writerGate.signal() }
@@ -233,8 +252,19 @@ extension Store {
             throw StorageError.io(error)
         }
         defer { writers.unlock() }
-        try catchUp(writing: true)
-        if recoveryReport.replayedTransactions > 0 { try checkpointHoldingGate() }
+        try catchUp(writing: true, trustingNotice: false)
+        if recoveryReport.replayedTransactions > 0 {
+            try checkpointHoldingGate()
+        } else {
+            // A crash may have left a notice naming commits the log lost, or a torn one: make it this log's.
+            follower.withLock { position in
+                let lsn = shared.withLock { $0.latest.lsn }
+                let notice = readNotice()
+                if notice?.lastCommitLSN != lsn || notice?.logStartLSN != position.header.startLSN {
+                    position.notice = postNotice(lastCommitLSN: lsn, logStartLSN: position.header.startLSN)
+                }
+            }
+        }
     }
 
     /// The directory that holds `path` ("." for a bare name).

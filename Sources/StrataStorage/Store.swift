@@ -78,6 +78,8 @@ public final class Store: Sendable {
     let shared: Lock<Shared>
     /// Where this open stands in the shared log; held while catching up and while appending.
     let follower: Lock<LogPosition>
+    /// The writer lock file, open for its ``CommitNotice``.
+    let notices: any FileHandle
     let externalCommitHandlers = Lock<[@Sendable (ExternalCommits) -> Void]>([])
     /// Held for the whole of a write transaction and of a checkpoint: one writer at a time.
     let writerGate = DispatchSemaphore(value: 1)
@@ -86,9 +88,10 @@ public final class Store: Sendable {
     init(
         directory: String, configuration: StoreConfiguration, fileSystem: any FileSystem, header: StoreHeader,
         pages: PageStore, wal: WALWriter, blobs: BlobStore, lock: any FileLock, shared: Shared,
-        position: LogPosition, recoveryReport: RecoveryReport
+        position: LogPosition, notices: any FileHandle, recoveryReport: RecoveryReport
     ) {
         self.follower = Lock(position)
+        self.notices = notices
         self.blobs = blobs
         self.directory = directory
         self.configuration = configuration
@@ -105,6 +108,7 @@ public final class Store: Sendable {
     deinit {
         // Closing without close(): nothing is lost (the log holds every commit); the next open replays it.
         wal.close()
+        try? notices.close()
         lock.unlock()
     }
 
@@ -165,6 +169,7 @@ public final class Store: Sendable {
             let epoch = try wal.append(bytes, lastLSN: commitLSN)
             position.committedEnd = wal.size
             position.file.size = position.committedEnd
+            position.notice = postNotice(lastCommitLSN: commitLSN, logStartLSN: position.header.startLSN)
             shared.withLock {
                 $0.latest = committed
                 $0.unacknowledged.append(committed)
@@ -207,6 +212,7 @@ public final class Store: Sendable {
             let durable = try wal.repair()
             position.committedEnd = wal.size
             position.file.size = position.committedEnd
+            position.notice = postNotice(lastCommitLSN: durable, logStartLSN: position.header.startLSN)
             return durable
         }
         shared.withLock { shared in
@@ -285,8 +291,11 @@ public final class Store: Sendable {
                 try checkpointHoldingGate()
             } catch { checkpointError = error }
         }
-        shared.withLock { $0.closed = true }
-        wal.close()
+        // Under the follower lock, so that no snapshot is catching up through the log handle as it closes.
+        follower.withLock { _ in
+            shared.withLock { $0.closed = true }
+            wal.close()
+        }
         lock.unlock()
         if let checkpointError { throw checkpointError }
     }

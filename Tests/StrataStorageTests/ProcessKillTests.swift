@@ -369,7 +369,7 @@ private enum StoreCheck {
 // MARK: - The writer process
 
 /// A running `StrataCrashWriter`, whose acknowledgements are read as they arrive.
-private final class CrashWriterProcess {
+final class CrashWriterProcess {
     /// What the writer did, once it is dead.
     struct Result: CustomStringConvertible {
         var killedBySIGKILL: Bool
@@ -416,9 +416,14 @@ private final class CrashWriterProcess {
     private var result: Result?
 
     /// Starts `StrataCrashWriter directory start`.
-    init(executable: String, directory: String, start: UInt64) throws {
+    convenience init(executable: String, directory: String, start: UInt64) throws {
+        try self.init(executable: executable, arguments: [directory, String(start)])
+    }
+
+    /// Starts `StrataCrashWriter` with `arguments` (see Tests/StrataCrashWriter/main.swift).
+    init(executable: String, arguments: [String]) throws {
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = [directory, String(start)]
+        process.arguments = arguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = standardOutput
         process.standardError = standardError

@@ -10,4 +10,6 @@ struct LogPosition {
     var header: WALFileHeader
     /// The end of the last commit record this open's state contains.
     var committedEnd: UInt64
+    /// The commit notice read when this open last read the log: while the notice stays the same, nothing changed.
+    var notice: CommitNotice? = nil
 }

@@ -36,27 +36,82 @@ extension Store {
     ///
     /// - Parameter writing: the caller holds the writer lock: what follows the last commit (a transaction of a writer
     ///   killed before its commit record, or a torn record) can be no live writer's, and is cut off.
-    func catchUp(writing: Bool) throws {
-        let found = try follower.withLock { position in try catchUp(&position, writing: writing) }
+    /// - Parameter trustingNotice: whether the commit notice's LSN must be in the log (false right after recovery,
+    ///   which read the log itself, while the notice may be a stale one a power loss left).
+    func catchUp(writing: Bool, trustingNotice: Bool = true) throws {
+        let found = try follower.withLock { position -> ExternalCommits? in
+            // A closed store's snapshots show what it had; its log handle is closed.
+            if shared.withLock({ $0.closed }) { return nil }
+            return try catchUp(&position, writing: writing, trustingNotice: trustingNotice)
+        }
         guard let found else { return }
         for handler in externalCommitHandlers.withLock({ $0 }) { handler(found) }
     }
 
     /// ``catchUp(writing:)`` with the follower lock held.
-    private func catchUp(_ position: inout LogPosition, writing: Bool) throws -> ExternalCommits? {
-        if writing { try followRootRecordsWithoutNewLog() }
+    ///
+    /// A reader first reads the commit notice: when it is the one it saw when it last read the log, nothing changed.
+    /// Otherwise (and always when writing, where a torn tail must be found too) the log is looked at: read on from the
+    /// end of the last commit this store has (never trusting the file's size alone, which a cut tail and a new append
+    /// can bring back to the same value), or follow the new log another process's checkpoint renamed into place, or,
+    /// when the log was cut back below what this store applied (a failed sync elsewhere, §11.5), load it anew.
+    private func catchUp(
+        _ position: inout LogPosition, writing: Bool, trustingNotice: Bool
+    ) throws -> ExternalCommits? {
+        let notice = readNotice()
+        if writing {
+            try followRootRecordsWithoutNewLog()
+        } else if let notice, notice == position.notice {
+            return nil
+        }
         let now: FileIdentity
         do { now = try fileSystem.identity(ofFileAt: walPath) } catch { throw StorageError.io(error) }
-        if now.isSameFile(as: position.file) {
-            let tailLeft = writing && now.size > position.committedEnd
-            if now.size == position.file.size, !tailLeft { return nil }
-            return try readOn(&position, file: wal.file, writing: writing)
+        // What the notice names must be in this log: a notice is written after the records it names.
+        let named = notice.flatMap {
+            trustingNotice && $0.logStartLSN == position.header.startLSN ? $0.lastCommitLSN : nil
         }
-        return try followNewLog(&position, writing: writing)
+        let found: ExternalCommits?
+        if !now.isSameFile(as: position.file) {
+            found = try followNewLog(&position, writing: writing, reloading: false)
+        } else if now.size < position.committedEnd || named.map({ $0 < shared.withLock { $0.latest.lsn } }) == true {
+            found = try followNewLog(&position, writing: writing, reloading: true)
+        } else if writing, now.size == position.committedEnd, named.map({ $0 > shared.withLock { $0.latest.lsn } }) != true {
+            found = nil
+        } else {
+            found = try readOn(&position, file: wal.file, writing: writing, named: named)
+        }
+        // The log held at least what the notice named when it was read (a notice is written after its records).
+        position.notice = notice
+        return found
     }
 
-    /// Applies the commits appended to the current log after `position`.
-    private func readOn(_ position: inout LogPosition, file: any FileHandle, writing: Bool) throws -> ExternalCommits? {
+    /// The commit notice, if it decodes (a stale or torn one is no error: the log says the rest).
+    func readNotice() -> CommitNotice? {
+        guard let bytes = try? notices.read(count: CommitNotice.size, at: 0) else { return nil }
+        return CommitNotice.decode(bytes)
+    }
+
+    /// Tells the other opens which commit is the newest, with the notice's next sequence number; the caller holds the
+    /// writer lock and the follower lock. A failure is logged, not thrown: the commit is in the log either way, and
+    /// the others find it there at the next notice, or at their next write.
+    ///
+    /// - Returns: the notice, which the caller's position now matches; nil when it could not be written.
+    func postNotice(lastCommitLSN: UInt64, logStartLSN: UInt64) -> CommitNotice? {
+        let sequence = (readNotice()?.sequence ?? 0) &+ 1
+        let notice = CommitNotice(sequence: sequence, lastCommitLSN: lastCommitLSN, logStartLSN: logStartLSN)
+        do { try notices.write(notice.encoded(), at: 0) } catch {
+            logger.error("could not write the commit notice", metadata: ["error": "\(error)"])
+            return nil
+        }
+        return notice
+    }
+
+    /// Applies the commits appended to the current log after `position`. If they do not reach the commit the notice
+    /// `named` (the log was cut back and written again since this store read it, §11.5; or, after a power loss, the
+    /// notice outlived records that were never synced), the log is loaded anew instead, before any tail is cut.
+    private func readOn(
+        _ position: inout LogPosition, file: any FileHandle, writing: Bool, named: UInt64?
+    ) throws -> ExternalCommits? {
         let (before, firstTag) = shared.withLock { ($0.latest, $0.nextTransactionTag + 1) }
         var replay = LogReplay(
             state: before, tree: tree, coveredLSN: before.lsn, file: walPath, headerEnd: position.committedEnd,
@@ -64,6 +119,9 @@ extension Store {
         let summary = try WALReader(file: file).read(
             from: position.committedEnd, header: position.header, previousLSN: before.lsn
         ) { header, payload, offset in try replay.consume(header, payload: payload, offset: offset) }
+        if let named, replay.state.lsn < named {
+            return try followNewLog(&position, writing: writing, reloading: true)
+        }
         position.file.size = summary.fileSize
         if replay.replayedTransactions > 0 {
             position.committedEnd = replay.committedEnd
@@ -80,7 +138,12 @@ extension Store {
     /// Another process checkpointed and renamed a new log into place: notes what the rest of the old log changed (read
     /// through the handle still open on it), then starts from the checkpoint that new log follows and applies the new
     /// log's commits.
-    private func followNewLog(_ position: inout LogPosition, writing: Bool) throws -> ExternalCommits? {
+    ///
+    /// With `reloading`, the log is the one this store reads, cut back below what it applied: its state is loaded
+    /// anew from the newest root record and the whole log, and may go back; every row may have changed.
+    private func followNewLog(
+        _ position: inout LogPosition, writing: Bool, reloading: Bool
+    ) throws -> ExternalCommits? {
         let before = shared.withLock { $0.latest }
         var oldChanges = ChangedRows()
         let oldSummary = try WALReader(file: wal.file).read(
@@ -113,16 +176,17 @@ extension Store {
                 try? handle.close()
                 throw StorageError.io(error)
             }
-            guard
-                let found = try RootRecordLocator(pages: pages).locate(pageCount: pageFileSize / UInt64(pageSize)),
-                found.record.walLSN >= header.startLSN - 1
-            else {
+            // No root record: no checkpoint ever completed, and the log must start at the first LSN.
+            let found = try RootRecordLocator(pages: pages).locate(pageCount: pageFileSize / UInt64(pageSize))
+            guard (found?.record.walLSN ?? 0) >= header.startLSN - 1 else {
                 try? handle.close()
                 continue
             }
             var state = StoreState()
-            state.load(found.record)
-            pages.setPageCount(found.lastPage + 1)
+            if let found {
+                state.load(found.record)
+                pages.setPageCount(found.lastPage + 1)
+            }
             let firstTag = shared.withLock { $0.nextTransactionTag + 1 }
             var replay = LogReplay(
                 state: state, tree: tree, coveredLSN: state.lsn, file: walPath,
@@ -131,13 +195,19 @@ extension Store {
                 try replay.consume(header, payload: payload, offset: offset)
             }
             shared.withLock { shared in
-                shared.checkpointLSN = found.record.walLSN
-                shared.generation = found.generation
-                shared.rootRecordPage = found.firstPage
-                shared.nextPage = found.lastPage + 1
-                shared.unacknowledged.removeAll { $0.lsn <= replay.state.lsn }
+                if let found {
+                    shared.checkpointLSN = found.record.walLSN
+                    shared.generation = found.generation
+                    shared.rootRecordPage = found.firstPage
+                    shared.nextPage = max(shared.nextPage, found.lastPage + 1)
+                }
+                if reloading {
+                    shared.unacknowledged.removeAll()
+                } else {
+                    shared.unacknowledged.removeAll { $0.lsn <= replay.state.lsn }
+                }
             }
-            adopt(replay.state, nextTag: replay.nextTag)
+            adopt(replay.state, nextTag: replay.nextTag, replacing: reloading)
             wal.adopt(
                 handle, salt: header.salt, startLSN: header.startLSN, endOffset: replay.committedEnd,
                 lastLSN: replay.state.lsn)
@@ -148,12 +218,13 @@ extension Store {
             // Every change is named only if the old log was read up to the checkpoint and the new log from it.
             var changes = oldChanges
             changes.merge(replay.changes)
+            let covered = found?.record.walLSN ?? 0
             let complete =
-                oldSummary.lastLSN >= header.startLSN - 1 && found.record.walLSN == header.startLSN - 1
+                !reloading && oldSummary.lastLSN >= header.startLSN - 1 && covered == header.startLSN - 1
                 && !changes.catalogChanged
             logger.debug(
-                "caught up with a checkpoint made elsewhere",
-                metadata: ["generation": "\(found.generation)", "lsn": "\(replay.state.lsn)"])
+                reloading ? "loaded the log anew" : "caught up with a checkpoint made elsewhere",
+                metadata: ["generation": "\(found?.generation ?? 0)", "lsn": "\(replay.state.lsn)"])
             guard replay.state.lsn != before.lsn || !complete else { return nil }
             return ExternalCommits(
                 fromLSN: before.lsn, toLSN: replay.state.lsn, rows: changes.rows, isComplete: complete)
@@ -189,11 +260,12 @@ extension Store {
         pages.setPageCount(max(pages.pageCount, found.map { $0.lastPage + 1 } ?? 0))
     }
 
-    /// Makes `state` (which contains every commit this store had) the newest and the published one.
-    private func adopt(_ state: StoreState, nextTag: UInt64) {
+    /// Makes `state` (which contains every commit this store had, unless `replacing` a state the log no longer
+    /// holds) the newest and the published one.
+    private func adopt(_ state: StoreState, nextTag: UInt64, replacing: Bool = false) {
         shared.withLock { shared in
             shared.latest = state
-            if state.lsn >= shared.published.lsn { shared.published = state }
+            if replacing || state.lsn >= shared.published.lsn { shared.published = state }
             shared.nextTransactionTag = max(shared.nextTransactionTag, nextTag)
         }
     }

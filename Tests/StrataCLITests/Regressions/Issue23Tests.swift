@@ -345,7 +345,7 @@ import Musl
             let locked = try Run.strata("compact", store, "--json")
             try holder.close()
             #expect(locked.status == 8)
-            #expect((try locked.json()["error"] as? [String: Any])?["kind"] as? String == "locked", "\(locked)")
+            #expect((try locked.json()["error"] as? [String: Any])?["kind"] as? String == "inUse", "\(locked)")
             #expect(try Run.strata("dump", store, "--pages", "--json").json()["pages"] is [Any])
         }
     }

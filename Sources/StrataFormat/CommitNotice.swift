@@ -1,0 +1,56 @@
+/// The 32 bytes at the start of the writer lock file (`strata.writer`, FORMAT.md §11.2) that tell every open of a
+/// store which commit is the newest: a writer rewrites them, holding the writer lock, after each commit record it
+/// appends, after each new log it renames into place and after cutting the log back, each time with the next
+/// sequence number. An open that finds the notice it saw when it last read the log knows that nothing changed since,
+/// and skips reading the log (one positional read instead of a `stat` and a read of the log's end).
+///
+/// A hint, not a record: it is never synced, and a crash may leave it stale, torn or zero. A notice that does not
+/// decode, or that differs from what the reader has in any way, sends the reader to the log itself.
+public struct CommitNotice: Sendable, Equatable {
+    /// The notice's size in bytes.
+    public static let size = 32
+    /// "STCN": Strata commit notice.
+    public static let magic: [UInt8] = Array("STCN".utf8)
+
+    /// One more than the notice before: two notices are the same only if nothing was written between them, even when
+    /// a log cut back after a failed sync comes to the same LSN again.
+    public var sequence: UInt64
+    /// The LSN of the newest commit record in the log.
+    public var lastCommitLSN: UInt64
+    /// The first LSN of the current log file: it changes when a checkpoint starts a new log.
+    public var logStartLSN: UInt64
+
+    /// Creates a notice.
+    public init(sequence: UInt64, lastCommitLSN: UInt64, logStartLSN: UInt64) {
+        self.sequence = sequence
+        self.lastCommitLSN = lastCommitLSN
+        self.logStartLSN = logStartLSN
+    }
+
+    /// The notice's bytes: magic, the sequence number and the two LSNs (UInt64 little-endian) and the masked CRC-32C
+    /// of the 28 bytes before.
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: Self.size)
+        writer.writeBytes(Self.magic)
+        writer.writeUInt64LE(sequence)
+        writer.writeUInt64LE(lastCommitLSN)
+        writer.writeUInt64LE(logStartLSN)
+        writer.writeUInt32LE(CRC32C.mask(CRC32C.checksum(writer.bytes)))
+        return writer.bytes
+    }
+
+    /// Decodes a notice; nil for anything else (too short, another magic, a checksum that does not match): a stale
+    /// or torn notice is normal after a crash, and only means "read the log".
+    public static func decode(_ bytes: [UInt8]) -> CommitNotice? {
+        guard bytes.count >= size, bytes.starts(with: magic) else { return nil }
+        return bytes.withUnsafeBytes { raw -> CommitNotice? in
+            var reader = ByteReader(UnsafeRawBufferPointer(rebasing: raw[0..<size]), readerIndex: 4)
+            guard let sequence = try? reader.readUInt64LE(), let last = try? reader.readUInt64LE(),
+                let start = try? reader.readUInt64LE(),
+                let stored = try? reader.readUInt32LE(),
+                CRC32C.unmask(stored) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<(size - 4)]))
+            else { return nil }
+            return CommitNotice(sequence: sequence, lastCommitLSN: last, logStartLSN: start)
+        }
+    }
+}
