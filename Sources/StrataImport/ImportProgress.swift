@@ -1,0 +1,9 @@
+/// How far an import is: its phase and the rows (or links) done in it.
+public struct ImportProgress: Sendable, Equatable {
+    /// `reading rows`, `linking` or `migrating`.
+    public var phase: String
+    /// What is done in this phase.
+    public var completed: Int
+    /// What there is to do in this phase.
+    public var total: Int
+}
