@@ -107,12 +107,17 @@ let package = Package(
         .testTarget(name: "StrataQueryTests", dependencies: ["StrataQuery"]),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataLock", "StrataTestSupport"]),
         // Builds SQLite files as Core Data lays them out (through the SQLite C API) and imports them.
-        .testTarget(name: "StrataImportTests", dependencies: ["Strata", "StrataImport", "CSQLite"]),
+        .target(
+            name: "StrataImportTestSupport", dependencies: ["CSQLite", "StrataImport"],
+            path: "Tests/StrataImportTestSupport"),
+        .testTarget(name: "StrataImportTests", dependencies: ["Strata", "StrataImport", "StrataImportTestSupport"]),
         // Runs the built `strata` binary as a subprocess (fsck, compact, info, dump and their exit codes), on
         // engine stores and on stores of the object graph built through Strata.
         .testTarget(
             name: "StrataCLITests",
-            dependencies: ["strata", "Strata", "StrataFormat", "StrataStorage", "StrataTestSupport"]
+            dependencies: [
+                "strata", "Strata", "StrataFormat", "StrataImportTestSupport", "StrataStorage", "StrataTestSupport",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

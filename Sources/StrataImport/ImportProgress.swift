@@ -6,4 +6,11 @@ public struct ImportProgress: Sendable, Equatable {
     public var completed: Int
     /// What there is to do in this phase.
     public var total: Int
+
+    /// A progress report.
+    public init(phase: String, completed: Int, total: Int) {
+        self.phase = phase
+        self.completed = completed
+        self.total = total
+    }
 }
