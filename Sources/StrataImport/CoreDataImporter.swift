@@ -24,7 +24,9 @@ import Strata
 ///    with its `Z_PK` as row ID, `Z_OPT` as version and its to-ones; then the links of ordered to-manys and
 ///    many-to-manys. Every value and reference is checked on the way; the first problem stops the import.
 /// 4. When the version is not the model's current one, migrate the new store to it (lightweight migration,
-///    ``MigrationOptions``).
+///    ``MigrationOptions``). The migration copies objects through the object graph, so transformable values need
+///    their transformers registered (``StoredBytesTransformer/registerWhereMissing(for:in:)`` carries the stored
+///    bytes over when the app's types are not at hand), and the migrated rows get new row IDs and versions.
 /// 5. Rename `<destination>.importing` to `<destination>`. A failure anywhere removes the partial store.
 ///
 /// ## Topics

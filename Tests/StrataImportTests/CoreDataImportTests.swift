@@ -290,6 +290,17 @@ struct PassThroughTransformer: ValueTransformer {
         #expect(report.match == .requested && !report.migrated && report.objects == 14)
     }
 
+    @Test func storedBytesTransformersFillOnlyMissingNames() throws {
+        let registry = ValueTransformerRegistry()
+        let models = try CoreDataImporter(modelAt: ShopStore.model).versions.map(\.model)
+        #expect(StoredBytesTransformer.registerWhereMissing(for: models, in: registry) == ["ShopKeywordsTransformer"])
+        #expect(StoredBytesTransformer.registerWhereMissing(for: models, in: registry).isEmpty)
+        let transformer = try #require(registry.transformer(named: "ShopKeywordsTransformer"))
+        #expect(try transformer.transformedValue(ShopStore.keywords) == ShopStore.keywords)
+        #expect(try transformer.reverseTransformedValue(ShopStore.keywords) as? Data == ShopStore.keywords)
+        #expect(throws: ValueTransformerError.self) { try transformer.transformedValue("text") }
+    }
+
     @Test func progressReachesEveryRow() throws {
         let source = try ShopStore.write(version: 2)
         let destination = Self.destination()
