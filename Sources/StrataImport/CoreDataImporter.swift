@@ -15,11 +15,13 @@ import Strata
 ///
 /// 1. Open the SQLite file read-only (a copy when a `-wal` file is beside it, ``CoreDataStoreReader``); read
 ///    `Z_METADATA`'s property list and `Z_PRIMARYKEY`.
-/// 2. Choose the model version: the one asked for, else the versions whose entities are the store's
-///    (`NSStoreModelVersionHashes`' names) and whose tables and columns are exactly the file's
-///    (``CoreDataLayout``): one, or the current one among several. Core Data's hashes themselves cannot be
-///    computed here (the algorithm is Core Data's own and unpublished), so the match is by structure and the
-///    report says so.
+/// 2. Choose the model version: the one asked for; else, given the compiled model's hashes
+///    (``compiledVersionHashes``), the version whose hashes are the store's `NSStoreModelVersionHashes`; else the
+///    versions whose entities are the store's (the hashes' names) and whose tables and columns are exactly the
+///    file's (``CoreDataLayout``): one, or the current one among several. Core Data's hashes cannot be computed
+///    from a model's source here (the algorithm is Core Data's own and unpublished), so without the compiled
+///    model the match is by structure and the report says so. The chosen version's layout must fit the file in
+///    every case.
 /// 3. Write a Strata store in `<destination>.importing` through ``StrataStore/save(_:)``, in batches: each row
 ///    with its `Z_PK` as row ID, `Z_OPT` as version and its to-ones; then the links of ordered to-manys and
 ///    many-to-manys. Every value and reference is checked on the way; the first problem stops the import.
@@ -40,6 +42,10 @@ public struct CoreDataImporter {
     public var currentVersion: String
     /// The version the SQLite store was written with, when known (`--version`); nil to find it.
     public var requestedVersion: String?
+    /// Core Data's own version hashes of each version (version name to entity name to hash), from the compiled
+    /// model's `VersionInfo.plist` (``compiledVersionHashes(at:)``): when set, the version is chosen by comparing
+    /// them with the store's `NSStoreModelVersionHashes`, exactly as Core Data does.
+    public var compiledVersionHashes: [String: [String: Data]]?
     /// Objects (or relationship sources) per Strata save.
     public var batchSize = 1000
     /// How the Strata store is opened.
@@ -148,6 +154,35 @@ public struct CoreDataImporter {
         return report
     }
 
+    /// Reads Core Data's version hashes from a compiled model: a `.momd` directory (an app bundle holds one per
+    /// model) or its `VersionInfo.plist`, whose `NSManagedObjectModel_VersionHashes` maps each version's name to
+    /// its entities' hashes.
+    ///
+    /// - Parameter path: the `.momd` directory or the property list.
+    /// - Returns: version name to entity name to hash.
+    /// - Throws: ``ImportError/model(_:)`` when the file is missing or holds no such dictionary.
+    public static func compiledVersionHashes(at path: String) throws(ImportError) -> [String: [String: Data]] {
+        var isDirectory: ObjCBool = false
+        _ = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+        let plist =
+            isDirectory.boolValue ? URL(fileURLWithPath: path).appendingPathComponent("VersionInfo.plist").path : path
+        guard let data = FileManager.default.contents(atPath: plist) else {
+            throw .model("\(plist): no such file")
+        }
+        guard let object = try? PropertyListSerialization.propertyList(from: data, format: nil),
+            let dictionary = object as? [String: Any],
+            let versions = dictionary["NSManagedObjectModel_VersionHashes"] as? [String: Any]
+        else { throw .model("\(plist): no NSManagedObjectModel_VersionHashes dictionary") }
+        var result: [String: [String: Data]] = [:]
+        for (version, value) in versions {
+            guard let hashes = value as? [String: Data] else {
+                throw .model("\(plist): the hashes of version \(version) are not a dictionary of data")
+            }
+            result[version] = hashes
+        }
+        return result
+    }
+
     // MARK: - Choosing the version
 
     struct Choice {
@@ -185,6 +220,25 @@ public struct CoreDataImporter {
             }
             return Choice(
                 name: requested, model: version.model, layout: try layout(of: version.model), match: .requested,
+                warnings: [])
+        }
+        if let compiled = compiledVersionHashes {
+            let matching = versions.filter { compiled[$0.name] == reader.metadata.versionHashes }
+            guard let version = matching.first else {
+                throw .noMatchingVersion(
+                    hashes: hashes,
+                    reasons: versions.map { version in
+                        guard let known = compiled[version.name] else {
+                            return "\(version.name): the compiled model has no hashes for it"
+                        }
+                        let differing = Set(known.keys).union(storeEntities).filter {
+                            known[$0] != reader.metadata.versionHashes[$0]
+                        }
+                        return "\(version.name): hashes differ for \(differing.sorted().joined(separator: ", "))"
+                    })
+            }
+            return Choice(
+                name: version.name, model: version.model, layout: try layout(of: version.model), match: .versionHashes,
                 warnings: [])
         }
         var fits: [(name: String, model: ManagedObjectModel, layout: CoreDataLayout)] = []

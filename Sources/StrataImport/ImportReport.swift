@@ -6,6 +6,9 @@ public struct ImportReport: Sendable {
         case requested
         /// The only version (or the current one among several) whose entities and tables are the store's.
         case tableStructure
+        /// The version whose hashes in the compiled model's `VersionInfo.plist` (Core Data's own, written by
+        /// `momc`) are the store's `NSStoreModelVersionHashes`, entity for entity.
+        case versionHashes
     }
 
     /// The model version the store was written with (the one the rows were read with).

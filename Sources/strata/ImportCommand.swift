@@ -13,9 +13,11 @@ struct ImportCommand: ParsableCommand {
         discussion: """
             SQLITE_FILE is the store Core Data wrote (its -wal file and its .<name>_SUPPORT/_EXTERNAL_DATA folder \
             are read beside it; the file is never written, a -wal is applied to a private copy). MODEL is the \
-            app's .xcdatamodeld bundle (or one .xcdatamodel). The store's model version is the one whose entities, \
-            tables and columns are the file's (Core Data's version hashes cannot be computed from a model's \
-            source: the match is by structure, and the output says so), or --version; when it is not the \
+            app's .xcdatamodeld bundle (or one .xcdatamodel). The store's model version is --version; else, with \
+            --compiled-model (the app's .momd, whose VersionInfo.plist holds Core Data's own hashes), the version \
+            whose hashes are the store's NSStoreModelVersionHashes; else the one whose entities, tables and columns \
+            are the file's (Core Data's hashes cannot be computed from a model's source: the match is by \
+            structure, and a warning says so). When it is not the \
             bundle's current version, the new store is migrated to it. Every object keeps its Z_PK as its row ID \
             and its Z_OPT as its row version (unless migrated), every value its stored bytes (a transformable's \
             too: the CLI has none of the app's value transformers). Anything the \
@@ -38,6 +40,12 @@ struct ImportCommand: ParsableCommand {
     @Option(name: .long, help: "The model version the SQLite store was written with (default: found by structure).")
     var version: String?
 
+    @Option(
+        name: .customLong("compiled-model"),
+        help: "The app's compiled model (.momd, or its VersionInfo.plist): match the version by Core Data's own hashes."
+    )
+    var compiledModel: String?
+
     @Argument(help: "The new Strata store's directory (must not exist).")
     var store: String
 
@@ -57,6 +65,12 @@ struct ImportCommand: ParsableCommand {
         var importer: CoreDataImporter
         do { importer = try CoreDataImporter(modelAt: model) } catch { fail(error) }
         importer.requestedVersion = version
+        if let compiledModel {
+            do { importer.compiledVersionHashes = try CoreDataImporter.compiledVersionHashes(at: compiledModel) } catch
+            {
+                fail(error)
+            }
+        }
         // The CLI has none of the app's types: transformable values are carried as their stored bytes (which is
         // what the import writes anyway; this lets a migration on the way in copy them too).
         StoredBytesTransformer.registerWhereMissing(for: importer.versions.map(\.model))
@@ -81,7 +95,12 @@ struct ImportCommand: ParsableCommand {
         print("imported \(sqliteFile) into \(store)")
         if let uuid = report.storeUUID { print("  Core Data store UUID: \(uuid)") }
         if report.readThroughCopy { print("  a -wal (or -journal) file was beside it: read through a private copy") }
-        let how = report.match == .requested ? "as asked" : "matched by entities, tables and columns"
+        let how =
+            switch report.match {
+            case .requested: "as asked"
+            case .versionHashes: "matched by the compiled model's version hashes"
+            case .tableStructure: "matched by entities, tables and columns"
+            }
         print("  model version: \(report.sourceVersion) (\(how))")
         if report.migrated { print("  migrated to: \(report.destinationVersion)") }
         let counts = report.objectsByEntity.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
@@ -138,7 +157,12 @@ private struct ImportSummary: Encodable {
         sourceVersion = report.sourceVersion
         destinationVersion = report.destinationVersion
         migrated = report.migrated
-        matchedBy = report.match == .requested ? "requested" : "tableStructure"
+        matchedBy =
+            switch report.match {
+            case .requested: "requested"
+            case .versionHashes: "versionHashes"
+            case .tableStructure: "tableStructure"
+            }
         storeVersionHashes = report.storeVersionHashes
         objects = report.objects
         objectsByEntity = report.objectsByEntity

@@ -44,6 +44,21 @@ import Testing
         #expect((document["storeVersionHashes"] as? [String: String])?.count == 7)
     }
 
+    @Test func theCompiledModelMatchesByCoreDatasHashes() throws {
+        let source = try ShopStore.write(version: 2)
+        let store = Self.destination()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let compiled = try ShopStore.writeCompiledModel()
+        let run = try ToolRunner.strata(
+            "import", source, "--model", ShopStore.model, "--compiled-model", compiled, store)
+        #expect(run.status == 0, "\(run)")
+        #expect(run.standardOutput.contains("  model version: Shop 2 (matched by the compiled model's version hashes)"))
+        #expect(!run.standardError.contains("warning"))
+        let missing = try ToolRunner.strata(
+            "import", source, "--model", ShopStore.model, "--compiled-model", compiled + "-nowhere", Self.destination())
+        #expect(missing.status == 8 && missing.standardError.contains("Shop.momd-nowhere: no such file"), "\(missing)")
+    }
+
     @Test func refusalsExitWithTheirCodeAndNameWhatIsWrong() throws {
         let store = Self.destination()
         let unknown = try ShopStore.write { try $0.execute("ALTER TABLE ZSHELF ADD COLUMN ZCOLOUR VARCHAR") }

@@ -184,15 +184,42 @@ public enum ShopStore {
 
     /// `Z_METADATA`'s property list.
     public static func metadata(version: Int, hashes: [String: Data]? = nil) throws -> Data {
-        var versionHashes: [String: Data] = [:]
-        for (name, number) in entityNumbers {
-            versionHashes[name] = Data((0..<32).map { UInt8(truncatingIfNeeded: number * 31 + $0 + version * 7) })
-        }
+        let versionHashes = versionHashes(version: version)
         let plist: [String: Any] = [
             "NSStoreType": "SQLite", "NSStoreUUID": storeUUID, "NSStoreModelVersionHashes": hashes ?? versionHashes,
             "NSStoreModelVersionHashesVersion": 3, "NSStoreModelVersionIdentifiers": [""],
             "NSPersistenceFrameworkVersion": 1338,
         ]
         return try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
+    }
+
+    /// The stand-in version hashes of a version's entities (32 bytes each, as Core Data's): the store's
+    /// `NSStoreModelVersionHashes`, and what ``writeCompiledModel(versions:)`` writes for that version.
+    public static func versionHashes(version: Int) -> [String: Data] {
+        var hashes: [String: Data] = [:]
+        for (name, number) in entityNumbers {
+            hashes[name] = Data((0..<32).map { UInt8(truncatingIfNeeded: number * 31 + $0 + version * 7) })
+        }
+        return hashes
+    }
+
+    /// Writes a compiled model directory, `Shop.momd` with the `VersionInfo.plist` `momc` writes
+    /// (`NSManagedObjectModel_CurrentVersionName`, `NSManagedObjectModel_VersionHashes`: version name to entity
+    /// hashes), here for `Shop` (version 1) and `Shop 2` (version 2) unless told otherwise.
+    ///
+    /// - Returns: the `.momd` directory.
+    public static func writeCompiledModel(versions: [String: [String: Data]]? = nil) throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("momd-\(UUID().uuidString)")
+            .appendingPathComponent("Shop.momd")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let info: [String: Any] = [
+            "NSManagedObjectModel_CurrentVersionName": "Shop 2",
+            "NSManagedObjectModel_VersionHashes": versions ?? [
+                "Shop": versionHashes(version: 1), "Shop 2": versionHashes(version: 2),
+            ],
+        ]
+        try PropertyListSerialization.data(fromPropertyList: info, format: .xml, options: 0)
+            .write(to: directory.appendingPathComponent("VersionInfo.plist"))
+        return directory.path
     }
 }

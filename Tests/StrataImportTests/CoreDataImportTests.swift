@@ -290,6 +290,52 @@ struct PassThroughTransformer: ValueTransformer {
         #expect(report.match == .requested && !report.migrated && report.objects == 14)
     }
 
+    @Test func theCompiledModelsHashesChooseTheVersionExactly() throws {
+        let compiled = try ShopStore.writeCompiledModel()
+        var importer = try CoreDataImporter(modelAt: ShopStore.model)
+        importer.compiledVersionHashes = try CoreDataImporter.compiledVersionHashes(at: compiled)
+        let destination = Self.destination()
+        defer { try? FileManager.default.removeItem(atPath: destination) }
+        let report = try importer.importStore(at: try ShopStore.write(version: 2), into: destination)
+        #expect(report.match == .versionHashes && report.sourceVersion == "Shop 2" && report.warnings.isEmpty)
+        // The plist's own path works too, and version 1's hashes choose version 1 (then migrated).
+        importer.compiledVersionHashes = try CoreDataImporter.compiledVersionHashes(at: compiled + "/VersionInfo.plist")
+        let migrated = Self.destination()
+        defer { try? FileManager.default.removeItem(atPath: migrated) }
+        let first = try importer.importStore(at: try ShopStore.write(version: 1), into: migrated)
+        #expect(first.match == .versionHashes && first.sourceVersion == "Shop" && first.migrated)
+    }
+
+    @Test func hashesThatMatchNoVersionOrALayoutThatDoesNotFitAreRefused() throws {
+        var importer = try CoreDataImporter(modelAt: ShopStore.model)
+        importer.compiledVersionHashes = try CoreDataImporter.compiledVersionHashes(
+            at: try ShopStore.writeCompiledModel(versions: ["Shop": ShopStore.versionHashes(version: 5)]))
+        guard
+            case .noMatchingVersion(_, let reasons) = try #require(
+                throws: ImportError.self,
+                performing: { try importer.importStore(at: try ShopStore.write(), into: Self.destination()) })
+        else { throw Failure("not refused as no matching version") }
+        #expect(
+            reasons == [
+                "Shop: hashes differ for Book, Item, Magazine, Poster, Reader, Shelf, Tag",
+                "Shop 2: the compiled model has no hashes for it",
+            ])
+        // Hashes say version 2, the tables are version 1's: the layout is still checked.
+        importer.compiledVersionHashes = try CoreDataImporter.compiledVersionHashes(
+            at: try ShopStore.writeCompiledModel())
+        let mislabeled = try ShopStore.write(version: 1) { file in
+            try file.run("UPDATE Z_METADATA SET Z_PLIST = ?", [.blob(Array(try ShopStore.metadata(version: 2)))])
+        }
+        #expect(throws: ImportError.missingColumn(table: "ZTAG", column: "ZCOLOR")) {
+            try importer.importStore(at: mislabeled, into: Self.destination())
+        }
+        let junk = FileManager.default.temporaryDirectory.appendingPathComponent("info-\(UUID()).plist").path
+        try Data("nothing".utf8).write(to: URL(fileURLWithPath: junk))
+        #expect(throws: ImportError.model("\(junk): no NSManagedObjectModel_VersionHashes dictionary")) {
+            try CoreDataImporter.compiledVersionHashes(at: junk)
+        }
+    }
+
     @Test func storedBytesTransformersFillOnlyMissingNames() throws {
         let registry = ValueTransformerRegistry()
         let models = try CoreDataImporter(modelAt: ShopStore.model).versions.map(\.model)
