@@ -249,6 +249,34 @@ struct PassThroughTransformer: ValueTransformer {
         #expect(try Data(contentsOf: URL(fileURLWithPath: source)) == bytes)
     }
 
+    @Test func aPathWithSpacesAndURICharactersIsOpened() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("odd #1 ?x=%20 \(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = try ShopStore.write(to: folder.appendingPathComponent("My Shop.sqlite").path, version: 2)
+        let destination = Self.destination()
+        defer { try? FileManager.default.removeItem(atPath: destination) }
+        let report = try CoreDataImporter(modelAt: ShopStore.model).importStore(at: source, into: destination)
+        #expect(report.objects == 14 && report.externalValues == 1)
+    }
+
+    @Test func coreDatasHistoryTablesAreSkippedAndReported() throws {
+        let source = try ShopStore.write(version: 2) { file in
+            try file.execute(
+                """
+                CREATE TABLE ACHANGE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCHANGETYPE INTEGER );
+                CREATE TABLE ATRANSACTION ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZTIMESTAMP FLOAT );
+                INSERT INTO Z_PRIMARYKEY VALUES (16001, 'CHANGE', 0, 0), (16002, 'TRANSACTION', 0, 0);
+                INSERT INTO ACHANGE VALUES (1, 16001, 1, 0);
+                """)
+        }
+        let destination = Self.destination()
+        defer { try? FileManager.default.removeItem(atPath: destination) }
+        let report = try CoreDataImporter(modelAt: ShopStore.model).importStore(at: source, into: destination)
+        #expect(report.skippedTables == ["ACHANGE", "ATRANSACTION", "Z_MODELCACHE"])
+        #expect(report.objects == 14)
+    }
+
     @Test func anEarlierVersionIsFoundAndMigratedOnTheWayIn() throws {
         let source = try ShopStore.write(version: 1)
         let destination = Self.destination()
