@@ -195,6 +195,11 @@ struct CoreDataLayout {
                 accounted.insert(name)
                 let memberColumn = "Z_\(number(relationship.destinationEntity))\(relationship.name.uppercased())"
                 let sourceColumn = "Z_\(number(inverse.destinationEntity))\(inverse.name.uppercased())"
+                guard memberColumn != sourceColumn else {
+                    throw .unsupportedModel(
+                        reason: "\(entity.name).\(relationship.name) and its inverse map to one column \(memberColumn) "
+                            + "(Core Data numbers such columns; the importer does not)")
+                }
                 var table = JoinTable(
                     name: name, relationship: relationship, inverse: inverse, memberColumn: memberColumn,
                     sourceColumn: sourceColumn)

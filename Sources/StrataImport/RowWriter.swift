@@ -23,6 +23,8 @@ struct RowWriter {
     private(set) var externalValues = 0
     /// The concrete entity of every row, by table name and `Z_PK`.
     private var entities: [String: [Int64: EntityDescription]] = [:]
+    /// The to-ones of one-to-one pairs as read: relationship -> source `Z_PK` -> target `Z_PK` (nil for NULL).
+    private var oneToOnes: [ObjectIdentifier: (RelationshipDescription, [Int64: Int64?])] = [:]
     /// Ordered to-manys whose inverse is a to-one: relationship -> source `Z_PK` -> members with positions.
     private var ordered: [ObjectIdentifier: (RelationshipDescription, [Int64: [(Int64, Int64, EntityDescription)]])] =
         [:]
@@ -45,6 +47,7 @@ struct RowWriter {
         var done = 0
         progress?(ImportProgress(phase: "reading rows", completed: 0, total: total))
         for table in layout.tables { try writeRows(of: table, done: &done, total: total) }
+        try checkOneToOnes()
         try writeOrderedRelationships()
         for table in layout.joinTables { try writeJoinTable(table) }
     }
@@ -155,6 +158,12 @@ struct RowWriter {
                             + "(\(layout.number(of: target.entity)))")
                 }
                 references[relationship.toOneIndex!] = target.map { .stored($0) }
+                if let inverse = relationship.inverseRelationship, !inverse.isToMany {
+                    let id = ObjectIdentifier(relationship)
+                    var entry = oneToOnes[id] ?? (relationship, [:])
+                    entry.1[key] = target.map { Int64($0.rowID) }
+                    oneToOnes[id] = entry
+                }
             }
             for (column, relationship) in positionColumns {
                 // The position belongs to the rows that have the inverse to-one, when it is set.
@@ -196,6 +205,26 @@ struct RowWriter {
 
     private func save(_ changes: StoreChanges) throws(ImportError) {
         do { _ = try store.save(changes) } catch { throw .writeFailed(reason: "\(error)") }
+    }
+
+    /// Core Data keeps a one-to-one in both rows: the two must name each other (or both nothing), or the file
+    /// holds no one graph to import.
+    private func checkOneToOnes() throws(ImportError) {
+        for (relationship, targets) in oneToOnes.values.sorted(by: { $0.0.name < $1.0.name }) {
+            let inverse = relationship.inverseRelationship!
+            let back = oneToOnes[ObjectIdentifier(inverse)]?.1 ?? [:]
+            for (source, target) in targets.sorted(by: { $0.key < $1.key }) {
+                guard let target else { continue }
+                let named = back[target] ?? nil
+                guard named == source else {
+                    let table = CoreDataLayout.tableName(of: relationship.entity.rootEntity)
+                    throw .invalidValue(
+                        table: table, column: CoreDataLayout.columnName(of: relationship.name), row: source,
+                        reason: "names \(relationship.destinationEntity.name) \(target), whose \(inverse.name) names "
+                            + (named.map { "Z_PK \($0)" } ?? "nothing") + ": a one-to-one's two sides disagree")
+                }
+            }
+        }
     }
 
     // MARK: - 3. Ordered to-manys

@@ -10,7 +10,8 @@ import StrataImport
 ///   per entity), `NSStoreUUID`, `NSStoreType`, `NSStoreModelVersionIdentifiers`.
 /// - `ZITEM` for the Item hierarchy (Book and Magazine rows, told apart by `Z_ENT`), `ZPOSTER` with `Z_FOK_SHELF`
 ///   (its position in `Shelf.posters`), `ZREADER` with `Z2_FAVORITE` (the entity of the to-one `favorite`, whose
-///   destination has subentities), `ZSHELF`, `ZTAG`.
+///   destination has subentities), `ZSHELF`, `ZTAG`; the one-to-one Poster.owner / Reader.poster has a foreign key
+///   on both sides (`ZPOSTER.ZOWNER`, `ZREADER.ZPOSTER`).
 /// - `Z_2TAGS (Z_2ITEMS, Z_7TAGS)` for Item.tags / Tag.items, `Z_1READERS (Z_1READING, Z_5READERS,
 ///   Z_FOK_1READING)` for Book.readers / the ordered Reader.reading.
 /// - Book.cover allows external storage: Dune's is inline (marker 1), Emma's in `.<name>_SUPPORT/_EXTERNAL_DATA`
@@ -58,10 +59,10 @@ public enum ShopStore {
                 ZISBN INTEGER, ZPAGES INTEGER, ZWORDS INTEGER, ZISSUE INTEGER, ZSHELF INTEGER, ZCREATED TIMESTAMP,
                 ZRATING FLOAT, ZWEIGHT FLOAT, ZPRICE DECIMAL, ZNAME VARCHAR, ZHOMEPAGE VARCHAR, ZSKU BLOB,
                 ZCOVER BLOB, ZKEYWORDS BLOB, ZSCAN BLOB );
-            CREATE TABLE ZPOSTER ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZSHELF INTEGER,
-                Z_FOK_SHELF INTEGER, ZTITLE VARCHAR );
+            CREATE TABLE ZPOSTER ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZOWNER INTEGER,
+                ZSHELF INTEGER, Z_FOK_SHELF INTEGER, ZTITLE VARCHAR );
             CREATE TABLE ZREADER ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZFAVORITE INTEGER,
-                Z2_FAVORITE INTEGER, ZNAME VARCHAR );
+                Z2_FAVORITE INTEGER, ZPOSTER INTEGER, ZNAME VARCHAR );
             CREATE TABLE ZSHELF ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZLABEL VARCHAR );
             CREATE TABLE ZTAG ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR\(version == 2 ? ", ZCOLOR VARCHAR" : "") );
             CREATE TABLE Z_2TAGS ( Z_2ITEMS INTEGER, Z_7TAGS INTEGER, PRIMARY KEY (Z_2ITEMS, Z_7TAGS) );
@@ -128,13 +129,15 @@ public enum ShopStore {
                     "Z_PK": .integer(Int64(key)), "Z_ENT": .integer(4), "Z_OPT": .integer(1), "ZTITLE": .text(title),
                     "ZSHELF": shelf == 0 ? .null : .integer(Int64(shelf)),
                     "Z_FOK_SHELF": shelf == 0 ? .null : .integer(Int64(position)),
+                    // Poster 1 (Map) and Ann are each other's one-to-one.
+                    "ZOWNER": key == 1 ? .integer(1) : .null,
                 ])
         }
         try file.insert(
             "ZREADER",
             [
                 "Z_PK": .integer(1), "Z_ENT": .integer(5), "Z_OPT": .integer(2), "ZNAME": .text("Ann"),
-                "ZFAVORITE": .integer(3), "Z2_FAVORITE": .integer(3),
+                "ZFAVORITE": .integer(3), "Z2_FAVORITE": .integer(3), "ZPOSTER": .integer(1),
             ])
         try file.insert(
             "ZREADER", ["Z_PK": .integer(2), "Z_ENT": .integer(5), "Z_OPT": .integer(1), "ZNAME": .text("Bob")])

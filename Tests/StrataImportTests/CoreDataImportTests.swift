@@ -199,6 +199,9 @@ struct PassThroughTransformer: ValueTransformer {
         #expect(try reading.map { try $0.value(forKey: "name") as? String } == ["Emma", "Dune"])
         let favorite = try #require(try ann.value(forKey: "favorite") as? ManagedObject)
         #expect(favorite.entity.name == "Magazine")
+        let poster = try #require(try ann.value(forKey: "poster") as? ManagedObject)
+        #expect(try poster.value(forKey: "title") as? String == "Map")
+        #expect(try poster.value(forKey: "owner") as? ManagedObject === ann)
         // The row versions are Core Data's: a save goes on from Z_OPT.
         let shelves = try context.fetch(FetchRequest<ManagedObject>(entityName: "Shelf"))
         let b2 = try #require(try shelves.first { try $0.value(forKey: "label") as? String == "B2" })

@@ -163,6 +163,21 @@ import Testing
                 == .entityMismatch(reason: "Book has Z_SUPER 0 where the model's superentity Item is 2"))
     }
 
+    @Test func aOneToOneWhoseSidesDisagreeIsRefused() throws {
+        let source = try ShopStore.write { try $0.execute("UPDATE ZREADER SET ZPOSTER = 1 WHERE Z_PK = 2") }
+        #expect(
+            try Self.refusal(source)
+                == .invalidValue(
+                    table: "ZREADER", column: "ZPOSTER", row: 2,
+                    reason: "names Poster 1, whose owner names Z_PK 1: a one-to-one's two sides disagree"))
+        let oneSided = try ShopStore.write { try $0.execute("UPDATE ZPOSTER SET ZOWNER = NULL WHERE Z_PK = 1") }
+        #expect(
+            try Self.refusal(oneSided)
+                == .invalidValue(
+                    table: "ZREADER", column: "ZPOSTER", row: 1,
+                    reason: "names Poster 1, whose owner names nothing: a one-to-one's two sides disagree"))
+    }
+
     @Test func aMissingExternalFileIsNamed() throws {
         let source = try ShopStore.write()
         let file = URL(fileURLWithPath: source).deletingLastPathComponent()
