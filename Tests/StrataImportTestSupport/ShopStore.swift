@@ -206,6 +206,11 @@ public enum ShopStore {
         return hashes
     }
 
+    /// ``versionHashes(version:)`` as base64, as errors and reports show them.
+    public static func base64Hashes(version: Int) -> [String: String] {
+        versionHashes(version: version).mapValues { $0.base64EncodedString() }
+    }
+
     /// Writes a compiled model directory, `Shop.momd` with the `VersionInfo.plist` `momc` writes
     /// (`NSManagedObjectModel_CurrentVersionName`, `NSManagedObjectModel_VersionHashes`: version name to entity
     /// hashes), here for `Shop` (version 1) and `Shop 2` (version 2) unless told otherwise.
