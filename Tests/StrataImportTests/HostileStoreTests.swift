@@ -52,6 +52,9 @@ import Testing
         #expect(try Self.refusal(joinColumn) == .unknownColumn(table: "Z_2TAGS", column: "Z_FOK_7TAGS"))
         let table = try ShopStore.write { try $0.execute("CREATE TABLE ZGADGET (Z_PK INTEGER PRIMARY KEY)") }
         #expect(try Self.refusal(table) == .unknownTable("ZGADGET"))
+        // `Z<n>_<NAME>` is a to-one's entity column only when NAME is a to-one.
+        let entityColumn = try ShopStore.write { try $0.execute("ALTER TABLE ZREADER ADD COLUMN Z9_NAME INTEGER") }
+        #expect(try Self.refusal(entityColumn) == .unknownColumn(table: "ZREADER", column: "Z9_NAME"))
         let missing = try ShopStore.write { try $0.execute("ALTER TABLE ZPOSTER DROP COLUMN Z_FOK_SHELF") }
         #expect(try Self.refusal(missing) == .missingColumn(table: "ZPOSTER", column: "Z_FOK_SHELF"))
     }
