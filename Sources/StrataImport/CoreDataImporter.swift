@@ -224,7 +224,8 @@ public struct CoreDataImporter {
         }
         if let compiled = compiledVersionHashes {
             let matching = versions.filter { compiled[$0.name] == reader.metadata.versionHashes }
-            guard let version = matching.first else {
+            // Versions that differ only in what Core Data does not hash share hashes: the current one wins.
+            guard let version = matching.first(where: { $0.name == currentVersion }) ?? matching.first else {
                 throw .noMatchingVersion(
                     hashes: hashes,
                     reasons: versions.map { version in

@@ -2,18 +2,18 @@ import Foundation
 
 /// What `Z_METADATA`'s property list says about a Core Data SQLite store: its UUID, type and the model version
 /// hashes it was written with (`NSStoreModelVersionHashes`: entity name to a 32-byte hash).
-public struct CoreDataStoreMetadata: Sendable, Equatable {
+struct CoreDataStoreMetadata: Sendable, Equatable {
     /// `NSStoreUUID`.
-    public var storeUUID: String?
+    var storeUUID: String?
     /// `NSStoreType` (`SQLite` for a store Core Data's SQLite store wrote).
-    public var storeType: String?
+    var storeType: String?
     /// `NSStoreModelVersionHashes`: the version hash of each entity of the model that wrote the store.
-    public var versionHashes: [String: Data]
+    var versionHashes: [String: Data]
     /// `NSStoreModelVersionIdentifiers`, when the property list has them.
-    public var versionIdentifiers: [String]
+    var versionIdentifiers: [String]
 
     /// The hashes as base64, the way error messages and reports show them.
-    public var base64VersionHashes: [String: String] { versionHashes.mapValues { $0.base64EncodedString() } }
+    var base64VersionHashes: [String: String] { versionHashes.mapValues { $0.base64EncodedString() } }
 
     /// Reads the property list of `Z_METADATA`'s row (the one with the highest `Z_VERSION`).
     ///

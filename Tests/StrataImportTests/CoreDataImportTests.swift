@@ -335,6 +335,14 @@ struct PassThroughTransformer: ValueTransformer {
         defer { try? FileManager.default.removeItem(atPath: migrated) }
         let first = try importer.importStore(at: try ShopStore.write(version: 1), into: migrated)
         #expect(first.match == .versionHashes && first.sourceVersion == "Shop" && first.migrated)
+        // Two versions with the same hashes (they differ only in what Core Data does not hash): the current one.
+        importer.compiledVersionHashes = try CoreDataImporter.compiledVersionHashes(
+            at: try ShopStore.writeCompiledModel(versions: [
+                "Shop": ShopStore.versionHashes(version: 2), "Shop 2": ShopStore.versionHashes(version: 2),
+            ]))
+        let shared = Self.destination()
+        defer { try? FileManager.default.removeItem(atPath: shared) }
+        #expect(try importer.importStore(at: try ShopStore.write(version: 2), into: shared).sourceVersion == "Shop 2")
     }
 
     @Test func hashesThatMatchNoVersionOrALayoutThatDoesNotFitAreRefused() throws {
