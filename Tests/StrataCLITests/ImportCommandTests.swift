@@ -11,6 +11,7 @@ import Testing
 
     @Test func aStoreOfTheCurrentVersionIsImported() throws {
         let source = try ShopStore.write(version: 2)
+        defer { ShopStore.remove(source) }
         let store = Self.destination()
         defer { try? FileManager.default.removeItem(atPath: store) }
         let run = try ToolRunner.strata("import", source, "--model", ShopStore.model, store)
@@ -31,6 +32,7 @@ import Testing
 
     @Test func anEarlierVersionIsMigratedAndJSONSaysSo() throws {
         let source = try ShopStore.write(version: 1, leaveWAL: true)
+        defer { ShopStore.remove(source) }
         let store = Self.destination()
         defer { try? FileManager.default.removeItem(atPath: store) }
         let json = try ToolRunner.strata("import", source, "--model", ShopStore.model, store, "--json")
@@ -46,9 +48,13 @@ import Testing
 
     @Test func theCompiledModelMatchesByCoreDatasHashes() throws {
         let source = try ShopStore.write(version: 2)
+        defer { ShopStore.remove(source) }
         let store = Self.destination()
         defer { try? FileManager.default.removeItem(atPath: store) }
         let compiled = try ShopStore.writeCompiledModel()
+        defer {
+            try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: compiled).deletingLastPathComponent().path)
+        }
         let run = try ToolRunner.strata(
             "import", source, "--model", ShopStore.model, "--compiled-model", compiled, store)
         #expect(run.status == 0, "\(run)")
@@ -62,6 +68,7 @@ import Testing
     @Test func refusalsExitWithTheirCodeAndNameWhatIsWrong() throws {
         let store = Self.destination()
         let unknown = try ShopStore.write { try $0.execute("ALTER TABLE ZSHELF ADD COLUMN ZCOLOUR VARCHAR") }
+        defer { ShopStore.remove(unknown) }
         let layout = try ToolRunner.strata("import", unknown, "--model", ShopStore.model, "--version", "Shop", store)
         #expect(layout.status == 8, "\(layout)")
         #expect(layout.standardError.contains("strata import: ZSHELF.ZCOLOUR is no property of the model"))
@@ -71,6 +78,8 @@ import Testing
         #expect(noVersion.standardError.contains("Shop 2: ZSHELF.ZCOLOUR is no property of the model"))
 
         let wrong = try ShopStore.write { try $0.execute("UPDATE ZITEM SET ZPAGES = 'many' WHERE Z_PK = 1") }
+
+        defer { ShopStore.remove(wrong) }
         let value = try ToolRunner.strata("import", wrong, "--model", ShopStore.model, store, "--json")
         #expect(value.status == 4, "\(value)")
         #expect(value.standardError.contains("ZITEM.ZPAGES of row Z_PK 1 holds TEXT where INTEGER is stored"))
@@ -80,6 +89,7 @@ import Testing
 
         let garbage = FileManager.default.temporaryDirectory.appendingPathComponent("junk-\(UUID()).sqlite").path
         try Data(repeating: 7, count: 4096).write(to: URL(fileURLWithPath: garbage))
+        defer { try? FileManager.default.removeItem(atPath: garbage) }
         let notDatabase = try ToolRunner.strata("import", garbage, "--model", ShopStore.model, store)
         #expect(notDatabase.status == 8)
         #expect(notDatabase.standardError.contains("is not an SQLite database"))

@@ -45,7 +45,9 @@ public enum ShopStore {
     public static func write(
         to path: String? = nil, version: Int = 1, leaveWAL: Bool = false, change: ((SQLiteFile) throws -> Void)? = nil
     ) throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shop-\(UUID().uuidString)")
+        let directory =
+            path.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("shop-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = path ?? directory.appendingPathComponent("Shop.sqlite").path
         let file = try SQLiteFile(path: path)
@@ -204,6 +206,19 @@ public enum ShopStore {
             hashes[name] = Data((0..<32).map { UInt8(truncatingIfNeeded: number * 31 + $0 + version * 7) })
         }
         return hashes
+    }
+
+    /// Removes a store ``write(to:version:leaveWAL:change:)`` wrote in a temporary directory of its own, with
+    /// everything beside it (its `-wal`, `_EXTERNAL_DATA`, the original of a WAL copy).
+    public static func remove(_ path: String) {
+        var url = URL(fileURLWithPath: path)
+        while url.pathComponents.count > 1 {
+            url = url.deletingLastPathComponent()
+            if url.lastPathComponent.hasPrefix("shop-") {
+                try? FileManager.default.removeItem(at: url)
+                return
+            }
+        }
     }
 
     /// ``versionHashes(version:)`` as base64, as errors and reports show them.

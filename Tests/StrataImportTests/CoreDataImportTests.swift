@@ -28,6 +28,16 @@ struct PassThroughTransformer: ValueTransformer {
         return (try StrataStore(directory: directory, model: model, configuration: StrataStoreConfiguration()), model)
     }
 
+    /// The hashes ``CoreDataImporter/compiledVersionHashes(at:)`` reads from a compiled model written for the test
+    /// (and removed).
+    static func compiledHashes(versions: [String: [String: Data]]? = nil) throws -> [String: [String: Data]] {
+        let compiled = try ShopStore.writeCompiledModel(versions: versions)
+        defer {
+            try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: compiled).deletingLastPathComponent().path)
+        }
+        return try CoreDataImporter.compiledVersionHashes(at: compiled)
+    }
+
     /// The value a Strata row holds for `attribute`, external blobs read.
     static func value(_ row: StoredRow, _ name: String, in store: StrataStore) throws -> AttributeValue? {
         let attribute = row.entity.attributesByName[name]!
@@ -38,6 +48,7 @@ struct PassThroughTransformer: ValueTransformer {
 
     @Test func everyRowKeepsItsEntityVersionAndToOnesAsSQLiteHoldsThem() throws {
         let source = try ShopStore.write(version: 2)
+        defer { ShopStore.remove(source) }
         let destination = Self.destination()
         defer { try? FileManager.default.removeItem(atPath: destination) }
         let report = try CoreDataImporter(modelAt: ShopStore.model).importStore(at: source, into: destination)
@@ -132,6 +143,7 @@ struct PassThroughTransformer: ValueTransformer {
 
     @Test func everyAttributeTypeComesBackExactly() throws {
         let source = try ShopStore.write(version: 2)
+        defer { ShopStore.remove(source) }
         let destination = Self.destination()
         defer { try? FileManager.default.removeItem(atPath: destination) }
         _ = try CoreDataImporter(modelAt: ShopStore.model).importStore(at: source, into: destination)
@@ -185,6 +197,7 @@ struct PassThroughTransformer: ValueTransformer {
 
     @Test func theObjectGraphReadsTheImportedStore() throws {
         let source = try ShopStore.write(version: 2)
+        defer { ShopStore.remove(source) }
         let destination = Self.destination()
         defer { try? FileManager.default.removeItem(atPath: destination) }
         _ = try CoreDataImporter(modelAt: ShopStore.model).importStore(at: source, into: destination)
@@ -217,6 +230,7 @@ struct PassThroughTransformer: ValueTransformer {
 
     @Test func aStoreWithAWALFileIsReadThroughItAndLeftUntouched() throws {
         let source = try ShopStore.write(version: 2, leaveWAL: true)
+        defer { ShopStore.remove(source) }
         #expect(FileManager.default.fileExists(atPath: source + "-wal"))
         let folder = URL(fileURLWithPath: source).deletingLastPathComponent().path
         let before = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
@@ -241,6 +255,7 @@ struct PassThroughTransformer: ValueTransformer {
 
     @Test func aStoreWithoutWALIsOpenedWhereItLiesAndLeftUntouched() throws {
         let source = try ShopStore.write(version: 2)
+        defer { ShopStore.remove(source) }
         let folder = URL(fileURLWithPath: source).deletingLastPathComponent().path
         let before = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
         let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
@@ -257,6 +272,7 @@ struct PassThroughTransformer: ValueTransformer {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let source = try ShopStore.write(to: folder.appendingPathComponent("My Shop.sqlite").path, version: 2)
+        defer { ShopStore.remove(source) }
         let destination = Self.destination()
         defer { try? FileManager.default.removeItem(atPath: destination) }
         let report = try CoreDataImporter(modelAt: ShopStore.model).importStore(at: source, into: destination)
@@ -273,6 +289,7 @@ struct PassThroughTransformer: ValueTransformer {
                 INSERT INTO ACHANGE VALUES (1, 16001, 1, 0);
                 """)
         }
+        defer { ShopStore.remove(source) }
         let destination = Self.destination()
         defer { try? FileManager.default.removeItem(atPath: destination) }
         let report = try CoreDataImporter(modelAt: ShopStore.model).importStore(at: source, into: destination)
@@ -282,6 +299,7 @@ struct PassThroughTransformer: ValueTransformer {
 
     @Test func anEarlierVersionIsFoundAndMigratedOnTheWayIn() throws {
         let source = try ShopStore.write(version: 1)
+        defer { ShopStore.remove(source) }
         let destination = Self.destination()
         defer { try? FileManager.default.removeItem(atPath: destination) }
         let report = try CoreDataImporter(modelAt: ShopStore.model).importStore(at: source, into: destination)
@@ -304,6 +322,7 @@ struct PassThroughTransformer: ValueTransformer {
 
     @Test func aRequestedVersionIsUsedAndAnUnknownOneRefused() throws {
         let source = try ShopStore.write(version: 1)
+        defer { ShopStore.remove(source) }
         var importer = try CoreDataImporter(modelAt: ShopStore.model)
         importer.requestedVersion = "Shop 3"
         #expect(throws: ImportError.unknownVersion("Shop 3", available: ["Shop", "Shop 2"])) {
@@ -323,36 +342,44 @@ struct PassThroughTransformer: ValueTransformer {
 
     @Test func theCompiledModelsHashesChooseTheVersionExactly() throws {
         let compiled = try ShopStore.writeCompiledModel()
+        defer {
+            try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: compiled).deletingLastPathComponent().path)
+        }
         var importer = try CoreDataImporter(modelAt: ShopStore.model)
         importer.compiledVersionHashes = try CoreDataImporter.compiledVersionHashes(at: compiled)
         let destination = Self.destination()
         defer { try? FileManager.default.removeItem(atPath: destination) }
-        let report = try importer.importStore(at: try ShopStore.write(version: 2), into: destination)
+        let second = try ShopStore.write(version: 2)
+        defer { ShopStore.remove(second) }
+        let report = try importer.importStore(at: second, into: destination)
         #expect(report.match == .versionHashes && report.sourceVersion == "Shop 2" && report.warnings.isEmpty)
         // The plist's own path works too, and version 1's hashes choose version 1 (then migrated).
         importer.compiledVersionHashes = try CoreDataImporter.compiledVersionHashes(at: compiled + "/VersionInfo.plist")
         let migrated = Self.destination()
         defer { try? FileManager.default.removeItem(atPath: migrated) }
-        let first = try importer.importStore(at: try ShopStore.write(version: 1), into: migrated)
+        let earlier = try ShopStore.write(version: 1)
+        defer { ShopStore.remove(earlier) }
+        let first = try importer.importStore(at: earlier, into: migrated)
         #expect(first.match == .versionHashes && first.sourceVersion == "Shop" && first.migrated)
         // Two versions with the same hashes (they differ only in what Core Data does not hash): the current one.
-        importer.compiledVersionHashes = try CoreDataImporter.compiledVersionHashes(
-            at: try ShopStore.writeCompiledModel(versions: [
-                "Shop": ShopStore.versionHashes(version: 2), "Shop 2": ShopStore.versionHashes(version: 2),
-            ]))
+        importer.compiledVersionHashes = try Self.compiledHashes(versions: [
+            "Shop": ShopStore.versionHashes(version: 2), "Shop 2": ShopStore.versionHashes(version: 2),
+        ])
         let shared = Self.destination()
         defer { try? FileManager.default.removeItem(atPath: shared) }
-        #expect(try importer.importStore(at: try ShopStore.write(version: 2), into: shared).sourceVersion == "Shop 2")
+        #expect(try importer.importStore(at: second, into: shared).sourceVersion == "Shop 2")
     }
 
     @Test func hashesThatMatchNoVersionOrALayoutThatDoesNotFitAreRefused() throws {
+        let source = try ShopStore.write()
+        defer { ShopStore.remove(source) }
         var importer = try CoreDataImporter(modelAt: ShopStore.model)
-        importer.compiledVersionHashes = try CoreDataImporter.compiledVersionHashes(
-            at: try ShopStore.writeCompiledModel(versions: ["Shop": ShopStore.versionHashes(version: 5)]))
+        importer.compiledVersionHashes = try Self.compiledHashes(versions: ["Shop": ShopStore.versionHashes(version: 5)]
+        )
         guard
             case .noMatchingVersion(_, let reasons) = try #require(
                 throws: ImportError.self,
-                performing: { try importer.importStore(at: try ShopStore.write(), into: Self.destination()) })
+                performing: { try importer.importStore(at: source, into: Self.destination()) })
         else { throw Failure("not refused as no matching version") }
         #expect(
             reasons == [
@@ -360,11 +387,11 @@ struct PassThroughTransformer: ValueTransformer {
                 "Shop 2: the compiled model has no hashes for it",
             ])
         // Hashes say version 2, the tables are version 1's: the layout is still checked.
-        importer.compiledVersionHashes = try CoreDataImporter.compiledVersionHashes(
-            at: try ShopStore.writeCompiledModel())
+        importer.compiledVersionHashes = try Self.compiledHashes()
         let mislabeled = try ShopStore.write(version: 1) { file in
             try file.run("UPDATE Z_METADATA SET Z_PLIST = ?", [.blob(Array(try ShopStore.metadata(version: 2)))])
         }
+        defer { ShopStore.remove(mislabeled) }
         #expect(throws: ImportError.missingColumn(table: "ZTAG", column: "ZCOLOR")) {
             try importer.importStore(at: mislabeled, into: Self.destination())
         }
@@ -388,6 +415,7 @@ struct PassThroughTransformer: ValueTransformer {
 
     @Test func progressReachesEveryRow() throws {
         let source = try ShopStore.write(version: 2)
+        defer { ShopStore.remove(source) }
         let destination = Self.destination()
         defer { try? FileManager.default.removeItem(atPath: destination) }
         var importer = try CoreDataImporter(modelAt: ShopStore.model)

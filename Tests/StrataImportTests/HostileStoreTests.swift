@@ -9,6 +9,7 @@ import Testing
     /// Imports `source` (asking for `version`, when given) and returns the error, checking that no store (nor a
     /// partial `.importing` one) is left.
     static func refusal(_ source: String, version: String? = "Shop") throws -> ImportError? {
+        defer { ShopStore.remove(source) }
         var importer = try CoreDataImporter(modelAt: ShopStore.model)
         importer.requestedVersion = version
         importer.currentVersion = "Shop"
@@ -128,6 +129,7 @@ import Testing
     @Test func aFileThatIsNoDatabaseIsRefused() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("garbage-\(UUID()).sqlite").path
         try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
         guard case .notADatabase(let named, let reason)? = try Self.refusal(path) else {
             Issue.record("not refused")
             return
@@ -183,6 +185,7 @@ import Testing
 
     @Test func aMissingExternalFileIsNamed() throws {
         let source = try ShopStore.write()
+        defer { ShopStore.remove(source) }
         let file = URL(fileURLWithPath: source).deletingLastPathComponent()
             .appendingPathComponent(".Shop_SUPPORT/_EXTERNAL_DATA/\(ShopStore.externalUUID)").path
         try FileManager.default.removeItem(atPath: file)
@@ -191,6 +194,7 @@ import Testing
 
     @Test func anExistingDestinationIsNotOverwritten() throws {
         let source = try ShopStore.write()
+        defer { ShopStore.remove(source) }
         let destination = CoreDataImportTests.destination()
         try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: destination) }

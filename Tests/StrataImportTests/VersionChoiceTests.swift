@@ -23,6 +23,11 @@ import Testing
         return directory.path
     }
 
+    /// Removes a bundle ``bundle(current:_:)`` wrote.
+    static func removeBundle(_ path: String) {
+        try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent())
+    }
+
     /// Shelf.label required: no trace in the tables.
     static func requiredLabel(_ xml: String) -> String {
         xml.replacingOccurrences(
@@ -43,14 +48,17 @@ import Testing
 
     @Test func versionsTheTablesCannotTellApartAreAmbiguousUnlessOneIsCurrent() throws {
         let model = try Self.bundle(current: "C", ["A": { $0 }, "B": Self.requiredLabel, "C": Self.withColor])
+        defer { Self.removeBundle(model) }
         #expect(try String(contentsOfFile: model + "/C.xcdatamodel/contents", encoding: .utf8).contains("color"))
         let source = try ShopStore.write(version: 1)
+        defer { ShopStore.remove(source) }
         #expect(
             throws: ImportError.ambiguousVersion(candidates: ["A", "B"], hashes: ShopStore.base64Hashes(version: 1))
         ) {
             try CoreDataImporter(modelAt: model).importStore(at: source, into: CoreDataImportTests.destination())
         }
         let current = try Self.bundle(current: "B", ["A": { $0 }, "B": Self.requiredLabel, "C": Self.withColor])
+        defer { Self.removeBundle(current) }
         let destination = CoreDataImportTests.destination()
         defer { try? FileManager.default.removeItem(atPath: destination) }
         let report = try CoreDataImporter(modelAt: current).importStore(at: source, into: destination)
@@ -72,16 +80,19 @@ import Testing
                             + #"        <attribute name="sku""#)
                 },
             ])
+        defer { Self.removeBundle(model) }
         #expect(
             try String(contentsOfFile: model + "/Strict.xcdatamodel/contents", encoding: .utf8).contains(
                 #"<attribute name="name" attributeType="String"/>"#))
         let destination = CoreDataImportTests.destination()
+        let earlier = try ShopStore.write(version: 1)
+        defer { ShopStore.remove(earlier) }
         guard
             case .migrationFailed(let reason) = try #require(
                 throws: ImportError.self,
                 performing: {
                     try CoreDataImporter(modelAt: model).importStore(
-                        at: try ShopStore.write(version: 1), into: destination)
+                        at: earlier, into: destination)
                 })
         else { throw Failure("not refused as a failed migration") }
         #expect(reason.hasPrefix("from Shop to Strict: "))
