@@ -3,6 +3,8 @@
 // Strata: Core Data for every platform Swift runs on.
 // Modules by layer, dependencies pointing down (see ARCHITECTURE in the team docs):
 //   CLZ4, CCRC32C -> StrataFormat -> StrataIO -> StrataStorage -> Strata -> strata (CLI)
+// StrataImport (reading Core Data's SQLite stores, over CSQLite: Debian's libsqlite3-dev) sits beside the CLI, above
+// Strata: the core library never links SQLite. Only StrataImport, the CLI and the import tests import CSQLite.
 // StrataLock (the one lock) sits below StrataIO, StrataQuery and everything above them.
 // Fuzz/ and Benchmarks/ are nested packages so the library never depends on what only they need.
 //
@@ -24,6 +26,7 @@ let package = Package(
         .library(name: "StrataIO", targets: ["StrataIO"]),
         .library(name: "StrataWorkload", targets: ["StrataWorkload"]),
         .library(name: "StrataQuery", targets: ["StrataQuery"]),
+        .library(name: "StrataImport", targets: ["StrataImport"]),
         .executable(name: "strata", targets: ["strata"]),
     ],
     dependencies: [
@@ -37,6 +40,12 @@ let package = Package(
             path: "Sources/CLZ4",
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Sources/CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         // CRC-32C through the CPU's CRC instructions (C, because Swift has no access to target intrinsics); the
         // table-driven Swift code in StrataFormat is the fallback and the reference.
@@ -60,12 +69,14 @@ let package = Package(
         // The predicate language (NSPredicate format strings, evaluation in memory, sort keys): Foundation and
         // StrataLock only, so that the object graph and the store can both use it.
         .target(name: "StrataQuery", dependencies: ["StrataLock"]),
+        // `strata import`: a Core Data SQLite store (Z-tables, metadata plist, external binaries) into a Strata store.
+        .target(name: "StrataImport", dependencies: ["Strata", "CSQLite"]),
         // The company workload of WORKLOAD.md (exact data generator), shared by the demo and Benchmarks/.
         .target(name: "StrataWorkload"),
         .executableTarget(
             name: "strata",
             dependencies: [
-                "Strata", "StrataFormat", "StrataStorage", "StrataWorkload",
+                "Strata", "StrataFormat", "StrataImport", "StrataStorage", "StrataWorkload",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -95,11 +106,18 @@ let package = Package(
         .testTarget(name: "StrataWorkloadTests", dependencies: ["StrataWorkload"]),
         .testTarget(name: "StrataQueryTests", dependencies: ["StrataQuery"]),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataLock", "StrataTestSupport"]),
+        // Builds SQLite files as Core Data lays them out (through the SQLite C API) and imports them.
+        .target(
+            name: "StrataImportTestSupport", dependencies: ["CSQLite", "StrataImport"],
+            path: "Tests/StrataImportTestSupport"),
+        .testTarget(name: "StrataImportTests", dependencies: ["Strata", "StrataImport", "StrataImportTestSupport"]),
         // Runs the built `strata` binary as a subprocess (fsck, compact, info, dump and their exit codes), on
         // engine stores and on stores of the object graph built through Strata.
         .testTarget(
             name: "StrataCLITests",
-            dependencies: ["strata", "Strata", "StrataFormat", "StrataStorage", "StrataTestSupport"]
+            dependencies: [
+                "strata", "Strata", "StrataFormat", "StrataImportTestSupport", "StrataStorage", "StrataTestSupport",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -28,7 +28,7 @@ struct StrataCommand: ParsableCommand {
         abstract: "Strata: Core Data for every platform Swift runs on, over its own crash-safe storage engine.",
         subcommands: [
             DemoCommand.self, FsckCommand.self, CompactCommand.self, InfoCommand.self, DumpCommand.self,
-            GenerateCommand.self, MigrateCommand.self,
+            GenerateCommand.self, MigrateCommand.self, ImportCommand.self,
         ]
     )
 

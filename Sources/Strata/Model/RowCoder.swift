@@ -16,7 +16,7 @@ import StrataFormat
 /// | binary data | `bytes` (a `blobReference` is the store's to resolve first) |
 /// | UUID | `uuid` |
 /// | URI | `uri`: `absoluteString` (a relative URL comes back absolute) |
-/// | transformable | `bytes`: the value transformer's output |
+/// | transformable | `bytes`: the value transformer's output (a `.data` value is taken as that output already) |
 /// | nil | `null` |
 ///
 /// A blob reference reaching ``value(from:of:transformers:)`` throws
@@ -255,6 +255,10 @@ public struct RowCoder: Sendable {
         case (.binaryData, .data(let data)): return .bytes(Array(data))
         case (.uuid, .uuid(let uuid)): return .uuid(uuid.bigEndianNumber)
         case (.uri, .uri(let url)): return .uri(url.absoluteString)
+        case (.transformable, .data(let data)):
+            // Bytes a transformer wrote elsewhere (an import of Core Data's stored bytes): kept as they are. The
+            // object graph never hands a transformable `.data` (key-value coding boxes every value as `.object`).
+            return .bytes(Array(data))
         case (.transformable, .object(let object)):
             let name = attribute.valueTransformerName ?? ""
             guard let transformer = transformers.transformer(named: name) else {

@@ -190,14 +190,14 @@ public final class InMemoryStore: PersistentStore, RowCacheSharing {
                 table.nextRowID = max(table.nextRowID, rowID + 1)
                 state.tables[Self.key(insert.entity)] = table
                 result.insertedRowIDs.append(rowID)
-                result.insertedVersions.append(1)
+                result.insertedVersions.append(insert.version)
             }
             func resolve(_ references: [ObjectReference?]) -> [StoredReference?] {
                 references.map { $0?.resolved(in: changes, insertedRowIDs: result.insertedRowIDs) }
             }
             for (insert, rowID) in zip(changes.inserts, result.insertedRowIDs) {
                 state.tables[Self.key(insert.entity)]!.rows[rowID] = StoredRow(
-                    entity: insert.entity, version: 1, values: insert.values,
+                    entity: insert.entity, version: insert.version, values: insert.values,
                     references: insert.references.isEmpty ? nil : resolve(insert.references))
             }
             for update in changes.updates {

@@ -48,6 +48,30 @@ public struct StoreChanges: Sendable {
         public var rowID: UInt64?
         /// The to-ones' values, by ``RelationshipDescription/toOneIndex``.
         public var references: [ObjectReference?] = []
+        /// The version the row is written with: 1 for a new object; an import keeps the version the row had in
+        /// the store it comes from (Core Data's `Z_OPT`), so that optimistic locking goes on from there.
+        public var version: UInt64 = 1
+
+        /// An insert.
+        ///
+        /// - Parameters:
+        ///   - entity: the new object's concrete entity.
+        ///   - values: the entity's persistent attribute values, in storage order.
+        ///   - rowID: a row ID obtained earlier, or any row ID the table does not hold; nil to let the store
+        ///     allocate one.
+        ///   - references: the to-ones' values, by ``RelationshipDescription/toOneIndex``.
+        ///   - version: the row's version, at least 1.
+        public init(
+            entity: EntityDescription, values: [AttributeValue?], rowID: UInt64?, references: [ObjectReference?] = [],
+            version: UInt64 = 1
+        ) {
+            precondition(version >= 1, "row versions start at 1")
+            self.entity = entity
+            self.values = values
+            self.rowID = rowID
+            self.references = references
+            self.version = version
+        }
     }
 
     /// A changed object: the values it now has, and the version it was read at.
@@ -77,6 +101,18 @@ public struct StoreChanges: Sendable {
         public var source: ObjectReference
         /// Every member, in order for an ordered relationship.
         public var members: [ObjectReference]
+
+        /// The membership of `source`'s `relationship`.
+        ///
+        /// - Parameters:
+        ///   - relationship: a to-many kept in a join table.
+        ///   - source: the object whose relationship it is.
+        ///   - members: every member, in order for an ordered relationship.
+        public init(relationship: RelationshipDescription, source: ObjectReference, members: [ObjectReference]) {
+            self.relationship = relationship
+            self.source = source
+            self.members = members
+        }
     }
 
     /// A deleted object.
@@ -124,7 +160,8 @@ public struct StoreChanges: Sendable {
 public struct StoreSaveResult: Sendable {
     /// The row ID of each insert, in the order of ``StoreChanges/inserts``.
     public var insertedRowIDs: [UInt64]
-    /// The version of each inserted row (always 1), in the order of ``StoreChanges/inserts``.
+    /// The version of each inserted row (``StoreChanges/Insert/version``: 1 unless an import says otherwise), in
+    /// the order of ``StoreChanges/inserts``.
     public var insertedVersions: [UInt64]
     /// The new version of each updated row (its expected version plus one), in the order of ``StoreChanges/updates``.
     public var updatedVersions: [UInt64]

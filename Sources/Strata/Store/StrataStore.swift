@@ -408,7 +408,8 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
 
     /// Applies the changes in one engine transaction: all of them or, when it throws, none.
     ///
-    /// Every expected version is checked first. Inserts get version 1; updates get their expected version
+    /// Every expected version is checked first. Inserts get their ``StoreChanges/Insert/version`` (1 unless an
+    /// import keeps a source row's version); updates get their expected version
     /// plus one. Binary values of attributes that allow external storage and reach the engine's blob threshold
     /// are stored as blobs; the blobs of replaced values and of deleted rows are deleted with them.
     ///
@@ -481,7 +482,8 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                 }
                 for (index, insert) in changes.inserts.enumerated() {
                     let (bytes, external) = try encode(
-                        insert.values, references: resolve(insert.references), of: insert.entity, version: 1,
+                        insert.values, references: resolve(insert.references), of: insert.entity,
+                        version: insert.version,
                         previous: nil, txn: txn)
                     result.insertedExternalReferences.append(external)
                     let table = table(for: insert.entity)
@@ -493,7 +495,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                         result.insertedRowIDs.append(try txn.insert(bytes, into: table).rawValue)
                         writes.add(1, ordering: .relaxed)
                     }
-                    result.insertedVersions.append(1)
+                    result.insertedVersions.append(insert.version)
                 }
                 for (index, update) in changes.updates.enumerated() {
                     let version = update.expectedVersion + 1
