@@ -105,7 +105,11 @@ let package = Package(
         ),
         .testTarget(name: "StrataWorkloadTests", dependencies: ["StrataWorkload"]),
         .testTarget(name: "StrataQueryTests", dependencies: ["StrataQuery"]),
-        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataLock", "StrataTestSupport"]),
+        // The other process of the remote-change tests: saves through a coordinator of its own
+        // (Tests/StrataTests/RemoteChangeTests.swift).
+        .executableTarget(name: "StrataGraphWriter", dependencies: ["Strata"], path: "Tests/StrataGraphWriter"),
+        .testTarget(
+            name: "StrataTests", dependencies: ["Strata", "StrataLock", "StrataTestSupport", "StrataGraphWriter"]),
         // Builds SQLite files as Core Data lays them out (through the SQLite C API) and imports them.
         .target(
             name: "StrataImportTestSupport", dependencies: ["CSQLite", "StrataImport"],

@@ -9,11 +9,11 @@ import StrataLock
 /// store tells the group after each save; with a single coordinator attached (the usual case) that costs
 /// nothing.
 final class RowCacheGroup: Sendable {
-    private struct Member {
+    fileprivate struct Member {
         weak var cache: RowCache?
     }
 
-    private let members = Lock<[Member]>([])
+    fileprivate let members = Lock<[Member]>([])
 
     /// Attaches a coordinator's cache.
     func attach(_ cache: RowCache) {
@@ -42,6 +42,18 @@ final class RowCacheGroup: Sendable {
             keys.append(RowCache.Key(store: store, entity: delete.entity, rowID: delete.rowID))
         }
         for cache in caches { cache.invalidate(keys) }
+    }
+}
+
+extension RowCacheGroup {
+    /// Forgets these rows in every attached cache, however many there are: another process changed them.
+    func invalidateEverywhere(_ keys: [RowCache.Key]) {
+        for cache in members.withLock({ $0.compactMap(\.cache) }) { cache.invalidate(keys) }
+    }
+
+    /// Forgets every row of a store in every attached cache: another process changed rows it cannot name.
+    func invalidateEverywhere(store: UUID) {
+        for cache in members.withLock({ $0.compactMap(\.cache) }) { cache.invalidate(store: store) }
     }
 }
 

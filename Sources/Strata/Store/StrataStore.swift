@@ -1,5 +1,6 @@
 import Foundation
 import StrataFormat
+import StrataLock
 import StrataStorage
 import Synchronization
 
@@ -20,6 +21,12 @@ public struct StrataStoreConfiguration: Sendable {
     /// Whether every save records a transaction in the store's persistent history (Core Data's
     /// `NSPersistentHistoryTrackingKey`; default false). Once a store has history, it keeps recording it.
     public var recordsPersistentHistory = false
+
+    /// How often the store looks for commits other processes made, so that its remote-change observers hear of
+    /// them even while this process neither reads nor writes (Core Data's
+    /// `NSPersistentStoreRemoteChangeNotificationPostOptionKey`); nil (the default): only when this process reads
+    /// or writes. Each look costs one 32-byte read when nothing changed.
+    public var remoteChangePollingInterval: Duration? = nil
 }
 
 /// The persistent store on the Strata storage engine: a directory on disk.
@@ -51,6 +58,11 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     let rowCacheGroup: RowCacheGroup
     let model: ManagedObjectModel
     private let tables: [ObjectIdentifier: TableID]
+    /// The root entity of each entity table, for forgetting rows other processes changed.
+    let rootEntitiesByTable: [TableID: EntityDescription]
+    let remoteChangeObservers = Lock<[RemoteChangeObservation: @Sendable (PersistentStoreRemoteChange) -> Void]>([:])
+    /// The timer of ``StrataStoreConfiguration/remoteChangePollingInterval``, cancelled at close.
+    let remoteChangePoller = Lock<RemoteChangePoller?>(nil)
     /// The join tables of relationships kept in them, by table name.
     let joinTables: [String: TableID]
     /// The secondary indexes relationships are read through, by name (``relationshipIndexes(of:)``).
@@ -103,7 +115,6 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                 stored = try Self.decodeMetadata(bytes)
             }
             if let hash = stored[PersistentStoreMetadataKey.modelVersionHash], hash != model.versionHash {
-                try? OpenEngines.shared.close(engine, directory: directory)
                 throw ObjectGraphError.incompatibleModel(storeHash: hash, modelHash: model.versionHash)
             }
             let roots = model.entities.filter { $0.superentity == nil }
@@ -115,11 +126,18 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                 txn -> ([String: String], [ObjectIdentifier: TableID], [String: TableID], [String: IndexID], TableID?)
                 in
                 var metadata = stored
-                if metadata.isEmpty {
-                    guard txn.table(named: Self.metadataTable) == nil else {
+                // Another process may have created the store since the snapshot: the transaction sees its metadata.
+                if metadata.isEmpty, let table = txn.table(named: Self.metadataTable) {
+                    guard let bytes = try txn.row(RowID(1), in: table) else {
                         throw StorageError.corruption(
                             file: Self.metadataTable, offset: 1, reason: "the store's metadata row is missing")
                     }
+                    metadata = try Self.decodeMetadata(bytes)
+                    if let hash = metadata[PersistentStoreMetadataKey.modelVersionHash], hash != model.versionHash {
+                        throw ObjectGraphError.incompatibleModel(storeHash: hash, modelHash: model.versionHash)
+                    }
+                }
+                if metadata.isEmpty {
                     metadata = [
                         PersistentStoreMetadataKey.storeType: PersistentStoreType.strata.description,
                         PersistentStoreMetadataKey.storeUUID: UUID().uuidString,
@@ -169,17 +187,28 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                 tables[ObjectIdentifier(entity)] = created.1[ObjectIdentifier(entity.rootEntity)]
             }
             self.tables = tables
+            var rootEntitiesByTable: [TableID: EntityDescription] = [:]
+            for root in roots { rootEntitiesByTable[created.1[ObjectIdentifier(root)]!] = root }
+            self.rootEntitiesByTable = rootEntitiesByTable
             guard let identifier = UUID(uuidString: metadata[PersistentStoreMetadataKey.storeUUID] ?? "") else {
-                try? OpenEngines.shared.close(engine, directory: directory)
                 throw ObjectGraphError.storage(
                     .corruption(file: Self.metadataTable, offset: 1, reason: "the store's UUID is missing or malformed")
                 )
             }
             self.identifier = identifier
+        } catch let error as ObjectGraphError {
+            try? OpenEngines.shared.close(engine, directory: directory)
+            throw error
         } catch let error as StorageError {
             try? OpenEngines.shared.close(engine, directory: directory)
             throw ObjectGraphError.storage(error)
         }
+        engine.onExternalCommits { [weak self] commits in self?.takeIn(commits) }
+        if let interval = configuration.remoteChangePollingInterval { startPollingForRemoteChanges(every: interval) }
+    }
+
+    deinit {
+        remoteChangePoller.withLock { $0?.cancel() }
     }
 
     // MARK: - Metadata
@@ -622,6 +651,10 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     ///
     /// - Throws: ``ObjectGraphError/storage(_:)`` when the final checkpoint or closing fails.
     public func close() throws {
+        remoteChangePoller.withLock { poller in
+            poller?.cancel()
+            poller = nil
+        }
         do { try OpenEngines.shared.close(engine, directory: directory) } catch let error as StorageError {
             throw ObjectGraphError.storage(error)
         }

@@ -1,0 +1,78 @@
+import Foundation
+import StrataStorage
+
+/// Several processes on one store (FORMAT.md §11): the engine takes in other processes' commits whenever this
+/// process reads or writes; the store then forgets the rows they changed in every coordinator's row cache, and
+/// tells its remote-change observers.
+extension StrataStore {
+    /// Calls `handler` whenever this store takes in commits another process made (at the next fetch, fault, save or
+    /// ``checkForRemoteChanges()`` after them, or within ``StrataStoreConfiguration/remoteChangePollingInterval``).
+    /// `handler` runs on the thread that noticed; hop to a context's queue before touching its objects.
+    ///
+    /// For example:
+    ///
+    ///     let observation = store.addRemoteChangeObserver { change in
+    ///         Task { @MainActor in try merge(after: lastToken, until: change.historyToken) }
+    ///     }
+    ///
+    /// - Returns: the registration, for ``removeRemoteChangeObserver(_:)``.
+    @discardableResult
+    public func addRemoteChangeObserver(
+        _ handler: @escaping @Sendable (PersistentStoreRemoteChange) -> Void
+    ) -> RemoteChangeObservation {
+        let observation = RemoteChangeObservation(id: UUID())
+        remoteChangeObservers.withLock { $0[observation] = handler }
+        return observation
+    }
+
+    /// Stops calling the observer registered as `observation`.
+    public func removeRemoteChangeObserver(_ observation: RemoteChangeObservation) {
+        remoteChangeObservers.withLock { $0[observation] = nil }
+    }
+
+    /// Takes in whatever other processes committed since this process last looked (one 32-byte read when they
+    /// committed nothing), telling the observers if they did.
+    public func checkForRemoteChanges() {
+        _ = engine.snapshot()
+    }
+
+    /// Forgets, in every coordinator's cache, the rows other processes changed (all of this store's rows when the
+    /// engine cannot name them), then tells the observers. Registered with the engine once per store.
+    func takeIn(_ commits: ExternalCommits) {
+        if commits.isComplete {
+            var keys: [RowCache.Key] = []
+            for (table, rows) in commits.rows {
+                guard let root = rootEntitiesByTable[table] else { continue }
+                for row in rows { keys.append(RowCache.Key(store: identifier, entity: root, rowID: row.rawValue)) }
+            }
+            rowCacheGroup.invalidateEverywhere(keys)
+        } else {
+            rowCacheGroup.invalidateEverywhere(store: identifier)
+        }
+        let observers = remoteChangeObservers.withLock { Array($0.values) }
+        guard !observers.isEmpty else { return }
+        let change = PersistentStoreRemoteChange(
+            storeIdentifier: identifier, historyToken: historyTable == nil ? nil : try? currentHistoryToken())
+        for observer in observers { observer(change) }
+    }
+
+    /// Looks for other processes' commits every `interval` while the store is alive.
+    func startPollingForRemoteChanges(every interval: Duration) {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
+        let (seconds, attoseconds) = interval.components
+        let nanoseconds = max(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000), 1_000_000)
+        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
+        timer.setEventHandler { [weak self] in self?.checkForRemoteChanges() }
+        timer.resume()
+        let poller = RemoteChangePoller(timer: timer)
+        remoteChangePoller.withLock { $0 = poller }
+    }
+}
+
+/// The timer that looks for remote changes. Dispatch sources may be resumed and cancelled from any thread, which
+/// their Linux overlay does not declare.
+struct RemoteChangePoller: @unchecked Sendable {
+    let timer: any DispatchSourceTimer
+
+    func cancel() { timer.cancel() }
+}
