@@ -188,7 +188,7 @@ public final class InMemoryFileSystem: FileSystem {
                     return node
                 }
                 return InMemoryFileLock(fileSystem: self, node: node, path: path)
-            } catch where waiting && error.code == .wouldBlock {
+            } catch  where waiting && error.code == .wouldBlock {
                 usleep(100)
             }
         }

@@ -15,7 +15,8 @@ import Testing
         let coordinator = PersistentStoreCoordinator(model: RemoteNotes.model)
         let store = try #require(
             try coordinator.addPersistentStore(
-                .strata(directory: directory, configuration: RemoteNotes.configuration(pollingEvery: .milliseconds(20))))
+                .strata(directory: directory, configuration: RemoteNotes.configuration(pollingEvery: .milliseconds(20)))
+            )
                 as? StrataStore)
         let heard = Lock<[PersistentStoreRemoteChange]>([])
         store.addRemoteChangeObserver { change in heard.withLock { $0.append(change) } }
@@ -47,7 +48,8 @@ import Testing
         #expect(transactions.count == 3)
         #expect(transactions.allSatisfy { $0.author == "writer" })
         for transaction in transactions {
-            try ManagedObjectContext.mergeChanges(fromRemoteContextSave: transaction.objectIDNotification(), into: [viewer])
+            try ManagedObjectContext.mergeChanges(
+                fromRemoteContextSave: transaction.objectIDNotification(), into: [viewer])
         }
         #expect(try note.value(forKey: "counter") as? Int64 == 3)
         try other.refresh(otherNote, mergeChanges: false)
@@ -87,7 +89,8 @@ import Testing
 
     /// `StrataGraphWriter`, built next to the test binary (a dependency of StrataTests).
     static func locateWriter() throws -> String {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent()
         for _ in 0..<4 {
             let candidate = directory.appendingPathComponent("StrataGraphWriter").path
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
