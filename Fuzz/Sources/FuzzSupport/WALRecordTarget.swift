@@ -3,7 +3,8 @@ import StrataFormat
 /// FuzzWALRecord: a whole WAL file image through every WAL decoder.
 ///
 /// Input: `mode:u8` then the file's bytes. Mode bit 0 re-checksums every record (walked by its length field),
-/// bit 1 the file header, so that mutations reach the payload decoders. For every record that decodes:
+/// bit 1 the file header, so that mutations reach the payload decoders; bit 2 reseals the first 32 bytes as a commit
+/// notice (FORMAT.md §11.2), which ``checkCommitNotice(_:resealed:)`` decodes apart from the log. For every record that decodes:
 /// `WALRecord.decodeHeader`, `verify`, then `WALOperation.decodeAll` (operations) or `WALCommit.decode`
 /// (commit), each operation also one by one with `WALOperation.decode(from:)`.
 ///
@@ -16,6 +17,25 @@ public func fuzzWALRecord(_ data: UnsafeRawBufferPointer) {
     let headerSalt = Reseal.walSalt(file) ?? 0
     if mode & 1 != 0 { Reseal.walRecords(&file, from: min(file.count, WALFormat.fileHeaderSize), salt: headerSalt) }
     file.withUnsafeBytes { bytes in checkWALFile(bytes, headerSalt: headerSalt) }
+    checkCommitNotice(file, resealed: mode & 4 != 0)
+}
+
+/// The commit notice beside the log (FORMAT.md §11.2): the input's first 32 bytes read as one (resealed, with the
+/// magic and a valid checksum, when asked, so that the fields themselves are fuzzed). A notice that decodes must
+/// encode back to its bytes; anything else must decode to nil, never trap.
+func checkCommitNotice(_ input: [UInt8], resealed: Bool) {
+    var bytes = Array(input.prefix(CommitNotice.size))
+    if resealed, bytes.count == CommitNotice.size {
+        bytes.replaceSubrange(0..<4, with: CommitNotice.magic)
+        let crc = CRC32C.mask(CRC32C.checksum(Array(bytes[0..<(CommitNotice.size - 4)])))
+        bytes.replaceSubrange(
+            (CommitNotice.size - 4)..., with: (0..<4).map { UInt8(truncatingIfNeeded: crc >> (8 * $0)) })
+    }
+    guard let notice = CommitNotice.decode(bytes) else {
+        fuzzCheck(!resealed || bytes.count < CommitNotice.size, "a resealed commit notice did not decode")
+        return
+    }
+    fuzzCheck(notice.encoded() == bytes, "commit notice does not encode back to its bytes")
 }
 
 func checkWALFile(_ bytes: UnsafeRawBufferPointer, headerSalt: UInt32) {
