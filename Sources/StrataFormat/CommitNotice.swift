@@ -42,15 +42,17 @@ public struct CommitNotice: Sendable, Equatable {
     /// Decodes a notice; nil for anything else (too short, another magic, a checksum that does not match): a stale
     /// or torn notice is normal after a crash, and only means "read the log".
     public static func decode(_ bytes: [UInt8]) -> CommitNotice? {
-        guard bytes.count >= size, bytes.starts(with: magic) else { return nil }
-        return bytes.withUnsafeBytes { raw -> CommitNotice? in
-            var reader = ByteReader(UnsafeRawBufferPointer(rebasing: raw[0..<size]), readerIndex: 4)
-            guard let sequence = try? reader.readUInt64LE(), let last = try? reader.readUInt64LE(),
-                let start = try? reader.readUInt64LE(),
-                let stored = try? reader.readUInt32LE(),
-                CRC32C.unmask(stored) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<(size - 4)]))
-            else { return nil }
-            return CommitNotice(sequence: sequence, lastCommitLSN: last, logStartLSN: start)
-        }
+        bytes.withUnsafeBytes { decode($0) }
+    }
+
+    /// ``decode(_:)-([UInt8])`` of bytes in place (a mapping of the file).
+    public static func decode(_ bytes: UnsafeRawBufferPointer) -> CommitNotice? {
+        guard bytes.count >= size, bytes.prefix(4).elementsEqual(magic) else { return nil }
+        var reader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[0..<size]), readerIndex: 4)
+        guard let sequence = try? reader.readUInt64LE(), let last = try? reader.readUInt64LE(),
+            let start = try? reader.readUInt64LE(), let stored = try? reader.readUInt32LE(),
+            CRC32C.unmask(stored) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<(size - 4)]))
+        else { return nil }
+        return CommitNotice(sequence: sequence, lastCommitLSN: last, logStartLSN: start)
     }
 }

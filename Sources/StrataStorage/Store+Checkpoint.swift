@@ -121,8 +121,8 @@ extension Store {
             wal.replace(with: handle, salt: salt, endOffset: UInt64(WALFormat.fileHeaderSize))
             position = LogPosition(
                 file: identity, header: WALFileHeader(storeID: header.storeID, startLSN: startLSN, salt: salt),
-                committedEnd: UInt64(WALFormat.fileHeaderSize))
-            position.notice = postNotice(lastCommitLSN: startLSN - 1, logStartLSN: startLSN)
+                committedEnd: UInt64(WALFormat.fileHeaderSize), noticeMapping: position.noticeMapping)
+            postNotice(&position, lastCommitLSN: startLSN - 1, logStartLSN: startLSN)
         }
         shared.withLock { $0.directorySyncPending = true }
         try syncDirectoryIfPending()

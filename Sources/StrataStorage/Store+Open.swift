@@ -259,9 +259,9 @@ extension Store {
             // A crash may have left a notice naming commits the log lost, or a torn one: make it this log's.
             follower.withLock { position in
                 let lsn = shared.withLock { $0.latest.lsn }
-                let notice = readNotice()
+                let notice = readNotice(&position)
                 if notice?.lastCommitLSN != lsn || notice?.logStartLSN != position.header.startLSN {
-                    position.notice = postNotice(lastCommitLSN: lsn, logStartLSN: position.header.startLSN)
+                    postNotice(&position, lastCommitLSN: lsn, logStartLSN: position.header.startLSN)
                 }
             }
         }

@@ -169,7 +169,7 @@ public final class Store: Sendable {
             let epoch = try wal.append(bytes, lastLSN: commitLSN)
             position.committedEnd = wal.size
             position.file.size = position.committedEnd
-            position.notice = postNotice(lastCommitLSN: commitLSN, logStartLSN: position.header.startLSN)
+            postNotice(&position, lastCommitLSN: commitLSN, logStartLSN: position.header.startLSN)
             shared.withLock {
                 $0.latest = committed
                 $0.unacknowledged.append(committed)
@@ -212,7 +212,7 @@ public final class Store: Sendable {
             let durable = try wal.repair()
             position.committedEnd = wal.size
             position.file.size = position.committedEnd
-            position.notice = postNotice(lastCommitLSN: durable, logStartLSN: position.header.startLSN)
+            postNotice(&position, lastCommitLSN: durable, logStartLSN: position.header.startLSN)
             return durable
         }
         shared.withLock { shared in

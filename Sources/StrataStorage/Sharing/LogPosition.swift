@@ -12,4 +12,7 @@ struct LogPosition {
     var committedEnd: UInt64
     /// The commit notice read when this open last read the log: while the notice stays the same, nothing changed.
     var notice: CommitNotice? = nil
+    /// The first bytes of the writer lock file, mapped once it holds a notice: reading the notice is then a memory
+    /// read (the mapping is shared, so it shows every write to the file).
+    var noticeMapping: FileMapping? = nil
 }

@@ -58,7 +58,7 @@ extension Store {
     private func catchUp(
         _ position: inout LogPosition, writing: Bool, trustingNotice: Bool
     ) throws -> ExternalCommits? {
-        let notice = readNotice()
+        let notice = readNotice(&position)
         if writing {
             try followRootRecordsWithoutNewLog()
         } else if let notice, notice == position.notice {
@@ -87,25 +87,31 @@ extension Store {
         return found
     }
 
-    /// The commit notice, if it decodes (a stale or torn one is no error: the log says the rest).
-    func readNotice() -> CommitNotice? {
+    /// The commit notice, if it decodes (a stale or torn one is no error: the log says the rest): read through a
+    /// mapping of the file once it is long enough to hold one, else with a positional read.
+    func readNotice(_ position: inout LogPosition) -> CommitNotice? {
+        if let mapping = position.noticeMapping { return CommitNotice.decode(mapping.bytes) }
         guard let bytes = try? notices.read(count: CommitNotice.size, at: 0) else { return nil }
+        // The file never shrinks, so a mapping of bytes it holds never faults.
+        if bytes.count == CommitNotice.size {
+            position.noticeMapping = try? notices.mapReadOnly(length: CommitNotice.size)
+        }
         return CommitNotice.decode(bytes)
     }
 
-    /// Tells the other opens which commit is the newest, with the notice's next sequence number; the caller holds the
-    /// writer lock and the follower lock. A failure is logged, not thrown: the commit is in the log either way, and
-    /// the others find it there at the next notice, or at their next write.
-    ///
-    /// - Returns: the notice, which the caller's position now matches; nil when it could not be written.
-    func postNotice(lastCommitLSN: UInt64, logStartLSN: UInt64) -> CommitNotice? {
-        let sequence = (readNotice()?.sequence ?? 0) &+ 1
+    /// Tells the other opens which commit is the newest, with the notice's next sequence number, and makes it the
+    /// notice `position` matches; the caller holds the writer lock and the follower lock. A failure is logged, not
+    /// thrown: the commit is in the log either way, and the others find it there at the next notice, or at their
+    /// next write.
+    func postNotice(_ position: inout LogPosition, lastCommitLSN: UInt64, logStartLSN: UInt64) {
+        let sequence = (readNotice(&position)?.sequence ?? 0) &+ 1
         let notice = CommitNotice(sequence: sequence, lastCommitLSN: lastCommitLSN, logStartLSN: logStartLSN)
         do { try notices.write(notice.encoded(), at: 0) } catch {
             logger.error("could not write the commit notice", metadata: ["error": "\(error)"])
-            return nil
+            position.notice = nil
+            return
         }
-        return notice
+        position.notice = notice
     }
 
     /// Applies the commits appended to the current log after `position`. If they do not reach the commit the notice
@@ -215,7 +221,7 @@ extension Store {
                 lastLSN: replay.state.lsn)
             position = LogPosition(
                 file: FileIdentity(device: file.device, inode: file.inode, size: summary.fileSize), header: header,
-                committedEnd: replay.committedEnd)
+                committedEnd: replay.committedEnd, noticeMapping: position.noticeMapping)
             if writing, summary.fileSize > position.committedEnd { try cutTail(&position, reason: summary.stopReason) }
             // Every change is named only if the old log was read up to the checkpoint and the new log from it.
             var changes = oldChanges
