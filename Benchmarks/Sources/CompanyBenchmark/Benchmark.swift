@@ -46,6 +46,7 @@ final class Benchmark {
         try bulkInsert()
         try step("W2") { try durableCommits() }
         try step("W2c") { try concurrentCommits() }
+        try step("W2p") { try multiProcessCommits() }
         if ["W3", "W4a", "W4b", "W4c", "W5"].contains(where: wants) {
             let (store, departments, table) = try StrataCompany.open(at: engineStrata)
             let queue = try SQLiteCompany.open(engineSQLite)
@@ -58,6 +59,7 @@ final class Benchmark {
             try queue.close()
             if wants("W3") { try readMemory() }
         }
+        try step("W3w") { try readerBesideWriter() }
         try step("W6") { try blobs() }
         try step("W7") { try updates() }
         try step("W8") { try cascadeDelete() }

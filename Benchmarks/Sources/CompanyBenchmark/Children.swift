@@ -30,6 +30,12 @@ enum Child {
         case "read-memory-strata": try readMemoryStrata(directory: argument(0), count: integer(1))
         case "read-memory-sqlite": try readMemorySQLite(path: argument(0), count: integer(1))
         case "profile": try Profile.run(argument(0), directory: argument(1), count: integer(2))
+        case "w2p-strata", "w2p-sqlite":
+            try Benchmark.multiProcessCommitter(
+                strata: task == "w2p-strata", target: argument(0), first: integer(1), processes: integer(2),
+                end: integer(3), go: argument(4))
+        case "w3w-writer-strata", "w3w-writer-sqlite":
+            try Benchmark.besideWriter(strata: task == "w3w-writer-strata", target: argument(0))
         default: throw BenchmarkFailure("unknown child task \(task)")
         }
     }
