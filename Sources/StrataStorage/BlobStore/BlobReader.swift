@@ -1,4 +1,5 @@
 import StrataFormat
+import StrataIO
 
 /// Streams a blob out of its segment one chunk (at most 1 MiB) at a time, verifying each chunk's
 /// checksum as it goes and the whole blob's checksum at the end.
@@ -78,6 +79,14 @@ public final class BlobReader {
         let raw: [UInt8]
         if let map, let record = try mappedRecord(map) {
             raw = try decode(record.header, from: record.bytes, expected: expected, checkingChecksum: !trusted)
+            if entry.chunkCount > 1 {
+                // A blob of several chunks is streamed: drop the pages of the record just decoded from this
+                // process's resident memory (they stay in the page cache), so that reading a blob of any length
+                // holds about one chunk at a time, as positional reads into one buffer did. A blob of one chunk
+                // skips the system call; its pages count as resident until reclaimed, as the page file's do.
+                let start = record.bytes.baseAddress! - record.mapping.bytes.baseAddress!
+                record.mapping.releasePages(in: start..<(start + record.bytes.count))
+            }
         } else {
             // Positional reads check every record (a blob verified before keeps its content unchecked).
             map = nil
@@ -96,7 +105,9 @@ public final class BlobReader {
 
     /// The record at `offset` read in place through `map`: header decoded and checked as this chunk's, bytes
     /// bounded by the file's size now. Nil when the file cannot be mapped.
-    private func mappedRecord(_ map: SegmentMap) throws -> (header: BlobChunkRecord, bytes: UnsafeRawBufferPointer)? {
+    private func mappedRecord(
+        _ map: SegmentMap
+    ) throws -> (header: BlobChunkRecord, bytes: UnsafeRawBufferPointer, mapping: FileMapping)? {
         let path = map.file.path
         func damaged(_ reason: String) -> StorageError {
             .corruption(file: path, offset: offset, reason: "\(blob) chunk \(nextIndex): \(reason)")
@@ -115,14 +126,14 @@ public final class BlobReader {
         }
         // Safe: end > offset, so end - offset does not wrap; it is clamped to `want` (at most 1 MiB + 28).
         let available = Int(min(UInt64(want), end &- offset))
-        guard let bytes = map.bytes(at: offset, count: available, fileEnd: end) else { return nil }
+        guard let (bytes, mapping) = map.bytes(at: offset, count: available, fileEnd: end) else { return nil }
         let header: BlobChunkRecord
         do { header = try BlobChunkRecord.decodeHeader(bytes) } catch { throw damaged("\(error)") }
         guard header.blobID == blob.rawValue, header.chunkIndex == nextIndex else {
             throw damaged("record belongs to blob \(header.blobID) chunk \(header.chunkIndex)")
         }
         guard header.encodedSize <= available else { throw damaged("record cut short") }
-        return (header, UnsafeRawBufferPointer(rebasing: bytes[..<header.encodedSize]))
+        return (header, UnsafeRawBufferPointer(rebasing: bytes[..<header.encodedSize]), mapping)
     }
 
     /// Checks a record's length against the catalog and decodes (decompresses) it once, straight into the array

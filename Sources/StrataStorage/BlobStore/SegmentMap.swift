@@ -43,12 +43,13 @@ final class SegmentMap: Sendable {
     }
 
     /// The segment's bytes `offset..<offset + count` where they lie, or nil when this file cannot be mapped (then
-    /// the caller reads them through the file handle). The bytes stay valid as long as this map.
+    /// the caller reads them through the file handle), and the mapping they lie in. The bytes stay valid as long as
+    /// this map.
     ///
     /// - Parameter fileEnd: the file's size, taken after the records to read were made durable and just before
     ///   the read; `offset + count` must not pass it (a precondition: the caller bounds the read by it), so that no
     ///   byte past the end of the file is touched.
-    func bytes(at offset: UInt64, count: Int, fileEnd: UInt64) -> UnsafeRawBufferPointer? {
+    func bytes(at offset: UInt64, count: Int, fileEnd: UInt64) -> (bytes: UnsafeRawBufferPointer, mapping: FileMapping)? {
         precondition(count >= 0 && offset <= fileEnd && UInt64(count) <= fileEnd &- offset)
         // Mapped lengths are Ints; an end beyond Int.max is left to positional reads (which will report it).
         guard let end = Int(exactly: offset &+ UInt64(count)) else { return nil }
@@ -68,7 +69,7 @@ final class SegmentMap: Sendable {
         }
         guard let mapping else { return nil }
         // Safe: end <= mapping.count, and offset <= end.
-        return UnsafeRawBufferPointer(rebasing: mapping.bytes[Int(truncatingIfNeeded: offset)..<end])
+        return (UnsafeRawBufferPointer(rebasing: mapping.bytes[Int(truncatingIfNeeded: offset)..<end]), mapping)
     }
 
     /// Whether the blob whose first record starts at `offset` was verified whole through this map with
