@@ -61,7 +61,8 @@ import Testing
     @Test func everyChunkSizeEdgeAndAManyChunkBlobReadThroughTheMapping() throws {
         try TemporaryStore.withPosixDirectory { directory in
             let sizes = [
-                0, 1, 27, 28, 29, 4_095, 4_096, Self.chunkSize - 1, Self.chunkSize, Self.chunkSize + 1, 2 * Self.chunkSize,
+                0, 1, 27, 28, 29, 4_095, 4_096, Self.chunkSize - 1, Self.chunkSize, Self.chunkSize + 1,
+                2 * Self.chunkSize,
                 9 * Self.chunkSize + 17,
             ]
             var store = try Self.open(directory)
@@ -109,7 +110,9 @@ import Testing
             let header = BlobSegmentFormat.headerSize
             let recordHeader = BlobSegmentFormat.recordHeaderSize
             let pristine = try PosixFileSystem().openFileForReading(at: path).read(count: 4 << 20, at: 0)
-            let firstStored = pristine[(header + 24)..<(header + 28)].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
+            let firstStored = pristine[(header + 24)..<(header + 28)].withUnsafeBytes {
+                $0.loadUnaligned(as: UInt32.self)
+            }
             let second = UInt64(header + recordHeader) + UInt64(UInt32(littleEndian: firstStored))
             let cases: [(String, UInt64, (inout [UInt8]) -> Void)] = [
                 ("payload byte of chunk 1", second + UInt64(recordHeader) + 100, { $0[0] ^= 0x10 }),
@@ -291,7 +294,8 @@ import Testing
                     do {
                         var configuration = StoreConfiguration.testing()
                         configuration.blobSegmentSizeLimit = 1 << 20
-                        _ = try Store.compact(at: directory, configuration: configuration, fileSystem: PosixFileSystem())
+                        _ = try Store.compact(
+                            at: directory, configuration: configuration, fileSystem: PosixFileSystem())
                     } catch { failures.withLock { $0.append("compaction: \(error)") } }
                     return
                 }

@@ -49,7 +49,9 @@ final class SegmentMap: Sendable {
     /// - Parameter fileEnd: the file's size, taken after the records to read were made durable and just before
     ///   the read; `offset + count` must not pass it (a precondition: the caller bounds the read by it), so that no
     ///   byte past the end of the file is touched.
-    func bytes(at offset: UInt64, count: Int, fileEnd: UInt64) -> (bytes: UnsafeRawBufferPointer, mapping: FileMapping)? {
+    func bytes(
+        at offset: UInt64, count: Int, fileEnd: UInt64
+    ) -> (bytes: UnsafeRawBufferPointer, mapping: FileMapping)? {
         precondition(count >= 0 && offset <= fileEnd && UInt64(count) <= fileEnd &- offset)
         // Mapped lengths are Ints; an end beyond Int.max is left to positional reads (which will report it).
         guard let end = Int(exactly: offset &+ UInt64(count)) else { return nil }
