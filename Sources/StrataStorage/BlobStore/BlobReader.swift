@@ -4,6 +4,11 @@ import StrataIO
 /// Streams a blob out of its segment one chunk (at most 1 MiB) at a time, verifying each chunk's
 /// checksum as it goes and the whole blob's checksum at the end.
 ///
+/// A snapshot's reader decompresses each chunk from where it lies in the segment's read-only mapping, straight
+/// into the array it returns; once a blob was read whole and verified in an open, later readers of it check record
+/// headers, lengths and bounds only (FORMAT.md §5.5). Where the file system cannot map, every read is a positional
+/// read, verified in full.
+///
 /// For example:
 /// ```swift
 /// if let reader = try store.snapshot().blobReader(photo) {
