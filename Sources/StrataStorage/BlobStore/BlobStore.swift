@@ -175,8 +175,10 @@ final class BlobStore: Sendable {
         let file = try reader(for: segment)
         return maps.withLock { maps in
             if let map = maps[segment] { return map }
-            // The first mapping reaches the size a segment fills to, so that a growing one is seldom mapped again.
-            let map = SegmentMap(file: file, length: Int(clamping: max(segmentSizeLimit, 1 << 20)))
+            // The first mapping reaches the size a segment fills to (within 1 MiB ... 1 GiB of address space), so
+            // that a growing one is seldom mapped again; a longer segment is mapped again as it is read.
+            let length = min(max(segmentSizeLimit, 1 << 20), 1 << 30)
+            let map = SegmentMap(file: file, length: Int(length))
             maps[segment] = map
             return map
         }
