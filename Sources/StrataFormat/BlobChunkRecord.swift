@@ -120,13 +120,35 @@ public struct BlobChunkRecord: Sendable, Equatable {
     public func decodePayload(
         _ record: UnsafeRawBufferPointer, salt: UInt64, into destination: UnsafeMutableRawBufferPointer
     ) throws(FormatError) {
-        precondition(destination.count == rawLength)
+        try verifyChecksum(record, salt: salt)
+        try decodeVerifiedPayload(record, into: destination)
+    }
+
+    /// Checks a whole record's checksum (`encodedSize` bytes) without decoding its payload.
+    ///
+    /// - Throws: ``FormatError/truncated(needed:available:)`` for fewer than ``encodedSize`` bytes;
+    ///   ``FormatError/checksumMismatch(stored:computed:)`` for a damaged record.
+    public func verifyChecksum(_ record: UnsafeRawBufferPointer, salt: UInt64) throws(FormatError) {
         guard record.count >= encodedSize else { throw .truncated(needed: encodedSize, available: record.count) }
         let stored = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
         let computed = Self.checksum(UnsafeRawBufferPointer(rebasing: record[4..<encodedSize]), salt: salt)
         guard CRC32C.unmask(stored) == computed else {
             throw .checksumMismatch(stored: stored, computed: CRC32C.mask(computed))
         }
+    }
+
+    /// Writes a record's raw bytes into `destination` (``rawLength`` bytes: a precondition) **without** checking its
+    /// checksum: for a record whose bytes were verified before (``verifyChecksum(_:salt:)``) and cannot have changed
+    /// since. Bounds are still checked and decompression is still the safe one, so hostile bytes give an error or
+    /// wrong bytes, never a read or write out of bounds.
+    ///
+    /// - Throws: ``FormatError/truncated(needed:available:)`` for fewer than ``encodedSize`` bytes;
+    ///   ``FormatError/invalidField(_:)`` for a malformed LZ4 payload or one that yields another length.
+    public func decodeVerifiedPayload(
+        _ record: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer
+    ) throws(FormatError) {
+        precondition(destination.count == rawLength)
+        guard record.count >= encodedSize else { throw .truncated(needed: encodedSize, available: record.count) }
         let payload = UnsafeRawBufferPointer(rebasing: record[BlobSegmentFormat.recordHeaderSize..<encodedSize])
         switch codec {
         case .raw:

@@ -30,6 +30,8 @@ final class BlobStore: Sendable {
     let salt: UInt64
     let segmentSizeLimit: UInt64
     private let state: Lock<State>
+    /// Segments mapped for reading (FORMAT.md §5.5), made on first use; kept while the store lives.
+    private let maps = Lock<[UInt32: SegmentMap]>([:])
 
     init(directory: String, fileSystem: any FileSystem, storeID: [UInt8], salt: UInt64, segmentSizeLimit: UInt64) throws
     {
@@ -200,6 +202,33 @@ final class BlobStore: Sendable {
             }
             state.readers[segment] = file
             return file
+        }
+    }
+
+    /// The mapping of a segment for reading committed records in place, made on first use.
+    ///
+    /// - Throws: as ``reader(for:)``.
+    func map(for segment: UInt32) throws -> SegmentMap {
+        if let map = maps.withLock({ $0[segment] }) { return map }
+        let file = try reader(for: segment)
+        return maps.withLock { maps in
+            if let map = maps[segment] { return map }
+            // The first mapping reaches the size a segment fills to (within 1 MiB ... 1 GiB of address space), so
+            // that a growing one is seldom mapped again; a longer segment is mapped again as it is read.
+            let length = min(max(segmentSizeLimit, 1 << 20), 1 << 30)
+            let map = SegmentMap(file: file, length: Int(length))
+            maps[segment] = map
+            return map
+        }
+    }
+
+    /// Where this store's writer appends to `segment` next, or nil when it is not the segment appended to. The
+    /// writer never cuts the file below this end (a failed append is cut back to where it began), so bytes below
+    /// the end found here stay in the file.
+    func appendEnd(of segment: UInt32) -> UInt64? {
+        state.withLock { state in
+            guard let active = state.active, active.id == segment else { return nil }
+            return active.end
         }
     }
 

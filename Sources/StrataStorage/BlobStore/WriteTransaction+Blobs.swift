@@ -43,7 +43,7 @@ extension WriteTransaction {
     public func readBlob(_ blob: BlobID) throws -> [UInt8]? {
         checkActive()
         guard let entry = try BlobCatalog.lookup(blob, in: state, tree: tree) else { return nil }
-        return try BlobReader(blob: blob, entry: entry, blobs: blobs).readAll()
+        return try BlobReader(blob: blob, entry: entry, blobs: blobs, mode: .uncommitted).readAll()
     }
 
     /// The length of a blob in bytes as this transaction sees it, or nil when there is no such blob.

@@ -88,7 +88,7 @@ struct BlobVerifier {
                 ranges[entry.segmentID, default: []].append((entry.offset, entry.offset + entry.storedBytes, blob))
                 guard checkContents else { return }
                 do {
-                    let reader = BlobReader(blob: blob, entry: entry, blobs: blobs)
+                    let reader = BlobReader(blob: blob, entry: entry, blobs: blobs, mode: .verifyEverything)
                     while try reader.next() != nil { progress?.advance() }
                 } catch {
                     report.problems.append(

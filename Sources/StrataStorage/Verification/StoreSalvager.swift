@@ -379,7 +379,7 @@ struct StoreSalvager {
 
     /// Whether every record of a blob verifies, and its content checksum.
     private mutating func blobIsReadable(_ blob: BlobID, _ entry: BlobCatalogEntry) -> Bool {
-        let reader = BlobReader(blob: blob, entry: entry, blobs: blobs)
+        let reader = BlobReader(blob: blob, entry: entry, blobs: blobs, mode: .verifyEverything)
         do {
             while try reader.next() != nil {}
             return true
@@ -391,7 +391,7 @@ struct StoreSalvager {
 
     /// Copies one verified blob into `txn` under its own ID.
     private func copyBlob(_ blob: BlobID, _ entry: BlobCatalogEntry, in txn: WriteTransaction) throws {
-        let reader = BlobReader(blob: blob, entry: entry, blobs: blobs)
+        let reader = BlobReader(blob: blob, entry: entry, blobs: blobs, mode: .verifyEverything)
         if try BlobCatalog.lookup(blob, in: txn.state, tree: txn.tree) != nil {
             _ = try txn.deleteBlob(blob)
         }
