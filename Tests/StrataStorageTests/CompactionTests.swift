@@ -112,6 +112,9 @@ import Testing
         let pageFileBefore = Self.size(fileSystem, StoreFileNames.pageFile)
 
         let report = try Self.compact(fileSystem)
+        // What the report counts is what the directory holds, every file of the store included.
+        let files = try fileSystem.contentsOfDirectory(at: Self.directory)
+        #expect(report.bytesAfter == files.reduce(0) { $0 + Self.size(fileSystem, $1) }, "\(files)")
         let (after, verification) = try Self.inspect(fileSystem)
         #expect(after == before, "the compacted store differs: \(after) vs \(before)")
         #expect(verification.isClean, "\(verification)")

@@ -159,7 +159,10 @@ extension Store {
         report.walBytes = try fileSize(walPath)
         for id in oldSegments { report.segmentBytesBefore += try fileSize(blobs.path(of: id)) }
         let leftover = names.contains(StoreFileNames.pageFileCompacted) ? try fileSize(compactPath) : 0
-        report.bytesBefore = report.pageFileBytesBefore + report.walBytes + report.segmentBytesBefore + leftover
+        // The writer lock file holds the 32-byte commit notice (FORMAT.md §11.2), the same before and after.
+        let writerFile = StoreFileNames.path(directory, StoreFileNames.writerLock)
+        let notice = names.contains(StoreFileNames.writerLock) ? try fileSize(writerFile) : 0
+        report.bytesBefore = report.pageFileBytesBefore + report.walBytes + report.segmentBytesBefore + leftover + notice
 
         // 2. The new page file and segments.
         var segments = SegmentCopier(
@@ -248,7 +251,7 @@ extension Store {
                 "compaction succeeded but old blob segments could not be removed; the next compaction removes them",
                 metadata: ["error": "\(error)"])
         }
-        report.bytesAfter = report.pageFileBytesAfter + report.walBytes + report.segmentBytesAfter + remaining
+        report.bytesAfter = report.pageFileBytesAfter + report.walBytes + report.segmentBytesAfter + remaining + notice
         report.bytesReclaimed = report.bytesBefore > report.bytesAfter ? report.bytesBefore - report.bytesAfter : 0
         return report
     }
