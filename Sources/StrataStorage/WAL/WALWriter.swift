@@ -159,8 +159,10 @@ final class WALWriter: @unchecked Sendable {
             try file.sync()
         } catch { throw StorageError.io(error) }
         locked {
+            // Only what follows the last commit is cut: every record appended or followed lies below, synced now.
             endOffset = offset
             durableEnd = offset
+            durableLSN = appendedLSN
         }
     }
 
