@@ -73,6 +73,10 @@ extension Store {
         let found: ExternalCommits?
         if !now.isSameFile(as: position.file) {
             found = try followNewLog(&position, writing: writing, reloading: false)
+            // The rename that put this log in place is durable only once the directory is synced, which its writer
+            // may have failed to do (or been killed before): a power loss would bring the old log back without
+            // whatever is appended here. A writer syncs the directory first (write() does, before appending).
+            if writing { shared.withLock { $0.directorySyncPending = true } }
         } else if now.size < position.committedEnd || named.map({ $0 < shared.withLock { $0.latest.lsn } }) == true {
             found = try followNewLog(&position, writing: writing, reloading: true)
         } else if writing, now.size == position.committedEnd,
