@@ -30,17 +30,25 @@ extension Store {
     ///    the newest valid one, and the pages written are unreferenced garbage.
     /// 4. Publish the state with on-disk roots, so memory held by in-memory nodes can be freed.
     /// 5. Replace the log with a new empty one starting at the next LSN (write, sync, rename, sync directory).
-    func checkpointHoldingGate() throws {
+    ///
+    /// - Parameter startingNewLog: start a new log even when there is nothing to checkpoint (after the log was cut
+    ///   back: other opens must not read on in it, FORMAT.md §11.5).
+    func checkpointHoldingGate(startingNewLog: Bool = false) throws {
+        var startingNewLog = startingNewLog
         if let failure = wal.failed {
             guard wal.isRepairable else { throw failure }
             try repairLog()
+            startingNewLog = true
         }
         let (state, coveredLSN, generation, startPage, previousRoot) = shared.withLock {
             ($0.latest, $0.checkpointLSN, $0.generation, $0.nextPage, $0.rootRecordPage)
         }
         try wal.syncAll()
         publish(state)
-        guard state.lsn > coveredLSN else { return }
+        guard state.lsn > coveredLSN else {
+            if startingNewLog { try resetLog(startLSN: state.lsn + 1) }
+            return
+        }
         // No store makes 2^64 checkpoints: a newest root record of the last generation was written by something else.
         guard generation < UInt64.max else {
             throw StorageError.corrupt(
@@ -49,26 +57,40 @@ extension Store {
         }
 
         var writer = CheckpointWriter(pages: pages, startPage: startPage, generation: generation + 1)
-        var records: [RootRecord.Table] = []
-        for table in state.tables.values.sorted(by: { $0.id < $1.id }) {
-            let (root, height) = try writer.writeTree(table.root)
-            records.append(
-                RootRecord.Table(
-                    tableID: table.id.rawValue, name: table.name, nextRowID: table.nextRowID, rowCount: table.rowCount,
-                    rootPage: root, height: height))
+        let records: [RootRecord.Table]
+        let indexRoots: [IndexID: (page: UInt64, height: Int)]
+        let rootRecordPage: UInt64
+        do {
+            var tables: [RootRecord.Table] = []
+            for table in state.tables.values.sorted(by: { $0.id < $1.id }) {
+                let (root, height) = try writer.writeTree(table.root)
+                tables.append(
+                    RootRecord.Table(
+                        tableID: table.id.rawValue, name: table.name, nextRowID: table.nextRowID,
+                        rowCount: table.rowCount,
+                        rootPage: root, height: height))
+            }
+            var roots: [IndexID: (page: UInt64, height: Int)] = [:]
+            for index in state.indexes.values.sorted(by: { $0.id < $1.id }) {
+                roots[index.id] = try writer.writeIndexTree(index.root)
+            }
+            try writer.flush()
+            do { try pages.file.sync() } catch { throw StorageError.io(error) }
+            let page = try writer.writeRootRecord(
+                RootRecord(
+                    walLSN: state.lsn, nextTableID: state.nextTableID, previousRootPage: previousRoot, tables: tables,
+                    nextIndexID: state.nextIndexID, indexes: state.indexRecords(roots: roots)))
+            try writer.flush()
+            do { try pages.file.sync() } catch { throw StorageError.io(error) }
+            (records, indexRoots, rootRecordPage) = (tables, roots, page)
+        } catch {
+            // Nothing of this checkpoint is referenced: its pages are garbage that any open (another process's
+            // too) may write over, so neither its cached nodes nor the page file's examined size may stand.
+            pages.cache.forget(startPage..<max(startPage, writer.nextPage))
+            pages.indexCache.forget(startPage..<max(startPage, writer.nextPage))
+            shared.withLock { $0.pageFileExamined = 0 }
+            throw error
         }
-        var indexRoots: [IndexID: (page: UInt64, height: Int)] = [:]
-        for index in state.indexes.values.sorted(by: { $0.id < $1.id }) {
-            indexRoots[index.id] = try writer.writeIndexTree(index.root)
-        }
-        try writer.flush()
-        do { try pages.file.sync() } catch { throw StorageError.io(error) }
-        let rootRecordPage = try writer.writeRootRecord(
-            RootRecord(
-                walLSN: state.lsn, nextTableID: state.nextTableID, previousRootPage: previousRoot, tables: records,
-                nextIndexID: state.nextIndexID, indexes: state.indexRecords(roots: indexRoots)))
-        try writer.flush()
-        do { try pages.file.sync() } catch { throw StorageError.io(error) }
         pages.setPageCount(writer.nextPage)
 
         var checkpointed = state
@@ -122,7 +144,9 @@ extension Store {
             position = LogPosition(
                 file: identity, header: WALFileHeader(storeID: header.storeID, startLSN: startLSN, salt: salt),
                 committedEnd: UInt64(WALFormat.fileHeaderSize), noticeMapping: position.noticeMapping)
-            postNotice(&position, lastCommitLSN: startLSN - 1, logStartLSN: startLSN)
+            // A notice that cannot be written leaves the others reading the old log: still right, since this
+            // log holds nothing yet, and the next notice any open writes sends them to it.
+            try? postNotice(&position, lastCommitLSN: startLSN - 1, logStartLSN: startLSN)
         }
         shared.withLock { $0.directorySyncPending = true }
         try syncDirectoryIfPending()

@@ -261,7 +261,7 @@ extension Store {
                 let lsn = shared.withLock { $0.latest.lsn }
                 let notice = readNotice(&position)
                 if notice?.lastCommitLSN != lsn || notice?.logStartLSN != position.header.startLSN {
-                    postNotice(&position, lastCommitLSN: lsn, logStartLSN: position.header.startLSN)
+                    try? postNotice(&position, lastCommitLSN: lsn, logStartLSN: position.header.startLSN)
                 }
             }
         }

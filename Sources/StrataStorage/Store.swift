@@ -143,6 +143,9 @@ public final class Store: Sendable {
         if let failure = wal.failed {
             guard wal.isRepairable else { throw failure }
             try repairLog()
+            // Other opens may have read what the repair cut (FORMAT.md §11.5): a new log makes each load its state
+            // anew from the page file, instead of reading on from a position inside what is written next.
+            try checkpointHoldingGate(startingNewLog: true)
         }
         try syncDirectoryIfPending()
         let (base, tag) = shared.withLock { shared -> (StoreState, UInt64) in
@@ -165,17 +168,35 @@ public final class Store: Sendable {
         let (bytes, commitLSN) = transaction.log.finish()
         var committed = transaction.state
         committed.lsn = commitLSN
-        let epoch = try follower.withLock { position in
+        let appended = try follower.withLock { position -> Result<Int, StorageError> in
+            let start = position.committedEnd
             let epoch = try wal.append(bytes, lastLSN: commitLSN)
+            do {
+                try postNotice(&position, lastCommitLSN: commitLSN, logStartLSN: position.header.startLSN)
+            } catch let error as StorageError {
+                // Other opens would not see this commit (their notice is unchanged): it must not stay. Taken back
+                // as a failed log write is, it leaves no trace (FORMAT.md §11.2).
+                try wal.takeBack(to: start, lastLSN: base.lsn)
+                return .failure(error)
+            }
             position.committedEnd = wal.size
             position.file.size = position.committedEnd
-            postNotice(&position, lastCommitLSN: commitLSN, logStartLSN: position.header.startLSN)
             shared.withLock {
                 $0.latest = committed
                 $0.unacknowledged.append(committed)
                 $0.commitCount += 1
             }
-            return epoch
+            return .success(epoch)
+        }
+        let epoch: Int
+        switch appended {
+        case .success(let value): epoch = value
+        case .failure(let error):
+            // Another open may have read the records taken back: a new log makes every open load its state anew.
+            do { try checkpointHoldingGate(startingNewLog: true) } catch {
+                logger.error("could not start a new log after a commit was taken back", metadata: ["error": "\(error)"])
+            }
+            throw error
         }
         writers?.unlock()
         writers = nil
@@ -212,7 +233,7 @@ public final class Store: Sendable {
             let durable = try wal.repair()
             position.committedEnd = wal.size
             position.file.size = position.committedEnd
-            postNotice(&position, lastCommitLSN: durable, logStartLSN: position.header.startLSN)
+            try? postNotice(&position, lastCommitLSN: durable, logStartLSN: position.header.startLSN)
             return durable
         }
         shared.withLock { shared in
@@ -246,8 +267,8 @@ public final class Store: Sendable {
 
     /// A consistent view of the newest acknowledged commit, this process's or another's.
     ///
-    /// Taking it first catches up with commits other processes made since this store last looked (one `stat` of the
-    /// log when there are none). Should that fail (an I/O error), the snapshot shows what this store had, and the
+    /// Taking it first catches up with commits other processes made since this store last looked (a read of the commit
+    /// notice, through a mapping, when there are none: FORMAT.md §11.2). Should that fail (an I/O error), the snapshot shows what this store had, and the
     /// error is logged: the next snapshot or write tries again.
     public func snapshot() -> Snapshot {
         do { try catchUp(writing: false) } catch {

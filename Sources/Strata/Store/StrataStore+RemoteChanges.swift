@@ -7,7 +7,7 @@ import StrataStorage
 extension StrataStore {
     /// Calls `handler` whenever this store takes in commits another process made (at the next fetch, fault, save or
     /// ``checkForRemoteChanges()`` after them, or within ``StrataStoreConfiguration/remoteChangePollingInterval``).
-    /// `handler` runs on the thread that noticed; hop to a context's queue before touching its objects.
+    /// `handler` runs on a global dispatch queue; hop to a context's queue before touching its objects.
     ///
     /// For example:
     ///
@@ -51,9 +51,14 @@ extension StrataStore {
         }
         let observers = remoteChangeObservers.withLock { Array($0.values) }
         guard !observers.isEmpty else { return }
-        let change = PersistentStoreRemoteChange(
-            storeIdentifier: identifier, historyToken: historyTable == nil ? nil : try? currentHistoryToken())
-        for observer in observers { observer(change) }
+        // Off this thread: it may be in the middle of a write transaction, holding the store's writer lock, which an
+        // observer that saves at once would wait for.
+        DispatchQueue.global().async { [weak self] in
+            guard let self else { return }
+            let change = PersistentStoreRemoteChange(
+                storeIdentifier: identifier, historyToken: historyTable == nil ? nil : try? currentHistoryToken())
+            for observer in observers { observer(change) }
+        }
     }
 
     /// Looks for other processes' commits every `interval` while the store is alive.

@@ -162,7 +162,8 @@ extension Store {
         // The writer lock file holds the 32-byte commit notice (FORMAT.md §11.2), the same before and after.
         let writerFile = StoreFileNames.path(directory, StoreFileNames.writerLock)
         let notice = names.contains(StoreFileNames.writerLock) ? try fileSize(writerFile) : 0
-        report.bytesBefore = report.pageFileBytesBefore + report.walBytes + report.segmentBytesBefore + leftover + notice
+        report.bytesBefore =
+            report.pageFileBytesBefore + report.walBytes + report.segmentBytesBefore + leftover + notice
 
         // 2. The new page file and segments.
         var segments = SegmentCopier(

@@ -65,6 +65,21 @@ final class PageCache<Node: AnyObject & Sendable>: Sendable {
         }
     }
 
+    /// Forgets the nodes cached for `pages`: a checkpoint that failed cached them, and another open of the store
+    /// (another process) may now write other contents at those page numbers, which this one would never overwrite
+    /// in its cache.
+    func forget(_ pages: Range<UInt64>) {
+        guard !pages.isEmpty else { return }
+        state.withLock { state in
+            for slot in state.entries.indices where pages.contains(state.entries[slot].page) {
+                state.slots[state.entries[slot].page] = nil
+                // No page has this number; the entry waits, unreachable, for the hand to reuse its slot.
+                state.entries[slot].page = .max
+                state.entries[slot].referenced = false
+            }
+        }
+    }
+
     /// Hits and misses since the cache was made.
     var counters: (hits: Int, misses: Int) { state.withLock { ($0.hits, $0.misses) } }
 }

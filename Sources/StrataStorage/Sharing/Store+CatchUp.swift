@@ -9,7 +9,7 @@ import Musl
 import Darwin
 #endif
 
-/// Several opens of one store (FORMAT.md §9, "Several processes"): every open holds the store lock shared, writers
+/// Several opens of one store (FORMAT.md §11, "Several processes"): every open holds the store lock shared, writers
 /// take the writer lock for one transaction at a time, and each open follows the one log they all append to.
 extension Store {
     var walPath: String { StoreFileNames.path(directory, StoreFileNames.wal) }
@@ -32,7 +32,8 @@ extension Store {
 
     /// Brings this store's state up to the newest commit in the log, wherever it was made: what another process
     /// appended since this store last looked (read from where it stopped), or, when another process checkpointed and
-    /// started a new log, that checkpoint's root record and the new log. Costs one `stat` when nothing changed.
+    /// started a new log, that checkpoint's root record and the new log. Costs a read of the commit notice (through a
+    /// mapping) when nothing changed.
     ///
     /// - Parameter writing: the caller holds the writer lock: what follows the last commit (a transaction of a writer
     ///   killed before its commit record, or a torn record) can be no live writer's, and is cut off.
@@ -104,16 +105,17 @@ extension Store {
     }
 
     /// Tells the other opens which commit is the newest, with the notice's next sequence number, and makes it the
-    /// notice `position` matches; the caller holds the writer lock and the follower lock. A failure is logged, not
-    /// thrown: the commit is in the log either way, and the others find it there at the next notice, or at their
-    /// next write.
-    func postNotice(_ position: inout LogPosition, lastCommitLSN: UInt64, logStartLSN: UInt64) {
+    /// notice `position` matches; the caller holds the writer lock and the follower lock.
+    ///
+    /// - Throws: ``StorageError/io(_:)`` when the notice cannot be written (the caller decides what that costs: a
+    ///   commit whose notice is not posted is not acknowledged, since other opens' snapshots would not see it).
+    func postNotice(_ position: inout LogPosition, lastCommitLSN: UInt64, logStartLSN: UInt64) throws {
         let sequence = (readNotice(&position)?.sequence ?? 0) &+ 1
         let notice = CommitNotice(sequence: sequence, lastCommitLSN: lastCommitLSN, logStartLSN: logStartLSN)
+        position.notice = nil
         do { try notices.write(notice.encoded(), at: 0) } catch {
             logger.error("could not write the commit notice", metadata: ["error": "\(error)"])
-            position.notice = nil
-            return
+            throw StorageError.io(error)
         }
         position.notice = notice
     }
@@ -219,7 +221,9 @@ extension Store {
                     shared.unacknowledged.removeAll { $0.lsn <= replay.state.lsn }
                 }
             }
-            adopt(replay.state, nextTag: replay.nextTag, replacing: reloading)
+            // A state older than this store's means the log it had read was cut back (§11.5): it is not the truth.
+            let replacing = reloading || replay.state.lsn < before.lsn
+            adopt(replay.state, nextTag: replay.nextTag, replacing: replacing)
             wal.adopt(
                 handle, salt: header.salt, startLSN: header.startLSN, endOffset: replay.committedEnd,
                 lastLSN: replay.state.lsn)
@@ -232,7 +236,7 @@ extension Store {
             changes.merge(replay.changes)
             let covered = found?.record.walLSN ?? 0
             let complete =
-                !reloading && oldSummary.lastLSN >= header.startLSN - 1 && covered == header.startLSN - 1
+                !replacing && oldSummary.lastLSN >= header.startLSN - 1 && covered == header.startLSN - 1
                 && !changes.catalogChanged
             logger.debug(
                 reloading ? "loaded the log anew" : "caught up with a checkpoint made elsewhere",

@@ -151,6 +151,27 @@ final class WALWriter: @unchecked Sendable {
         }
     }
 
+    /// Takes back the records of a commit appended at `offset` that must not stay (its commit notice could not be
+    /// posted, FORMAT.md §11.2): cuts them off and rolls the writer back to `lastLSN`. It waits for a sync in flight
+    /// (which may cover the records) and cuts under the lock, so that no sync counts them as durable.
+    ///
+    /// - Throws: ``StorageError/io(_:)`` when the cut fails; the writer is failed for good then.
+    func takeBack(to offset: UInt64, lastLSN: UInt64) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while syncInProgress { condition.wait() }
+        do throws(IOError) { try handle.truncate(to: offset) } catch {
+            failure = .storeFailed(reason: "a commit could not be taken back (\(error)); reopen the store")
+            failureIsRepairable = false
+            condition.broadcast()
+            throw StorageError.io(error)
+        }
+        endOffset = offset
+        appendedLSN = lastLSN
+        durableEnd = min(durableEnd, offset)
+        durableLSN = min(durableLSN, lastLSN)
+    }
+
     /// Cuts the log back to `offset` (recovery drops a torn tail before appending after it).
     func truncate(to offset: UInt64) throws {
         let file = locked { handle }

@@ -6,7 +6,7 @@ import StrataTestSupport
 import Testing
 
 /// Review of the several-processes change (issue 25): interleavings of two opens of one store (which conflict on
-/// their locks as two processes do) that lose or hide an acknowledged commit. Each test fails on the reviewed code.
+/// their locks as two processes do) that lost, hid or trapped on an acknowledged commit before their fixes.
 @Suite struct SharedStoreReviewTests {
     static let configuration = StoreConfiguration(
         durability: .full, pageSize: 512, checkpointThresholdBytes: 1 << 30,
@@ -97,11 +97,11 @@ import Testing
         #expect(try reopened.verify().isClean)
     }
 
-    /// A writer whose commit notice cannot be written (an I/O error on strata.writer) logs it and acknowledges the
-    /// commit; a reader in another process then finds the notice it saw last, takes the fast path, and its new
-    /// snapshots miss the acknowledged commit until some other commit rewrites the notice.
-    @Test func aCommitWhoseNoticeCouldNotBeWrittenIsSeenByTheNextSnapshotElsewhere() throws {
-        let (_, faulty) = try Self.fileSystem()
+    /// A writer whose commit notice cannot be written (an I/O error on strata.writer) must not acknowledge the
+    /// commit: a reader in another process would find the notice it saw last, take the fast path, and miss it. The
+    /// commit fails as a failed log write does, leaving no trace, and the store goes on: its next commit is seen.
+    @Test func aCommitWhoseNoticeCouldNotBeWrittenFailsWithoutATraceAndTheNextIsSeenElsewhere() throws {
+        let (memory, faulty) = try Self.fileSystem()
         let a = try Self.open(faulty)
         let r = try Self.open(faulty)
         defer {
@@ -111,9 +111,16 @@ import Testing
         let table = try a.write { try $0.createTable(named: "t") }
         _ = r.snapshot()
         faulty.inject(FaultInjectingFileSystem.Fault(on: [.write], pathContaining: "strata.writer"))
-        let row = try a.write { try $0.insert(Self.bytes("acknowledged"), into: table) }
+        #expect(throws: StorageError.self) { try a.write { try $0.insert(Self.bytes("failed"), into: table) } }
         faulty.clearFaults()
-        #expect(try r.snapshot().row(row, in: table) == Self.bytes("acknowledged"), "R's new snapshot misses it")
+        #expect(try r.snapshot().rowCount(in: table) == 0, "a commit that failed is visible elsewhere")
+        let row = try a.write { try $0.insert(Self.bytes("acknowledged"), into: table) }
+        let snapshot = r.snapshot()
+        #expect(try snapshot.row(row, in: table) == Self.bytes("acknowledged"), "R's new snapshot misses it")
+        #expect(try snapshot.rowCount(in: table) == 1)
+        let recovered = try Self.open(memory.crashImage())
+        defer { try? recovered.close() }
+        #expect(try recovered.snapshot().rowCount(in: recovered.snapshot().table(named: "t")!) == 1)
     }
 
     /// Open A checkpoints and renames its new log into place, but the directory sync that makes the rename durable
