@@ -116,7 +116,9 @@ struct RowMigrator {
                 guard let entityMapping = byDestination[entity.name], let from = sourceOf[entity.name] else { continue }
                 let key = entityMapping.relationshipMappings.first { $0.destination == relationship.name }?.source
                 let candidate = key.flatMap { from.relationshipsByName[$0] }
-                if let found, found?.name != candidate?.name || found?.entity.rootEntity !== candidate?.entity.rootEntity {
+                if let found,
+                    found?.name != candidate?.name || found?.entity.rootEntity !== candidate?.entity.rootEntity
+                {
                     return .none
                 }
                 found = .some(candidate)
@@ -319,7 +321,9 @@ struct RowMigrator {
         do {
             var total = 0
             for table in tables {
-                if let name = table.source, let id = snapshot.table(named: name) { total += try snapshot.rowCount(in: id) }
+                if let name = table.source, let id = snapshot.table(named: name) {
+                    total += try snapshot.rowCount(in: id)
+                }
             }
             var done = 0
             var builder = try StoreBuilder(
@@ -374,7 +378,8 @@ struct RowMigrator {
     /// hash, and the hashes of every model the store was written with before.
     private func metadata(of snapshot: Snapshot) throws -> [String: String] {
         var metadata: [String: String] = [:]
-        if let table = snapshot.table(named: StrataStore.metadataTable), let bytes = try snapshot.row(RowID(1), in: table)
+        if let table = snapshot.table(named: StrataStore.metadataTable),
+            let bytes = try snapshot.row(RowID(1), in: table)
         {
             metadata = try StrataStore.decodeMetadata(bytes)
         }
@@ -409,7 +414,8 @@ struct RowMigrator {
             position += 1
             switch source {
             case .copy(let field):
-                writer.appendEncoded(UnsafeRawBufferPointer(rebasing: bytes[try header.span(ofField: field, in: bytes)]))
+                writer.appendEncoded(
+                    UnsafeRawBufferPointer(rebasing: bytes[try header.span(ofField: field, in: bytes)]))
             case .copyOrDefault(let field, let encodedDefault):
                 let span = try header.span(ofField: field, in: bytes)
                 if bytes[span.lowerBound] == RowRecord.Tag.null.rawValue {
@@ -490,7 +496,8 @@ struct RowMigrator {
                             throw StorageError.corruption(
                                 file: blob.table, offset: blob.row, reason: "blob \(blob.blob) is missing")
                         }
-                        guard let table = txn.table(named: blob.table), let row = try txn.row(RowID(blob.row), in: table)
+                        guard let table = txn.table(named: blob.table),
+                            let row = try txn.row(RowID(blob.row), in: table)
                         else { throw StorageError.rowNotFound(table: TableID(0), row: RowID(blob.row)) }
                         let (header, decoded) = try RowRecord.decodeAll(row)
                         var fields = decoded
@@ -500,7 +507,8 @@ struct RowMigrator {
                             ? .blobReference(try txn.storeBlob(bytes).rawValue) : .bytes(bytes)
                         try txn.update(
                             RowID(blob.row), in: table,
-                            to: RowRecord.encode(entityID: header.entityID, rowVersion: header.rowVersion, fields: fields))
+                            to: RowRecord.encode(
+                                entityID: header.entityID, rowVersion: header.rowVersion, fields: fields))
                     }
                 }
             }

@@ -67,7 +67,8 @@ package struct StoreBuilder {
         let header = StoreHeader(pageSize: pageSize, storeID: storeID)
         var page0 = header.encoded()
         page0.append(contentsOf: repeatElement(0, count: pageSize - page0.count))
-        let log = WALFileHeader(storeID: storeID, startLSN: 1, salt: UInt32.random(in: .min ... .max, using: &generator))
+        let log = WALFileHeader(
+            storeID: storeID, startLSN: 1, salt: UInt32.random(in: .min ... .max, using: &generator))
         do {
             try fileSystem.createDirectory(at: directory)
             let wal = try fileSystem.openFile(at: StoreFileNames.path(directory, StoreFileNames.wal), mode: .truncate)
@@ -102,7 +103,8 @@ package struct StoreBuilder {
     package mutating func append(_ row: UInt64, _ bytes: [UInt8]) throws {
         precondition(current != nil, "beginTable(named:indexes:) first")
         guard bytes.count <= WALFormat.maximumValueSize else {
-            throw StorageError.invalidArgument("row value of \(bytes.count) bytes exceeds \(WALFormat.maximumValueSize)")
+            throw StorageError.invalidArgument(
+                "row value of \(bytes.count) bytes exceeds \(WALFormat.maximumValueSize)")
         }
         precondition(current!.lastRow.map { row > $0 } ?? true, "rows must come in increasing row-ID order")
         current!.lastRow = row
