@@ -78,7 +78,7 @@ struct RowMigrator {
     /// Rows written per progress report.
     static let progressStride = 4096
     /// Blob values stored per write transaction in step 3.
-    static let blobBatch = 256
+    static let blobBatch = 4096
 
     // MARK: - 1. Plan
 
@@ -459,10 +459,23 @@ struct RowMigrator {
                 try to.validate(value, objectDescription: "\(destination.name) row \(rowID)")
                 writer.append(try RowCoder.field(for: value, of: to))
             case .reference(let field, let fixedEntity, let writesEntity):
-                guard case .reference(let target) = try RowRecord.field(at: field, in: bytes) else {
-                    writer.append(.null)
-                    writer.append(.null)
-                    position += 1
+                // The row ID is copied as it is (row IDs are kept); only an entity ID is renumbered.
+                position += 1
+                let span = try header.span(ofField: field, in: bytes)
+                switch bytes[span.lowerBound] {
+                case RowRecord.Tag.null.rawValue:
+                    constants[0].withUnsafeBytes {
+                        writer.appendEncoded($0)
+                        writer.appendEncoded($0)
+                    }
+                    continue
+                case RowRecord.Tag.reference.rawValue:
+                    writer.appendEncoded(UnsafeRawBufferPointer(rebasing: bytes[span]))
+                default:
+                    throw FormatError.invalidField("row \(rowID) of \(table): field \(field) is not a reference")
+                }
+                guard writesEntity else {
+                    constants[0].withUnsafeBytes { writer.appendEncoded($0) }
                     continue
                 }
                 var sourceEntity = fixedEntity
@@ -472,9 +485,7 @@ struct RowMigrator {
                 guard let sourceEntity, let mapped = entityIDs[sourceEntity] else {
                     throw FormatError.invalidField("row \(rowID) of \(table): field \(field) names no entity")
                 }
-                writer.append(.reference(target))
-                writer.append(writesEntity ? .int64(Int64(mapped)) : .null)
-                position += 1
+                writer.append(.int64(Int64(mapped)))
             case .binary(let field, let attribute):
                 let span = try header.span(ofField: field, in: bytes)
                 if bytes[span.lowerBound] == RowRecord.Tag.blobReference.rawValue,
