@@ -434,7 +434,7 @@ public enum RowRecord {
         /// The byte range of field `index` within the whole row, checked against the bytes (which must be
         /// the ones the header was decoded from).
         @inline(__always)
-        func span(ofField index: Int, in bytes: UnsafeRawBufferPointer) throws(FormatError) -> Range<Int> {
+        package func span(ofField index: Int, in bytes: UnsafeRawBufferPointer) throws(FormatError) -> Range<Int> {
             guard index >= 0, index < fieldCount else {
                 throw .invalid("field index \(index) outside 0..<\(fieldCount)")
             }
@@ -490,6 +490,18 @@ public enum RowRecord {
         public mutating func append(_ field: Field) {
             precondition(fieldsWritten < fieldCount, "more fields than the row was started with")
             field.encode(into: &writer)
+            let end = writer.count - 4 * fieldCount
+            precondition(end <= Int(UInt32.max), "a row's fields exceed 4 GiB")
+            writer.setUInt32LE(UInt32(end), at: 4 * fieldsWritten)
+            fieldsWritten += 1
+        }
+
+        /// Appends the next field as its encoded bytes (its tag and payload, as ``Header/span(ofField:in:)``
+        /// delimits them in another row): a copy without decoding, for rewriting rows field by field.
+        package mutating func appendEncoded(_ field: UnsafeRawBufferPointer) {
+            precondition(fieldsWritten < fieldCount, "more fields than the row was started with")
+            precondition(!field.isEmpty, "a field has at least its tag")
+            writer.writeBytes(field)
             let end = writer.count - 4 * fieldCount
             precondition(end <= Int(UInt32.max), "a row's fields exceed 4 GiB")
             writer.setUInt32LE(UInt32(end), at: 4 * fieldsWritten)

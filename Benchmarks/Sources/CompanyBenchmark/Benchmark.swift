@@ -87,6 +87,7 @@ final class Benchmark {
         try step("W4c.graph") { try graphRelationship() }
         try step("W7.graph") { try graphUpdates() }
         try step("W8.graph") { try graphCascadeDelete() }
+        try step("M2.graph") { try graphMigration() }
 
         for figure in deferredFigures { figure() }
         note("all figures checked; total \(format(now() - started)) s")

@@ -1,4 +1,5 @@
 import Foundation
+import StrataIO
 import StrataStorage
 
 /// Lightweight migration of a Strata store directory, crash-safe: the migrated store is built beside the old one
@@ -6,10 +7,12 @@ import StrataStorage
 /// or the migrated one, never a mixture.
 ///
 /// 1. ``recover(directory:)``: finish or discard an earlier migration a crash interrupted.
-/// 2. Copy: open the old store with the source model and a new store in `<dir>.migration` with the destination
-///    model; copy every object's attributes (converted as the mapping says), then every relationship, saving in
-///    batches (each save validates against the destination model and computes derived attributes); record the
-///    old store's model version hashes in the new one's metadata; close both.
+/// 2. Copy into a new store in `<dir>.migration`. When the mapping needs no objects (``RowMigrator``: every
+///    lightweight mapping whose relationships keep their storage), rows are rewritten field by field and the new
+///    store is written bottom-up, as compaction writes one. Otherwise open the old store with the source model and
+///    the new one with the destination model; copy every object's attributes (converted as the mapping says), then
+///    every relationship, saving in batches (each save validates against the destination model and computes
+///    derived attributes). Either way the new store's metadata records the old store's model version hashes.
 /// 3. Commit: create and sync `<dir>.migration-complete` and the parent directory. From here on the migration
 ///    is finished even if the process dies: recovery completes the swap.
 /// 4. Swap: rename `<dir>` to `<dir>.premigration`, `<dir>.migration` to `<dir>`, sync the parent directory.
@@ -30,6 +33,9 @@ struct StoreMigrator {
     let configuration: StrataStoreConfiguration
     /// Called after each step; throwing stops there, as a crash would (tests).
     var stopAfter: ((Step) throws -> Void)?
+    /// Whether step 2 streams rows when the mapping allows it (``RowMigrator``); tests turn it off to compare the
+    /// two paths.
+    var streamsRows = true
 
     static func migrationPath(_ directory: String) -> String { directory + ".migration" }
     static func markerPath(_ directory: String) -> String { directory + ".migration-complete" }
@@ -91,6 +97,10 @@ struct StoreMigrator {
     private func copy(into migration: String, progress: ((Double) -> Void)?) throws {
         var plain = configuration
         plain.migration = MigrationOptions()
+        if streamsRows, let rows = RowMigrator(mapping: mapping) {
+            try copyRows(rows, into: migration, configuration: plain, progress: progress)
+            return
+        }
         let old = PersistentStoreCoordinator(model: source)
         let oldStore = try old.addPersistentStore(.strata(directory: directory, configuration: plain))
         defer { try? old.removePersistentStore(oldStore) }
@@ -105,6 +115,25 @@ struct StoreMigrator {
                 + [source.versionHash]
             try strata.recordModelVersionHistory(history.joined(separator: ","))
         }
+    }
+
+    /// Step 2 without objects (``RowMigrator``), then one open of the new store with the destination model, which
+    /// records its relationship layout and checks that it opens.
+    private func copyRows(
+        _ rows: RowMigrator, into migration: String, configuration: StrataStoreConfiguration,
+        progress: ((Double) -> Void)?
+    ) throws {
+        let engine: Store
+        do { (engine, _) = try OpenEngines.shared.open(directory, configuration: configuration.storage) } catch let
+            error as StorageError
+        {
+            throw ObjectGraphError.storage(error)
+        }
+        defer { try? OpenEngines.shared.close(engine, directory: directory) }
+        try rows.copy(
+            from: engine, into: migration, configuration: configuration.storage, fileSystem: PosixFileSystem(),
+            progress: progress)
+        try StrataStore(directory: migration, model: destination, configuration: configuration).close()
     }
 
     // MARK: - Syncing
