@@ -1,4 +1,5 @@
 import Foundation
+import StrataStorage
 import Testing
 
 @testable import Strata
@@ -207,6 +208,27 @@ import Testing
         for leftover in [".migration", ".premigration", ".migration-complete"] {
             #expect(!FileManager.default.fileExists(atPath: directory + leftover))
         }
+    }
+
+    /// A migration replaces the store's directory, so it needs the store to itself: while another open holds it (as
+    /// another process would), it is refused, naming the process, and the old store stays as it was.
+    @Test func aStoreOpenElsewhereIsNotMigrated() throws {
+        let directory = try Self.seedV1()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let elsewhere = try Store.open(at: directory, configuration: StoreConfiguration(createIfMissing: false))
+        let coordinator = PersistentStoreCoordinator(model: Self.v2)
+        #expect {
+            try coordinator.addPersistentStore(
+                .strata(directory: directory, configuration: Self.configuration([Self.v1])))
+        } throws: { error in
+            guard case ObjectGraphError.storage(.storeInUse(let path, let processes)) = error else { return false }
+            return path == directory && processes == [getpid()]
+        }
+        try elsewhere.close()
+        #expect(!FileManager.default.fileExists(atPath: directory + ".migration"))
+        let old = PersistentStoreCoordinator(model: Self.v1)
+        try old.addPersistentStore(.strata(directory: directory, configuration: testStoreConfiguration()))
+        #expect(try Self.people(ManagedObjectContext(coordinator: old), key: "name").count == 3)
     }
 
     @Test func aChainOfVersionsMigratesStepByStepOrAtOnce() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import StrataFormat
 import StrataIO
 import StrataStorage
 
@@ -68,6 +69,7 @@ struct StoreMigrator {
     ///
     /// - Parameter progress: called with the fraction done, 0...1.
     func migrate(progress: ((Double) -> Void)? = nil) throws {
+        try Self.requireSoleUse(of: directory)
         try Self.recover(directory: directory)
         let migration = Self.migrationPath(directory)
         do {
@@ -90,6 +92,24 @@ struct StoreMigrator {
         try Self.recover(directory: directory)
         try stopAfter?(.cleanedUp)
         progress?(1)
+    }
+
+    /// A migration replaces the store's directory: an open of the store elsewhere (another process, or another
+    /// coordinator of this one) would go on with the old directory and lose what it writes. Refuses, naming the
+    /// processes, when the store's lock is held (FORMAT.md §11.1).
+    ///
+    /// - Throws: ``ObjectGraphError/storage(_:)`` wrapping `StorageError.storeInUse(path:processes:)`.
+    static func requireSoleUse(of directory: String) throws {
+        let fileSystem = PosixFileSystem()
+        let path = StoreFileNames.path(directory, StoreFileNames.lock)
+        guard fileSystem.exists(at: path) else { return }
+        do {
+            try fileSystem.lockFile(at: path, mode: .exclusive, waiting: false).unlock()
+        } catch {
+            guard error.code == .wouldBlock else { throw ObjectGraphError.storage(.io(error)) }
+            throw ObjectGraphError.storage(
+                .storeInUse(path: directory, processes: fileSystem.lockHolders(ofFileAt: path) ?? []))
+        }
     }
 
     // MARK: - Copying
