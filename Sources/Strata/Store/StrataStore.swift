@@ -1,5 +1,6 @@
 import Foundation
 import StrataFormat
+import StrataIO
 import StrataStorage
 import Synchronization
 
@@ -20,6 +21,10 @@ public struct StrataStoreConfiguration: Sendable {
     /// Whether every save records a transaction in the store's persistent history (Core Data's
     /// `NSPersistentHistoryTrackingKey`; default false). Once a store has history, it keeps recording it.
     public var recordsPersistentHistory = false
+
+    /// The file-system seam the store and its migrations go through: POSIX, or an in-memory one whose crash images
+    /// the migration's crash-point tests open.
+    var fileSystem: any FileSystem = PosixFileSystem()
 }
 
 /// The persistent store on the Strata storage engine: a directory on disk.
@@ -47,6 +52,8 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     public let engine: Store
     /// The store's directory, as given.
     let directory: String
+    /// The file system the store's directory is on.
+    let fileSystem: any FileSystem
     /// The row caches of the coordinators with a store on this engine.
     let rowCacheGroup: RowCacheGroup
     let model: ManagedObjectModel
@@ -81,11 +88,13 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     ///   metadata is damaged.
     public init(directory: String, model: ManagedObjectModel, configuration: StrataStoreConfiguration) throws {
         do {
-            (engine, rowCacheGroup) = try OpenEngines.shared.open(directory, configuration: configuration.storage)
+            (engine, rowCacheGroup) = try OpenEngines.shared.open(
+                directory, configuration: configuration.storage, fileSystem: configuration.fileSystem)
         } catch let error as StorageError {
             throw ObjectGraphError.storage(error)
         }
         self.directory = directory
+        self.fileSystem = configuration.fileSystem
         self.model = model
         var coders: [ObjectIdentifier: RowCoder] = [:]
         var entitiesByID: [UInt16: EntityDescription] = [:]
@@ -103,7 +112,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                 stored = try Self.decodeMetadata(bytes)
             }
             if let hash = stored[PersistentStoreMetadataKey.modelVersionHash], hash != model.versionHash {
-                try? OpenEngines.shared.close(engine, directory: directory)
+                try? OpenEngines.shared.close(engine, directory: directory, fileSystem: configuration.fileSystem)
                 throw ObjectGraphError.incompatibleModel(storeHash: hash, modelHash: model.versionHash)
             }
             let roots = model.entities.filter { $0.superentity == nil }
@@ -170,14 +179,14 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
             }
             self.tables = tables
             guard let identifier = UUID(uuidString: metadata[PersistentStoreMetadataKey.storeUUID] ?? "") else {
-                try? OpenEngines.shared.close(engine, directory: directory)
+                try? OpenEngines.shared.close(engine, directory: directory, fileSystem: configuration.fileSystem)
                 throw ObjectGraphError.storage(
                     .corruption(file: Self.metadataTable, offset: 1, reason: "the store's UUID is missing or malformed")
                 )
             }
             self.identifier = identifier
         } catch let error as StorageError {
-            try? OpenEngines.shared.close(engine, directory: directory)
+            try? OpenEngines.shared.close(engine, directory: directory, fileSystem: configuration.fileSystem)
             throw ObjectGraphError.storage(error)
         }
     }
@@ -622,7 +631,9 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     ///
     /// - Throws: ``ObjectGraphError/storage(_:)`` when the final checkpoint or closing fails.
     public func close() throws {
-        do { try OpenEngines.shared.close(engine, directory: directory) } catch let error as StorageError {
+        do { try OpenEngines.shared.close(engine, directory: directory, fileSystem: fileSystem) } catch let error
+            as StorageError
+        {
             throw ObjectGraphError.storage(error)
         }
     }
