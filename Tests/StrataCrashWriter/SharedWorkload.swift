@@ -201,7 +201,8 @@ package enum SharedWorkload {
     static func decodeLedger(_ bytes: [UInt8]) throws -> Ledger {
         guard bytes.count >= 36, bytes.starts(with: Array("LDGR".utf8)) else { throw malformed("ledger row", bytes) }
         return Ledger(
-            worker: UInt32(truncatingIfNeeded: readLittleEndian(bytes, at: 4)), sequence: readLittleEndian(bytes, at: 12),
+            worker: UInt32(truncatingIfNeeded: readLittleEndian(bytes, at: 4)),
+            sequence: readLittleEndian(bytes, at: 12),
             total: readLittleEndian(bytes, at: 20), blob: readLittleEndian(bytes, at: 28))
     }
 

@@ -85,7 +85,9 @@ final class BlobStore: Sendable {
                 let newest = try segmentIDs().last ?? 0
                 state.highestSegment = max(state.highestSegment, newest)
                 let id = state.highestSegment
-                if id > 0, id != state.active?.id, !state.abandoned.contains(id), let continued = try continueSegment(id) {
+                if id > 0, id != state.active?.id, !state.abandoned.contains(id),
+                    let continued = try continueSegment(id)
+                {
                     if let previous = state.active { state.readers[previous.id] = previous.file }
                     state.active = continued
                     return (id, continued.end)

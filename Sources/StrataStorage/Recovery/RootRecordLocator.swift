@@ -46,7 +46,8 @@ struct RootRecordLocator {
     }
 
     private func readRootRecord(endingAt last: UInt64) throws -> Found? {
-        let (lastIndex, count, generation) = try pages.withPageFromFile(last) { _, header throws -> (Int, Int, UInt64) in
+        let (lastIndex, count, generation) = try pages.withPageFromFile(last) {
+            _, header throws -> (Int, Int, UInt64) in
             guard header.type == .rootRecord else { throw FormatError.invalidField("not a root record") }
             let part = try RootRecord.part(of: header)
             return (part.index, part.count, header.generation)

@@ -75,7 +75,9 @@ extension Store {
             found = try followNewLog(&position, writing: writing, reloading: false)
         } else if now.size < position.committedEnd || named.map({ $0 < shared.withLock { $0.latest.lsn } }) == true {
             found = try followNewLog(&position, writing: writing, reloading: true)
-        } else if writing, now.size == position.committedEnd, named.map({ $0 > shared.withLock { $0.latest.lsn } }) != true {
+        } else if writing, now.size == position.committedEnd,
+            named.map({ $0 > shared.withLock { $0.latest.lsn } }) != true
+        {
             found = nil
         } else {
             found = try readOn(&position, file: wal.file, writing: writing, named: named)

@@ -178,7 +178,10 @@ final class WALWriter: @unchecked Sendable {
     /// Switches to a new log file another process started with its checkpoint, which covers every record of the
     /// old file (that checkpoint synced them first: commits of ours waiting for a sync are durable). Records in the
     /// new file up to `end`, the last with LSN `lastLSN`, are another process's.
-    func adopt(_ newHandle: any StrataIO.FileHandle, salt newSalt: UInt32, startLSN: UInt64, endOffset end: UInt64, lastLSN: UInt64) {
+    func adopt(
+        _ newHandle: any StrataIO.FileHandle, salt newSalt: UInt32, startLSN: UInt64, endOffset end: UInt64,
+        lastLSN: UInt64
+    ) {
         let old: any StrataIO.FileHandle = locked {
             while syncInProgress { condition.wait() }
             let old = handle
