@@ -26,7 +26,8 @@ public final class FaultInjectingFileSystem: FileSystem {
         /// ``FileHandle`` calls of the same names (`size` is ``FileHandle/size()``).
         case open, read, write, truncate, sync, close, size
         /// File-system operations, named after the ``FileSystem`` calls (`lock` is ``FileSystem/lockFile(at:)``).
-        /// `exists` is counted but never fails: ``FileSystem/exists(at:)`` cannot throw.
+        /// `exists` is counted but never fails: ``FileSystem/exists(at:)`` cannot throw. `removeFile` also counts
+        /// ``FileSystem/removeDirectory(at:)``.
         case exists, createDirectory, contentsOfDirectory, removeFile, rename, syncDirectory, lock
     }
 
@@ -217,6 +218,13 @@ public final class FaultInjectingFileSystem: FileSystem {
     /// - Throws: the injected ``IOError`` when a fault fires, otherwise what the wrapped file system throws.
     public func removeFile(at path: String) throws(IOError) {
         try perform(.removeFile, path) { () throws(IOError) in try base.removeFile(at: path) }
+    }
+
+    /// Removes a directory through the wrapped file system; counted (and failed) as a `removeFile`.
+    ///
+    /// - Throws: the injected ``IOError`` when a fault fires, otherwise what the wrapped file system throws.
+    public func removeDirectory(at path: String) throws(IOError) {
+        try perform(.removeFile, path) { () throws(IOError) in try base.removeDirectory(at: path) }
     }
 
     /// Renames a file through the wrapped file system. A fault's `pathContaining` is matched against

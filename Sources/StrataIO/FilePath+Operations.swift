@@ -42,6 +42,30 @@ extension FilePath {
         }
     }
 
+    /// Removes the empty directory at this path.
+    ///
+    /// - Parameters:
+    ///   - retryOnInterrupt: Whether to retry the operation
+    ///     if it throws ``Errno/interrupted``.
+    ///     The default is `true`.
+    ///     Pass `false` to try only once and throw an error upon interruption.
+    /// - Throws: The system's `Errno`, e.g. ``Errno/noSuchFileOrDirectory`` or ``Errno/directoryNotEmpty``.
+    ///
+    /// The corresponding C function is `rmdir`.
+    func removeDirectory(retryOnInterrupt: Bool = true) throws(Errno) {
+        _ = try Errno.result(retryOnInterrupt: retryOnInterrupt) {
+            self.withCString { path in
+                #if canImport(Glibc)
+                Glibc.rmdir(path)
+                #elseif canImport(Musl)
+                Musl.rmdir(path)
+                #else
+                Darwin.rmdir(path)
+                #endif
+            }
+        }
+    }
+
     /// Removes the directory entry at this path; the file goes away when no descriptor refers to it.
     ///
     /// - Parameters:

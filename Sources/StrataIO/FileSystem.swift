@@ -43,8 +43,16 @@ public protocol FileSystem: Sendable {
     /// - Throws: ``IOError`` with `.noSuchFile`, `.isADirectory`, or the system's reason.
     func removeFile(at path: String) throws(IOError)
 
-    /// Atomically renames a file, replacing any file at `destination`.
-    /// Not durable until the parent directory is synced.
+    /// Removes an empty directory. Not durable until its parent directory is synced.
+    ///
+    /// - Throws: ``IOError`` with `.noSuchFile`, `.notADirectory`, or the system's reason (a directory that is not
+    ///   empty).
+    ///
+    /// The corresponding C function is `rmdir`.
+    func removeDirectory(at path: String) throws(IOError)
+
+    /// Atomically renames a file, replacing any file at `destination`, or a directory to a name that does not
+    /// exist. Not durable until the parent directory is synced.
     ///
     /// - Throws: ``IOError`` (its path is `source`) with `.noSuchFile`, `.isADirectory`, or the system's reason.
     func rename(from source: String, to destination: String) throws(IOError)

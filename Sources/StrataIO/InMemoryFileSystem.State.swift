@@ -282,6 +282,20 @@ extension InMemoryFileSystem {
             collectGarbageIfNeeded()
         }
 
+        /// Removes the name of the empty directory at `path`.
+        mutating func removeDirectory(at path: String) throws(IOError) {
+            guard case .entry(let parent, let name) = try locate(path, operation: "rmdir") else {
+                throw IOError(.other(22), operation: "rmdir", path: path)
+            }
+            guard let id = directories[parent]!.entries[name] else {
+                throw IOError(.noSuchFile, operation: "rmdir", path: path)
+            }
+            guard let directory = directories[id] else { throw IOError(.notADirectory, operation: "rmdir", path: path) }
+            guard directory.entries.isEmpty else { throw IOError(.fileExists, operation: "rmdir", path: path) }
+            directories[parent]!.entries[name] = nil
+            collectGarbageIfNeeded()
+        }
+
         /// Moves the file at `source` to `destination`, replacing any file there.
         mutating func rename(from source: String, to destination: String) throws(IOError) {
             guard case .entry(let sourceParent, let sourceName) = try locate(source, operation: "rename") else {
@@ -290,8 +304,14 @@ extension InMemoryFileSystem {
             guard let id = directories[sourceParent]!.entries[sourceName] else {
                 throw IOError(.noSuchFile, operation: "rename", path: source)
             }
-            // Only files move: Strata renames files, and moving directories would need cycle checks.
-            guard files[id] != nil else { throw IOError(.isADirectory, operation: "rename", path: source) }
+            // A directory moves only to a new name outside itself (a migration swaps store directories).
+            let isDirectory = files[id] == nil
+            if isDirectory {
+                let (from, to) = (Self.components(of: source), Self.components(of: destination))
+                guard to.count <= from.count || Array(to.prefix(from.count)) != from else {
+                    throw IOError(.other(22), operation: "rename", path: source)
+                }
+            }
             // POSIX reports destination trouble against the call too; the error names `source` like
             // PosixFileSystem's.
             let target: Location
@@ -304,6 +324,7 @@ extension InMemoryFileSystem {
                 throw IOError(.isADirectory, operation: "rename", path: source)
             }
             if let replaced = directories[destinationParent]!.entries[destinationName] {
+                if isDirectory { throw IOError(.fileExists, operation: "rename", path: source) }
                 guard files[replaced] != nil else { throw IOError(.isADirectory, operation: "rename", path: source) }
                 if replaced == id { return }  // Two names of one file: POSIX does nothing.
             }

@@ -151,11 +151,23 @@ public final class InMemoryFileSystem: FileSystem {
         }
     }
 
-    /// Atomically renames a file, replacing any file at `destination`.
-    /// Not durable until the parent directories of both names are synced.
+    /// Removes an empty directory's name. Not durable until the parent directory is synced.
+    ///
+    /// - Throws: ``IOError`` with `.noSuchFile`, `.notADirectory`, or `.fileExists` for a directory that is not
+    ///   empty.
+    public func removeDirectory(at path: String) throws(IOError) {
+        try state.withLock { state throws(IOError) in
+            try state.removeDirectory(at: path)
+            state.record(.removeFile(path: path))
+        }
+    }
+
+    /// Atomically renames a file, replacing any file at `destination`, or a directory to a name that does not
+    /// exist (not into itself). Not durable until the parent directories of both names are synced.
     ///
     /// - Throws: ``IOError`` (its path is `source`) with `.noSuchFile` (missing source or
-    ///   destination directory), `.isADirectory` (either name is a directory), `.notADirectory`.
+    ///   destination directory), `.isADirectory` (a file renamed over a directory), `.fileExists` (a directory
+    ///   renamed over an existing name), `.other(EINVAL)` (a directory moved into itself), `.notADirectory`.
     public func rename(from source: String, to destination: String) throws(IOError) {
         try state.withLock { state throws(IOError) in
             try state.rename(from: source, to: destination)

@@ -177,6 +177,17 @@ public struct PosixFileSystem: FileSystem {
         }
     }
 
+    /// Removes an empty directory. Not durable until its parent directory is synced.
+    ///
+    /// - Throws: ``IOError`` with the system's reason.
+    public func removeDirectory(at path: String) throws(IOError) {
+        do {
+            try FilePath(path).removeDirectory()
+        } catch {
+            throw IOError(errno: error, operation: "rmdir", path: path)
+        }
+    }
+
     /// Atomically renames a file, replacing any file at `destination`.
     /// Not durable until the parent directories of both names are synced.
     ///

@@ -65,11 +65,23 @@ import Testing
         #expect(!fileSystem.exists(at: ""))
     }
 
-    @Test func renamingADirectoryThrowsIsADirectory() throws {
+    /// A directory moves to a new name (a migration swaps store directories), with what it holds; never over an
+    /// existing name or into itself, and a file never over a directory.
+    @Test func renamingADirectoryMovesItToANewNameOnly() throws {
         let fileSystem = InMemoryFileSystem()
         try fileSystem.createDirectory(at: "/dir")
-        expectIOError(.isADirectory) { () throws(IOError) in try fileSystem.rename(from: "/dir", to: "/other") }
-        #expect(fileSystem.exists(at: "/dir"))
+        try fileSystem.createDirectory(at: "/taken")
+        try fileSystem.openFile(at: "/dir/file", mode: .createIfMissing).close()
+        expectIOError(.fileExists) { () throws(IOError) in try fileSystem.rename(from: "/dir", to: "/taken") }
+        expectIOError(.other(22)) { () throws(IOError) in try fileSystem.rename(from: "/dir", to: "/dir/inner") }
+        expectIOError(.isADirectory) { () throws(IOError) in try fileSystem.rename(from: "/dir/file", to: "/taken") }
+        try fileSystem.rename(from: "/dir", to: "/other")
+        #expect(!fileSystem.exists(at: "/dir") && fileSystem.exists(at: "/other/file"))
+        // Removing a directory needs it empty.
+        expectIOError(.fileExists) { () throws(IOError) in try fileSystem.removeDirectory(at: "/other") }
+        try fileSystem.removeFile(at: "/other/file")
+        try fileSystem.removeDirectory(at: "/other")
+        #expect(!fileSystem.exists(at: "/other"))
     }
 
     @Test func renamingAFileOntoItselfChangesNothing() throws {

@@ -78,9 +78,14 @@ import Testing
     /// RowOld.
     static func seed() throws -> String {
         let directory = temporaryStoreDirectory()
+        try seed(directory, configuration: testStoreConfiguration())
+        return directory
+    }
+
+    /// The seed of ``seed()`` in `directory`, opened with `configuration`.
+    static func seed(_ directory: String, configuration: StrataStoreConfiguration) throws {
         let coordinator = PersistentStoreCoordinator(model: v1)
-        let store = try coordinator.addPersistentStore(
-            .strata(directory: directory, configuration: testStoreConfiguration()))
+        let store = try coordinator.addPersistentStore(.strata(directory: directory, configuration: configuration))
         let context = ManagedObjectContext(coordinator: coordinator)
         func insert(_ entity: String, _ values: [String: Any?]) throws -> ManagedObject {
             let object = ManagedObject(entity: v1.entity(named: entity)!, insertInto: context)
@@ -110,15 +115,16 @@ import Testing
         _ = try insert("RowOld", ["key": "o1", "junk": "x"])
         try context.save()
         try coordinator.removePersistentStore(store)
-        return directory
     }
 
     /// Every object of the model's concrete entities as one line: its entity, attributes and relationships, objects
     /// named by `key`.
-    static func dump(_ directory: String, model: ManagedObjectModel) throws -> [String] {
+    static func dump(
+        _ directory: String, model: ManagedObjectModel,
+        configuration: StrataStoreConfiguration = testStoreConfiguration()
+    ) throws -> [String] {
         let coordinator = PersistentStoreCoordinator(model: model)
-        let store = try coordinator.addPersistentStore(
-            .strata(directory: directory, configuration: testStoreConfiguration()))
+        let store = try coordinator.addPersistentStore(.strata(directory: directory, configuration: configuration))
         defer { try? coordinator.removePersistentStore(store) }
         let context = ManagedObjectContext(coordinator: coordinator)
         func key(_ object: ManagedObject) throws -> String { try object.value(forKey: "key") as? String ?? "?" }

@@ -59,7 +59,7 @@ public final class PersistentStoreCoordinator: Sendable {
         let store: any PersistentStore
         switch description {
         case .strata(let directory, let configuration):
-            try StoreMigrator.recover(directory: directory)
+            try StoreMigrator.recover(directory: directory, fileSystem: configuration.fileSystem)
             do {
                 store = try StrataStore(directory: directory, model: model, configuration: configuration)
             } catch ObjectGraphError.incompatibleModel(let storeHash, _)

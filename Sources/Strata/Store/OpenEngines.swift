@@ -1,4 +1,5 @@
 import Foundation
+import StrataIO
 import StrataLock
 import StrataStorage
 
@@ -20,17 +21,21 @@ final class OpenEngines: Sendable {
 
     private let entries = Lock<[String: Entry]>([:])
 
-    /// The key of a directory: its absolute, standardized path with symbolic links resolved.
-    private static func key(_ directory: String) -> String {
-        URL(fileURLWithPath: directory).standardizedFileURL.resolvingSymlinksInPath().path
+    /// The key of a directory: its absolute, standardized path with symbolic links resolved; on a file system other
+    /// than POSIX's (an in-memory one in tests), that file system's identity and the path.
+    private static func key(_ directory: String, _ fileSystem: any FileSystem) -> String {
+        guard fileSystem is PosixFileSystem else { return "\(ObjectIdentifier(fileSystem as AnyObject)):\(directory)" }
+        return URL(fileURLWithPath: directory).standardizedFileURL.resolvingSymlinksInPath().path
     }
 
     /// The engine open for `directory`, or a newly opened one, with the directory's cache group; counts one
     /// more store on it.
     ///
     /// - Throws: what `Store.open(at:configuration:)` throws.
-    func open(_ directory: String, configuration: StoreConfiguration) throws -> (Store, RowCacheGroup) {
-        let key = Self.key(directory)
+    func open(
+        _ directory: String, configuration: StoreConfiguration, fileSystem: any FileSystem = PosixFileSystem()
+    ) throws -> (Store, RowCacheGroup) {
+        let key = Self.key(directory, fileSystem)
         return try entries.withLock { entries in
             if var entry = entries[key], let engine = entry.engine {
                 entry.stores += 1
@@ -38,7 +43,7 @@ final class OpenEngines: Sendable {
                 return (engine, entry.group)
             }
             // Opened while the lock is held, so that two coordinators opening at once share one engine.
-            let engine = try Store.open(at: directory, configuration: configuration)
+            let engine = try Store.open(at: directory, configuration: configuration, fileSystem: fileSystem)
             let group = RowCacheGroup()
             entries[key] = Entry(engine: engine, stores: 1, group: group)
             return (engine, group)
@@ -48,8 +53,8 @@ final class OpenEngines: Sendable {
     /// Counts one store fewer on `engine`; closes it when it was the last.
     ///
     /// - Throws: what `Store.close()` throws.
-    func close(_ engine: Store, directory: String) throws {
-        let key = Self.key(directory)
+    func close(_ engine: Store, directory: String, fileSystem: any FileSystem = PosixFileSystem()) throws {
+        let key = Self.key(directory, fileSystem)
         let last = entries.withLock { entries -> Bool in
             guard var entry = entries[key], entry.engine === engine else { return true }
             entry.stores -= 1

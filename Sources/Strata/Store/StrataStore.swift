@@ -1,6 +1,7 @@
 import Foundation
 import StrataFormat
 import StrataLock
+import StrataIO
 import StrataStorage
 import Synchronization
 
@@ -27,6 +28,10 @@ public struct StrataStoreConfiguration: Sendable {
     /// `NSPersistentStoreRemoteChangeNotificationPostOptionKey`); nil (the default): only when this process reads
     /// or writes. Each look costs one 32-byte read when nothing changed.
     public var remoteChangePollingInterval: Duration? = nil
+
+    /// The file-system seam the store and its migrations go through: POSIX, or an in-memory one whose crash images
+    /// the migration's crash-point tests open.
+    var fileSystem: any FileSystem = PosixFileSystem()
 }
 
 /// The persistent store on the Strata storage engine: a directory on disk.
@@ -54,6 +59,8 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     public let engine: Store
     /// The store's directory, as given.
     let directory: String
+    /// The file system the store's directory is on.
+    let fileSystem: any FileSystem
     /// The row caches of the coordinators with a store on this engine.
     let rowCacheGroup: RowCacheGroup
     let model: ManagedObjectModel
@@ -93,11 +100,13 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     ///   metadata is damaged.
     public init(directory: String, model: ManagedObjectModel, configuration: StrataStoreConfiguration) throws {
         do {
-            (engine, rowCacheGroup) = try OpenEngines.shared.open(directory, configuration: configuration.storage)
+            (engine, rowCacheGroup) = try OpenEngines.shared.open(
+                directory, configuration: configuration.storage, fileSystem: configuration.fileSystem)
         } catch let error as StorageError {
             throw ObjectGraphError.storage(error)
         }
         self.directory = directory
+        self.fileSystem = configuration.fileSystem
         self.model = model
         var coders: [ObjectIdentifier: RowCoder] = [:]
         var entitiesByID: [UInt16: EntityDescription] = [:]
@@ -197,10 +206,10 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
             }
             self.identifier = identifier
         } catch let error as ObjectGraphError {
-            try? OpenEngines.shared.close(engine, directory: directory)
+            try? OpenEngines.shared.close(engine, directory: directory, fileSystem: configuration.fileSystem)
             throw error
         } catch let error as StorageError {
-            try? OpenEngines.shared.close(engine, directory: directory)
+            try? OpenEngines.shared.close(engine, directory: directory, fileSystem: configuration.fileSystem)
             throw ObjectGraphError.storage(error)
         }
         engine.onExternalCommits { [weak self] commits in self?.takeIn(commits) }
@@ -655,7 +664,9 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
             poller?.cancel()
             poller = nil
         }
-        do { try OpenEngines.shared.close(engine, directory: directory) } catch let error as StorageError {
+        do { try OpenEngines.shared.close(engine, directory: directory, fileSystem: fileSystem) } catch let error
+            as StorageError
+        {
             throw ObjectGraphError.storage(error)
         }
     }

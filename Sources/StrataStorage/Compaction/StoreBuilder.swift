@@ -41,6 +41,7 @@ package struct StoreBuilder {
     private var current: (name: String, builder: TreeBuilder, indexes: Range<Int>, lastRow: UInt64?)?
     private var entry: [UInt8] = []
     private let maximumEntry: Int
+    private var isClosed = false
 
     /// Creates the directory and the store's files (step 1).
     ///
@@ -168,6 +169,8 @@ package struct StoreBuilder {
         try writer.flush()
         do {
             try file.sync()
+            // Closed once, even when closing fails (``abandon()`` must not close it again).
+            isClosed = true
             try file.close()
             try fileSystem.syncDirectory(at: directory)
         } catch { throw StorageError.io(error) }
@@ -208,8 +211,10 @@ package struct StoreBuilder {
         return keys.map(\.position)
     }
 
-    /// Closes the page file without finishing (after a failure); the caller removes the directory.
-    package func abandon() {
-        try? file.close()
+    /// Closes the page file without finishing (after a failure), unless ``finish()`` closed it; the caller removes
+    /// the directory.
+    package mutating func abandon() {
+        if !isClosed { try? file.close() }
+        isClosed = true
     }
 }
