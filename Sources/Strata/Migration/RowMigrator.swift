@@ -287,7 +287,8 @@ struct RowMigrator {
         guard MappingModel.convertsLosslessly(from: found.type, to: attribute.type),
             found.valueTransformerName == attribute.valueTransformerName
         else { return nil }
-        if found.type == .binaryData || attribute.allowsExternalBinaryDataStorage {
+        // A source value may be a blob only where the source allowed external storage.
+        if found.allowsExternalBinaryDataStorage || attribute.allowsExternalBinaryDataStorage {
             let keepsValidity =
                 attribute.validationRules == found.validationRules && (attribute.isOptional || !found.isOptional)
             return keepsValidity ? .binary(field, attribute: named(attribute)) : nil
