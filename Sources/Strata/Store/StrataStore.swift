@@ -1,7 +1,7 @@
 import Foundation
 import StrataFormat
-import StrataLock
 import StrataIO
+import StrataLock
 import StrataStorage
 import Synchronization
 
