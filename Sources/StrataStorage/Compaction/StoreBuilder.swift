@@ -63,13 +63,7 @@ package struct StoreBuilder {
         self.fileSystem = fileSystem
         self.pageSize = pageSize
         maximumEntry = PageFormat.maximumIndexEntry(pageSize: pageSize)
-        var generator = SystemRandomNumberGenerator()
-        let storeID = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        let header = StoreHeader(pageSize: pageSize, storeID: storeID)
-        var page0 = header.encoded()
-        page0.append(contentsOf: repeatElement(0, count: pageSize - page0.count))
-        let log = WALFileHeader(
-            storeID: storeID, startLSN: 1, salt: UInt32.random(in: .min ... .max, using: &generator))
+        let (header, page0, log) = StoreCreator.firstFiles(pageSize: pageSize)
         do {
             try fileSystem.createDirectory(at: directory)
             let wal = try fileSystem.openFile(at: StoreFileNames.path(directory, StoreFileNames.wal), mode: .truncate)

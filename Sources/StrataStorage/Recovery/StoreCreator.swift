@@ -12,7 +12,9 @@ struct StoreCreator {
     let directory: String
     let fileSystem: any FileSystem
 
-    func create(pageSize: Int) throws {
+    /// A new store's first bytes: page 0 (the store header, with a new random store ID) and the header of its
+    /// first log, which starts at LSN 1. Shared by creation and by ``StoreBuilder``.
+    static func firstFiles(pageSize: Int) -> (header: StoreHeader, page0: [UInt8], log: WALFileHeader) {
         var generator = SystemRandomNumberGenerator()
         let storeID = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let header = StoreHeader(pageSize: pageSize, storeID: storeID)
@@ -20,6 +22,11 @@ struct StoreCreator {
         page0.append(contentsOf: repeatElement(0, count: pageSize - page0.count))
         let log = WALFileHeader(
             storeID: storeID, startLSN: 1, salt: UInt32.random(in: .min ... .max, using: &generator))
+        return (header, page0, log)
+    }
+
+    func create(pageSize: Int) throws {
+        let (_, page0, log) = Self.firstFiles(pageSize: pageSize)
         do {
             try writeDurably(log.encoded(), temporary: StoreFileNames.walTemporary, final: StoreFileNames.wal)
             try writeDurably(page0, temporary: StoreFileNames.pageFileTemporary, final: StoreFileNames.pageFile)

@@ -64,15 +64,32 @@ import Testing
 
     func runWorkload(seed: UInt64) throws -> Tally.Counts {
         let workload = CrashWorkload(seed: seed)
+        let tally = Tally()
+        let faulty = try Self.checkingFileSystem(seed: seed, workload: workload, tally: tally)
+        let store = try Store.open(at: "/db", configuration: Self.configuration, fileSystem: faulty)
+        for k in workload.transactions.indices {
+            tally.counts.withLock { $0.attempted = k + 1 }
+            try workload.run(k, on: store)
+            tally.counts.withLock { $0.acknowledged = k + 1 }
+        }
+        try store.close()
+        return tally.counts.withLock { $0 }
+    }
+
+    /// A new in-memory file system with the store directory `/db`, behind a fault-injecting one that, after every
+    /// operation that changes the file system, recovers a store from each crash picture of that instant and tallies
+    /// what it found against the workload's acknowledged and attempted transactions.
+    static func checkingFileSystem(
+        seed: UInt64, workload: CrashWorkload, tally: Tally
+    ) throws -> FaultInjectingFileSystem {
         let memory = InMemoryFileSystem()
         try memory.createDirectory(at: "/db")
         try memory.syncDirectory(at: "/")
-        let tally = Tally()
-        let faulty = FaultInjectingFileSystem(wrapping: memory) { index, operation in
-            guard Self.mutating.contains(operation) else { return }
+        return FaultInjectingFileSystem(wrapping: memory) { index, operation in
+            guard mutating.contains(operation) else { return }
             let (acknowledged, attempted) = tally.counts.withLock { ($0.acknowledged, $0.attempted) }
-            for (number, policy) in Self.policies(seed: seed, index: index).enumerated() {
-                let outcome = Self.check(
+            for (number, policy) in policies(seed: seed, index: index).enumerated() {
+                let outcome = check(
                     image: memory.crashImage(policy: policy), workload: workload, acknowledged: acknowledged,
                     attempted: attempted)
                 tally.counts.withLock { counts in
@@ -85,14 +102,6 @@ import Testing
                 }
             }
         }
-        let store = try Store.open(at: "/db", configuration: Self.configuration, fileSystem: faulty)
-        for k in workload.transactions.indices {
-            tally.counts.withLock { $0.attempted = k + 1 }
-            try workload.run(k, on: store)
-            tally.counts.withLock { $0.acknowledged = k + 1 }
-        }
-        try store.close()
-        return tally.counts.withLock { $0 }
     }
 
     static func policies(seed: UInt64, index: Int) -> [InMemoryFileSystem.CrashPolicy] {

@@ -41,27 +41,8 @@ import Testing
     /// reads of the idle open were compared with the model.
     func runWorkload(seed: UInt64) throws -> (CrashPointTests.Tally.Counts, Int) {
         let workload = CrashWorkload(seed: seed)
-        let memory = InMemoryFileSystem()
-        try memory.createDirectory(at: "/db")
-        try memory.syncDirectory(at: "/")
         let tally = CrashPointTests.Tally()
-        let faulty = FaultInjectingFileSystem(wrapping: memory) { index, operation in
-            guard CrashPointTests.mutating.contains(operation) else { return }
-            let (acknowledged, attempted) = tally.counts.withLock { ($0.acknowledged, $0.attempted) }
-            for (number, policy) in CrashPointTests.policies(seed: seed, index: index).enumerated() {
-                let outcome = CrashPointTests.check(
-                    image: memory.crashImage(policy: policy), workload: workload, acknowledged: acknowledged,
-                    attempted: attempted)
-                tally.counts.withLock { counts in
-                    counts.crashPoints += 1
-                    counts.lostTransactions += outcome.lost
-                    counts.partialTransactions += outcome.partial ? 1 : 0
-                    if let failure = outcome.failure {
-                        counts.failures.append("seed \(seed) operation \(index) policy \(number): \(failure)")
-                    }
-                }
-            }
-        }
+        let faulty = try CrashPointTests.checkingFileSystem(seed: seed, workload: workload, tally: tally)
         var random = RepeatableRandomNumberGenerator(seed: seed)
         let writers = [
             try Store.open(at: "/db", configuration: CrashPointTests.configuration, fileSystem: faulty),
