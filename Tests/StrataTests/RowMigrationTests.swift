@@ -1,4 +1,6 @@
 import Foundation
+import StrataIO
+import StrataStorage
 import Testing
 
 @testable import Strata
@@ -241,6 +243,8 @@ import Testing
         defer { try? coordinator.removePersistentStore(store) }
         let snapshot = store.engine.snapshot()
         #expect(RowRecordVerifier.verify(snapshot)?.isClean == true)
+        // Every index agrees with its rows, the copied foreign-key indexes among them.
+        #expect(try store.engine.verify().isClean)
         let relationships = try #require(RelationshipVerifier.verify(snapshot))
         #expect(relationships.layoutFound && relationships.isClean, "\(relationships.problems)")
         // Row IDs are kept, and the tables go on from the old next row IDs: a new object gets a new row.
@@ -250,6 +254,28 @@ import Testing
         try person.setValue("Ed", forKey: "fullName")
         try context.save()
         #expect(try Self.dump(byRows, model: Self.v2).count == 9)
+    }
+
+    /// Indexes whose keys the migration keeps (the team foreign key of both person entities: a reference is copied
+    /// as it is, though RowTeam's entity ID changes) are copied from the old store in order rather than sorted
+    /// (``theRowPathLeavesTheObjectsTheObjectPathLeaves`` verifies the result).
+    @Test func indexesWhoseKeysAreKeptAreCopied() throws {
+        let directory = try Self.seed()
+        defer { Self.remove(directory) }
+        let rows = try #require(
+            RowMigrator(mapping: try .inferredMappingModel(forSourceModel: Self.v1, destinationModel: Self.v2)))
+        let engine = try Store.open(at: directory, configuration: testStoreConfiguration().storage)
+        defer { try? engine.close() }
+        let copied = try rows.copy(
+            from: engine, into: directory + ".migration", configuration: testStoreConfiguration().storage,
+            fileSystem: PosixFileSystem(), progress: nil)
+        let team = Self.v2.entity(named: "RowPerson")!.relationshipsByName["team"]!
+        #expect(
+            Set(copied)
+                == Set(
+                    ["RowPerson", "RowEmployee"].map {
+                        StrataStore.foreignKeyIndexName(team, of: Self.v2.entity(named: $0)!)
+                    }))
     }
 
     /// A validation rule the old model did not have is checked row by row: a value that breaks it stops the

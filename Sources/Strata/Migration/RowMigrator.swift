@@ -52,6 +52,19 @@ struct RowMigrator {
     struct EntityPlan {
         let destination: EntityDescription
         let fields: [FieldSource]
+
+        /// Destination field position -> where its bytes come from (a reference fills two positions; the
+        /// entity-ID field after it is not named here).
+        var sourceOfField: [Int: FieldSource] {
+            var sources: [Int: FieldSource] = [:]
+            var position = 0
+            for source in fields {
+                sources[position] = source
+                position += 1
+                if case .reference = source { position += 1 }
+            }
+            return sources
+        }
     }
 
     /// One destination table and where its rows come from.
@@ -337,13 +350,16 @@ struct RowMigrator {
     ///   - configuration: the engine settings of the new store (page size, blob threshold).
     ///   - fileSystem: the file-system seam.
     ///   - progress: the fraction done, up to 0.99.
+    /// - Returns: the names of the new store's indexes that were copied from the old store's rather than sorted.
     /// - Throws: ``ValidationError`` for a value the destination refuses; ``ObjectGraphError/storage(_:)``.
+    @discardableResult
     func copy(
         from source: Store, into migration: String, configuration: StoreConfiguration, fileSystem: any FileSystem,
         progress: ((Double) -> Void)?
-    ) throws {
+    ) throws -> [String] {
         let snapshot = source.snapshot()
         var pending: [PendingBlob] = []
+        var copied: [String] = []
         do {
             var total = 0
             for table in tables {
@@ -355,20 +371,19 @@ struct RowMigrator {
             var builder = try StoreBuilder(
                 directory: migration, pageSize: source.pageSize, fileSystem: fileSystem)
             do {
-                let indexes =
-                    StrataStore.relationshipIndexes(of: mapping.destinationModel)
-                    + StrataStore.attributeIndexes(of: mapping.destinationModel)
-                    + StrataStore.uniquenessIndexes(of: mapping.destinationModel)
-                    + StrataStore.fetchIndexes(of: mapping.destinationModel)
+                let indexes = Self.indexes(of: mapping.destinationModel)
+                let sourceIndexes = Self.indexes(of: mapping.sourceModel)
                 builder.beginTable(named: StrataStore.metadataTable)
                 try builder.append(1, StrataStore.encodeMetadata(try metadata(of: snapshot)))
                 try builder.endTable(nextRowID: 2)
                 for table in tables {
-                    builder.beginTable(
-                        named: table.name,
-                        indexes: indexes.filter { $0.table == table.name }.map {
-                            StoreBuilder.Index(name: $0.name, fields: $0.fields, entityIDs: $0.entityIDs)
-                        })
+                    let tableIndexes = try indexes.filter { $0.table == table.name }.map {
+                        StoreBuilder.Index(
+                            name: $0.name, fields: $0.fields, entityIDs: $0.entityIDs,
+                            copiedFrom: try sameIndex(as: $0, of: table, among: sourceIndexes, in: snapshot))
+                    }
+                    copied += tableIndexes.filter { $0.copiedFrom != nil }.map(\.name)
+                    builder.beginTable(named: table.name, indexes: tableIndexes)
                     var nextRowID: UInt64 = 1
                     if let name = table.source, let id = snapshot.table(named: name) {
                         nextRowID = try snapshot.nextRowID(in: id).rawValue
@@ -398,6 +413,48 @@ struct RowMigrator {
         } catch let error as RowCodingError {
             throw ObjectGraphError.transformationFailed(key: "", reason: "\(error)")
         }
+        return copied
+    }
+
+    /// Every engine index a model's store has.
+    private static func indexes(of model: ManagedObjectModel) -> [IndexSpec] {
+        StrataStore.relationshipIndexes(of: model) + StrataStore.attributeIndexes(of: model)
+            + StrataStore.uniquenessIndexes(of: model) + StrataStore.fetchIndexes(of: model)
+    }
+
+    typealias IndexSpec = (name: String, table: String, fields: [Int], entityIDs: Set<UInt16>?)
+
+    /// The index of the source store that holds exactly the entries `index` gets from the rewritten rows, when
+    /// there is one: every row it covers keeps its row ID and the bytes of each key field (a field copied as it is,
+    /// or a reference, whose row ID is copied), and it covers the rows of the same entities. Copying it in order
+    /// spares the sort that is most of building an index (``StoreBuilder`` checks the copy against the rows).
+    private func sameIndex(
+        as index: IndexSpec, of table: TablePlan, among sourceIndexes: [IndexSpec], in snapshot: Snapshot
+    ) throws -> (snapshot: Snapshot, index: IndexID)? {
+        guard !table.isJoinTable, let sourceTable = table.source, let covered = index.entityIDs else { return nil }
+        candidates: for candidate in sourceIndexes where candidate.table == sourceTable {
+            guard let sourceCovered = candidate.entityIDs, candidate.fields.count == index.fields.count,
+                Set(sourceCovered.compactMap { entityIDs[$0] }) == covered
+            else { continue }
+            for entity in sourceCovered {
+                guard entityIDs[entity] != nil, Int(entity) < entities.count, let plan = entities[Int(entity)] else {
+                    continue candidates
+                }
+                let sources = plan.sourceOfField
+                for (field, sourceField) in zip(index.fields, candidate.fields) {
+                    switch sources[field] {
+                    case .copy(let copied) where copied == sourceField: continue
+                    case .reference(let copied, _, _) where copied == sourceField: continue
+                    default: continue candidates
+                    }
+                }
+            }
+            guard let id = snapshot.index(named: candidate.name) else { continue }
+            let definition = try snapshot.indexDefinition(id)
+            guard definition.fields == candidate.fields, definition.entityIDs == sourceCovered else { continue }
+            return (snapshot, id)
+        }
+        return nil
     }
 
     /// The new store's metadata: the old one's keys (its UUID and the application's), the destination's version

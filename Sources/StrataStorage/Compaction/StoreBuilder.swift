@@ -12,6 +12,9 @@ import StrataIO
 ///    written once its children are); each row's entry in each of the table's indexes is kept.
 /// 3. ``finish()``: each index's entries sorted and loaded bottom-up by ``IndexTreeBuilder``, then one root record
 ///    (walLSN 0, no previous root) naming every table and index; the page file is synced, then the directory.
+///    An index the caller knows to hold the same entries as an index of a store it reads (``Index/copiedFrom``)
+///    is not sorted: that index's entries are loaded in the order they lie, and must equal, as a multiset, the
+///    entries of the rows appended (an ``EntryMultisetDigest`` of each side; no entry is kept per row).
 ///
 /// Nothing names the store's pages until step 3's root record is durable: a crash before leaves a directory that
 /// opens as an empty store or not at all, which a caller that built it beside another store discards. Blobs are
@@ -23,12 +26,28 @@ package struct StoreBuilder {
         package let name: String
         package let fields: [Int]
         package let entityIDs: Set<UInt16>?
+        /// An index of another store whose entries are exactly the ones this index gets from the rows appended
+        /// (the same keys of rows that keep their IDs): copied in order instead of sorted.
+        package let copiedFrom: (snapshot: Snapshot, index: IndexID)?
 
-        package init(name: String, fields: [Int], entityIDs: Set<UInt16>?) {
+        package init(
+            name: String, fields: [Int], entityIDs: Set<UInt16>?,
+            copiedFrom: (snapshot: Snapshot, index: IndexID)? = nil
+        ) {
             self.name = name
             self.fields = fields
             self.entityIDs = entityIDs
+            self.copiedFrom = copiedFrom
         }
+    }
+
+    /// One index being built: its entries from the rows, kept to be sorted, or only digested when the index is
+    /// copied from `source`.
+    private struct IndexBuild {
+        let state: IndexState
+        let source: (snapshot: Snapshot, index: IndexID)?
+        var entries: [[UInt8]] = []
+        var expected = EntryMultisetDigest()
     }
 
     private let directory: String
@@ -37,7 +56,7 @@ package struct StoreBuilder {
     private let file: any FileHandle
     private var writer: PageAppender
     private var tables: [RootRecord.Table] = []
-    private var indexes: [(state: IndexState, entries: [[UInt8]])] = []
+    private var indexes: [IndexBuild] = []
     private var current: (name: String, builder: TreeBuilder, indexes: Range<Int>, lastRow: UInt64?)?
     private var entry: [UInt8] = []
     private let maximumEntry: Int
@@ -85,7 +104,10 @@ package struct StoreBuilder {
             let id = IndexID(UInt32(indexes.count + 1))
             let definition = IndexDefinition(
                 name: index.name, table: tableID, fields: index.fields, entityIDs: index.entityIDs)
-            indexes.append((IndexState(id: id, definition: definition, entryCount: 0, root: nil), []))
+            indexes.append(
+                IndexBuild(
+                    state: IndexState(id: id, definition: definition, entryCount: 0, root: nil),
+                    source: index.copiedFrom))
         }
         current = (name, TreeBuilder(pageSize: pageSize), first..<indexes.count, nil)
     }
@@ -119,7 +141,11 @@ package struct StoreBuilder {
                     "row \(row) of \(current!.name): its entry in \(indexes[position].state.definition.name) takes "
                         + "\(entry.count) bytes, more than \(maximumEntry)")
             }
-            indexes[position].entries.append(entry)
+            if indexes[position].source == nil {
+                indexes[position].entries.append(entry)
+            } else {
+                entry.withUnsafeBytes { indexes[position].expected.add($0) }
+            }
         }
         try current!.builder.add(row, bytes, writer: &writer)
     }
@@ -145,10 +171,14 @@ package struct StoreBuilder {
         precondition(current == nil, "endTable(nextRowID:) before finish()")
         var records: [RootRecord.Index] = []
         for position in indexes.indices {
-            let entries = indexes[position].entries
-            indexes[position].entries = []
             var builder = IndexTreeBuilder(pageSize: pageSize)
-            for entry in Self.sortedOrder(of: entries) { try builder.add(entries[entry], writer: &writer) }
+            if let source = indexes[position].source {
+                try copy(source, as: indexes[position], into: &builder)
+            } else {
+                let entries = indexes[position].entries
+                indexes[position].entries = []
+                for entry in Self.sortedOrder(of: entries) { try builder.add(entries[entry], writer: &writer) }
+            }
             let (root, height) = try builder.finish(&writer)
             let state = indexes[position].state
             records.append(
@@ -168,6 +198,37 @@ package struct StoreBuilder {
             try file.close()
             try fileSystem.syncDirectory(at: directory)
         } catch { throw StorageError.io(error) }
+    }
+
+    /// Loads the entries of `source` in their order, checking that they are in increasing order and, as a multiset,
+    /// the entries the rows appended gave.
+    ///
+    /// - Throws: ``StorageError/corruption(file:offset:reason:)`` when they are not; ``StorageError/io(_:)``.
+    private mutating func copy(
+        _ source: (snapshot: Snapshot, index: IndexID), as index: IndexBuild, into builder: inout IndexTreeBuilder
+    ) throws {
+        let pages = source.snapshot.tree.pages
+        let name = index.state.definition.name
+        var found = EntryMultisetDigest()
+        var previous: [UInt8]?
+        _ = try IndexTree(pages: pages).forEach(
+            try source.snapshot.state.index(source.index).root, from: nil, below: nil, reverse: false
+        ) { bytes in
+            let entry = [UInt8](bytes)
+            if let previous, IndexKey.compare(previous, entry) >= 0 {
+                throw StorageError.corrupt(pages.fileName, at: 0, "index '\(name)' holds entries out of order")
+            }
+            found.add(bytes)
+            try builder.add(entry, writer: &writer)
+            previous = entry
+            return true
+        }
+        guard found == index.expected else {
+            throw StorageError.corrupt(
+                pages.fileName, at: 0,
+                "the index copied as '\(name)' holds \(found.count) entries that are not the \(index.expected.count) "
+                    + "its table's rows give")
+        }
     }
 
     /// The positions of `entries` in increasing ``IndexKey`` order. The sort moves 32-byte keys instead of arrays (no
