@@ -81,6 +81,82 @@ import Testing
         #expect(try value(research, "averageSalary") == nil)
     }
 
+    /// Batch requests keep derived values as a save does (Core Data's store does it with triggers): an updated or
+    /// deleted member recomputes its owner's aggregates, an owner's change recomputes its members' key paths, and an
+    /// inserted row gets its own values; an owner whose values did not change is not written.
+    @Test(arguments: StoreKind.allCases)
+    func batchRequestsKeepDerivedValues(kind: StoreKind) throws {
+        let stack = try TestStack(kind, model: Self.model)
+        let context = stack.context()
+        let research = try insert("DerivedDepartment", context, ["name": "Research"])
+        let sales = try insert("DerivedDepartment", context, ["name": "Sales"])
+        let ada = try insert("DerivedEmployee", context, ["name": "Ada", "salary": Int64(120), "department": research])
+        let bob = try insert("DerivedEmployee", context, ["name": "Bob", "salary": Int64(80), "department": research])
+        _ = try insert("DerivedEmployee", context, ["name": "Cy", "salary": Int64(50), "department": sales])
+        try context.save()
+        func stored(_ object: ManagedObject, _ key: String) throws -> AttributeValue? {
+            try value(try stack.context().existingObject(with: object.objectID), key)
+        }
+        func version(_ object: ManagedObject) throws -> UInt64 {
+            let rowID = try #require(object.objectID.rowID)
+            return try #require(try stack.coordinator.persistentStores[0].row(rowID, of: object.entity)).version
+        }
+        let salesVersion = try version(sales)
+
+        // A member's attribute: its owner's aggregates follow; another department is not written.
+        let raise = BatchUpdateRequest(
+            entityName: "DerivedEmployee", predicate: try ObjectPredicate(format: "name == 'Bob'"),
+            propertiesToUpdate: ["salary": Int64(300)])
+        #expect(try context.execute(raise).count == 1)
+        #expect(try stored(research, "payroll") == .integer(420))
+        #expect(try stored(research, "topSalary") == .integer(300))
+        #expect(try stored(research, "lowestSalary") == .integer(120))
+        #expect(try stored(research, "averageSalary") == .double(210))
+        #expect(try stored(research, "headcount") == .integer(2))
+        #expect(try version(sales) == salesVersion)
+
+        // An owner's attribute: the key paths of its members follow; its own now() is the batch's date.
+        let before = Date()
+        let rename = BatchUpdateRequest(
+            entityName: "DerivedDepartment", predicate: try ObjectPredicate(format: "name == 'Research'"),
+            propertiesToUpdate: ["name": "R&D"])
+        #expect(try context.execute(rename).count == 1)
+        #expect(try stored(ada, "departmentName") == .string("R&D"))
+        #expect(try stored(bob, "departmentName") == .string("R&D"))
+        guard case .date(let touched) = try stored(research, "touched") else {
+            Issue.record("now() gave no date")
+            return
+        }
+        #expect(touched >= before && touched <= Date())
+
+        // A deleted member leaves its owner's aggregates.
+        let fire = BatchDeleteRequest(
+            entityName: "DerivedEmployee", predicate: try ObjectPredicate(format: "name == 'Ada'"))
+        #expect(try context.execute(fire).count == 1)
+        #expect(try stored(research, "headcount") == .integer(1))
+        #expect(try stored(research, "payroll") == .integer(300))
+        #expect(try stored(research, "lowestSalary") == .integer(300))
+        #expect(try version(sales) == salesVersion)
+
+        // Inserted rows: no members yet, no department to read; now() set.
+        let insertion = BatchInsertRequest(
+            entityName: "DerivedDepartment", objects: [["name": "Empty", "headcount": Int64(7)]])
+        insertion.resultType = .objectIDs
+        let empty = try stack.context().existingObject(with: try context.execute(insertion).objectIDs[0])
+        #expect(try value(empty, "headcount") == .integer(0))
+        #expect(try value(empty, "payroll") == .integer(0))
+        #expect(try value(empty, "topSalary") == nil)
+        #expect(try value(empty, "averageSalary") == nil)
+        guard case .date = try value(empty, "touched") else {
+            Issue.record("a batch insert gave now() no date")
+            return
+        }
+        let loner = BatchInsertRequest(entityName: "DerivedEmployee", objects: [["name": "Dee", "salary": Int64(1)]])
+        loner.resultType = .objectIDs
+        let dee = try stack.context().existingObject(with: try context.execute(loner).objectIDs[0])
+        #expect(try value(dee, "departmentName") == nil)
+    }
+
     @Test func anOwnerWhoseDerivedValuesDidNotChangeIsNotWritten() throws {
         let stack = try TestStack(.inMemory, model: Self.model)
         let context = stack.context()

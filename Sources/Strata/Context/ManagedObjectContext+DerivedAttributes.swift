@@ -59,7 +59,7 @@ extension ManagedObjectContext {
     }
 
     /// Whether some derived attribute of `relationship`'s entity (or its subentities) starts its path with it.
-    private static func readsFirst(_ relationship: RelationshipDescription) -> Bool {
+    static func readsFirst(_ relationship: RelationshipDescription) -> Bool {
         relationship.entity.allEntitiesInHierarchyBelow.contains { entity in
             entity.derivedAttributes.contains { attribute in
                 switch attribute.derivation! {
@@ -87,24 +87,33 @@ extension ManagedObjectContext {
             return try current.attributeValue(forKey: path.last!)
         case .aggregate(let function, let relationshipName, let attributeName):
             let members = try object.toManyValue(object.entity.relationshipsByName[relationshipName]!).objects
-            if function == .count { return .integer(Int64(members.count)) }
-            var numbers: [Decimal] = []
-            for member in members {
-                if let number = try member.attributeValue(forKey: attributeName!).flatMap(Self.decimal) {
-                    numbers.append(number)
-                }
-            }
-            let result: Decimal?
-            switch function {
-            case .count: result = Decimal(members.count)
-            case .sum: result = numbers.reduce(0, +)
-            case .min: result = numbers.min()
-            case .max: result = numbers.max()
-            case .average: result = numbers.isEmpty ? nil : numbers.reduce(0, +) / Decimal(numbers.count)
-            }
-            guard let result else { return nil }
-            return try Self.value(result, as: attribute, of: object)
+            let values = try attributeName.map { name in try members.map { try $0.attributeValue(forKey: name) } } ?? []
+            return try aggregate(function, count: members.count, values: values, as: attribute, of: object.objectID)
         }
+    }
+
+    /// An aggregate derivation's value over a to-many's `count` members whose aggregated attribute holds `values`
+    /// (one per member; none for `@count`), as `attribute`'s type. The object path and batch requests
+    /// (``BatchDerivation``) both compute it here.
+    ///
+    /// - Throws: ``ValidationError/valueTooLarge(object:key:value:limit:)`` (or `valueTooSmall`) when the result
+    ///   does not fit an integer attribute.
+    static func aggregate(
+        _ function: Derivation.AggregateFunction, count: Int, values: [AttributeValue?],
+        as attribute: AttributeDescription, of object: ManagedObjectID
+    ) throws -> AttributeValue? {
+        if function == .count { return .integer(Int64(count)) }
+        let numbers = values.compactMap { $0.flatMap(decimal) }
+        let result: Decimal?
+        switch function {
+        case .count: result = Decimal(count)
+        case .sum: result = numbers.reduce(0, +)
+        case .min: result = numbers.min()
+        case .max: result = numbers.max()
+        case .average: result = numbers.isEmpty ? nil : numbers.reduce(0, +) / Decimal(numbers.count)
+        }
+        guard let result else { return nil }
+        return try value(result, as: attribute, of: object)
     }
 
     /// A numeric attribute value as a `Decimal` (exact for integers and decimals).
@@ -121,7 +130,7 @@ extension ManagedObjectContext {
     /// `number` as a value of `attribute`'s type; an integer attribute takes the number rounded toward zero and
     /// refuses one outside its range.
     private static func value(
-        _ number: Decimal, as attribute: AttributeDescription, of object: ManagedObject
+        _ number: Decimal, as attribute: AttributeDescription, of object: ManagedObjectID
     ) throws -> AttributeValue {
         let double = NSDecimalNumber(decimal: number).doubleValue
         switch attribute.type {
@@ -135,12 +144,12 @@ extension ManagedObjectContext {
             let range = attribute.type.integerRange!
             if rounded > Decimal(range.upperBound) {
                 throw ValidationError.valueTooLarge(
-                    object: ValidatedObject(object.objectID), key: attribute.name, value: .double(double),
+                    object: ValidatedObject(object), key: attribute.name, value: .double(double),
                     limit: .integer(range.upperBound))
             }
             if rounded < Decimal(range.lowerBound) {
                 throw ValidationError.valueTooSmall(
-                    object: ValidatedObject(object.objectID), key: attribute.name, value: .double(double),
+                    object: ValidatedObject(object), key: attribute.name, value: .double(double),
                     limit: .integer(range.lowerBound))
             }
             return .integer(Int64(NSDecimalNumber(decimal: rounded).int64Value))

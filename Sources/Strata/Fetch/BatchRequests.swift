@@ -18,7 +18,8 @@ public struct BatchResult: Sendable {
 }
 
 /// Inserts objects straight into a store from dictionaries of attribute values (`NSBatchInsertRequest`):
-/// no object is made or registered, no validation runs, relationships are not set.
+/// no object is made or registered, no validation runs, relationships are not set. Derived attributes are computed
+/// (``BatchDerivation``), as for every batch request.
 ///
 /// For example:
 /// ```swift
@@ -46,7 +47,8 @@ public final class BatchInsertRequest {
 
 /// Sets attributes of every object that matches a predicate, in the stores (`NSBatchUpdateRequest`): no
 /// object is made or registered, no validation runs; rows get new versions, so contexts holding the
-/// objects see a conflict if they save them without merging.
+/// objects see a conflict if they save them without merging. Derived attributes are kept up to date as a save keeps
+/// them: the updated rows' own, and their owners' (a department's `staff.salary.@sum`), in the same transaction.
 public final class BatchUpdateRequest {
     /// The entity whose objects are updated.
     public let entityName: String
@@ -132,6 +134,10 @@ extension ManagedObjectContext {
             changes.inserts.append(StoreChanges.Insert(entity: entity, values: values, rowID: nil))
         }
         guard !changes.inserts.isEmpty else { return BatchResult(count: 0, objectIDs: []) }
+        if BatchDerivation.matters(for: entity, in: coordinator.model) {
+            var derivation = BatchDerivation(store: store, now: Date())
+            try derivation.apply(to: &changes)
+        }
         let saved = try store.save(changes)
         return BatchResult(
             count: saved.insertedRowIDs.count,
@@ -163,13 +169,8 @@ extension ManagedObjectContext {
             let found = try store.fetch(query)
             var changes = StoreChanges(transactionAuthor: transactionAuthor, contextName: name)
             for (reference, row) in zip(found.references, found.rows) {
-                var values = row.values
-                for (storageIndex, blob) in row.externalReferences {
-                    // Values kept outside the row come back in, so that the rewrite keeps them.
-                    let attribute = reference.entity.persistentAttributes[storageIndex]
-                    values[storageIndex] = try RowCoder.value(
-                        from: .bytes(Array(store.externalData(blob))), of: attribute)
-                }
+                // Values kept outside the row come back in, so that the rewrite keeps them.
+                var values = try BatchDerivation.fullValues(of: row, in: store)
                 for (key, value) in request.propertiesToUpdate {
                     guard let attribute = reference.entity.attributesByName[key], let index = attribute.storageIndex
                     else {
@@ -188,7 +189,17 @@ extension ManagedObjectContext {
                 )
             }
             guard !changes.updates.isEmpty else { continue }
+            let matched = changes.updates.count
+            if BatchDerivation.matters(for: entity, in: coordinator.model) {
+                var derivation = BatchDerivation(store: store, now: Date())
+                try derivation.apply(to: &changes)
+            }
             _ = try store.save(changes)
+            // Owners whose derived values changed were rewritten too.
+            for update in changes.updates[matched...] {
+                let id = ManagedObjectID(entity: update.entity, storeIdentifier: store.identifier, rowID: update.rowID)
+                coordinator.rowCache.invalidate(RowCache.Key(id))
+            }
         }
         for id in ids { coordinator.rowCache.invalidate(RowCache.Key(id)) }
         return BatchResult(count: ids.count, objectIDs: request.resultType == .objectIDs ? ids : [])
@@ -222,7 +233,16 @@ extension ManagedObjectContext {
                 )
             }
             guard !changes.deletes.isEmpty else { continue }
+            if BatchDerivation.matters(for: entity, in: coordinator.model) {
+                var derivation = BatchDerivation(store: store, now: Date())
+                try derivation.apply(to: &changes)
+            }
             _ = try store.save(changes)
+            // Owners whose derived values changed were rewritten.
+            for update in changes.updates {
+                let id = ManagedObjectID(entity: update.entity, storeIdentifier: store.identifier, rowID: update.rowID)
+                coordinator.rowCache.invalidate(RowCache.Key(id))
+            }
         }
         for id in ids { coordinator.rowCache.invalidate(RowCache.Key(id)) }
         return BatchResult(count: ids.count, objectIDs: request.resultType == .objectIDs ? ids : [])
