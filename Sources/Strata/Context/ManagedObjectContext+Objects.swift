@@ -79,7 +79,7 @@ extension ManagedObjectContext {
     func rekey(_ object: ManagedObject, to id: ManagedObjectID) {
         registry[object.objectID] = nil
         object.objectID = id
-        registry[id] = WeakObject(object: object)
+        registry[id] = RegisteredObject(object: object)
         coordinator.rowCache.retain(RowCache.Key(id))
     }
 }

@@ -313,9 +313,7 @@ extension ManagedObjectContext {
 
     /// Forgets every object: the context is as new. Objects held elsewhere no longer belong to it.
     public func reset() {
-        for entry in registry.values {
-            if let object = entry.object { object.managedObjectContext = nil }
-        }
+        for entry in registry.values { entry.object.managedObjectContext = nil }
         for id in registry.keys where !id.isTemporaryID { coordinator.rowCache.release(RowCache.Key(id)) }
         registry = [:]
         inserted = [:]

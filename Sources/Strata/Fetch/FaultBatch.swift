@@ -2,24 +2,22 @@
 /// firing any of them fills every fault of the batch with one store query, so that walking the results of a
 /// fetch of 100,000 objects in batches of 100 costs 1,000 queries, not 100,000.
 ///
-/// A batch holds its members weakly; each member holds its batch until it fires (or the batch fires through
-/// another member), so a batch lives as long as one of its unfired faults does.
+/// A batch names its members by ID and finds those still alive in their context's registry (a `weak` reference
+/// would give every member a side table, which slows each retain and release of it); each member holds its batch
+/// until it fires (or the batch fires through another member), so a batch lives as long as one of its unfired
+/// faults does.
 final class FaultBatch {
-    private var members: [WeakMember]
-
-    private struct WeakMember {
-        weak var object: ManagedObject?
-    }
+    private var members: [ManagedObjectID]
 
     /// Makes a batch of `faults` and attaches it to each.
     init(_ faults: [ManagedObject]) {
-        members = faults.map { WeakMember(object: $0) }
+        members = faults.map(\.objectID)
         for fault in faults { fault.faultBatch = self }
     }
 
-    /// Detaches the batch from every member and returns the members that are still faults.
-    func takeFaults() -> [ManagedObject] {
-        let alive = members.compactMap(\.object)
+    /// Detaches the batch from every member still registered in `context` and returns those that are still faults.
+    func takeFaults(in context: ManagedObjectContext) -> [ManagedObject] {
+        let alive = members.compactMap { context.registeredObject(for: $0) }
         members = []
         for object in alive where object.faultBatch === self { object.faultBatch = nil }
         return alive.filter(\.isFault)

@@ -13,7 +13,7 @@ extension ManagedObject {
         if let batch = faultBatch {
             // Fetched in a batch: one store query fills every fault of it. A failure leaves faults, which then
             // fire one by one (this one below) and report what is wrong.
-            let faults = batch.takeFaults()
+            let faults = batch.takeFaults(in: context)
             if faults.count > 1 { try? context.fill(faults) }
             if !isFault { return }
         }

@@ -31,7 +31,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The object's identity: temporary until saved.
     public internal(set) var objectID: ManagedObjectID
     /// The context the object belongs to; nil before insertion and after the object leaves its context.
-    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+    ///
+    /// Not a `weak` reference (which would give the context a side table and slow every retain of it): a context
+    /// sets it to nil in each object it still has when it goes away (its `deinit`), and when it lets an object go.
+    public internal(set) unowned(unsafe) var managedObjectContext: ManagedObjectContext?
 
     /// Values of every attribute (transients included), by ``AttributeDescription/index``.
     var values: [AttributeValue?]
@@ -119,7 +122,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     deinit {
-        managedObjectContext?.objectWillDeinitialize(objectID)
+        managedObjectContext?.objectWillDeinitialize(self)
     }
 
     // MARK: - State
