@@ -572,7 +572,44 @@ public enum RowRecord {
     ///   wrong for its tag (length, UTF-8, Boolean byte, decimal flags); ``FormatError/truncated(needed:available:)``
     ///   for a field that ends past the row.
     public static func field(at index: Int, in bytes: UnsafeRawBufferPointer) throws(FormatError) -> Field {
-        let header = try Header.decode(bytes)
+        try field(at: index, in: bytes, header: try Header.decode(bytes))
+    }
+
+    /// Field `index` read in place when it is an integer (``Field/int64``); nil for any other tag, which the caller
+    /// decodes in full. The fast path of the object store's compiled predicates.
+    ///
+    /// - Throws: the same ``FormatError`` cases as ``field(at:in:)-(_,UnsafeRawBufferPointer)``.
+    @inline(__always)
+    package static func integerField(
+        at index: Int, in bytes: UnsafeRawBufferPointer, header: Header
+    ) throws(FormatError) -> Int64? {
+        let span = try header.span(ofField: index, in: bytes)
+        // Safe: span is not empty (every field has a tag) and lies within bytes.
+        guard bytes[span.lowerBound] == Tag.int64.rawValue else { return nil }
+        let start = span.lowerBound &+ 1
+        let width = span.upperBound &- start
+        // Safe: start + 8 ≤ bytes.count is checked first. One unaligned load of the payload's word, its low
+        // `width` bytes kept: the payload is least significant byte first (FORMAT.md §6).
+        guard width >= 1, width <= 8, start &+ 8 <= bytes.count else {
+            return try CompactInteger.readSigned(
+                UnsafeRawBufferPointer(rebasing: bytes[start..<span.upperBound]), field: index)
+        }
+        let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+        // Safe: width is 1 ... 8, so the shift is 0 ... 56.
+        let shift = UInt64(64 &- 8 &* width)
+        let value = Int64(bitPattern: word << shift) >> shift
+        guard CompactInteger.signedWidth(value) == width else {
+            throw .invalid("field \(index): integer \(value) in \(width) bytes, not its shortest form")
+        }
+        return value
+    }
+
+    /// Decodes field `index` of a row whose header was decoded already (a scan that read it to filter by entity).
+    ///
+    /// - Throws: the same ``FormatError`` cases as ``field(at:in:)-(_,UnsafeRawBufferPointer)``.
+    package static func field(
+        at index: Int, in bytes: UnsafeRawBufferPointer, header: Header
+    ) throws(FormatError) -> Field {
         let span = try header.span(ofField: index, in: bytes)
         return try decodeField(UnsafeRawBufferPointer(rebasing: bytes[span]), index: index)
     }

@@ -89,8 +89,8 @@ extension PredicateComparison {
         }
     }
 
-    /// One comparison of two resolved values.
-    static func compare(
+    /// One comparison of two resolved values (the Strata store's compiled predicates compare with it too).
+    package static func compare(
         _ left: QueryValue, _ op: Operator, _ right: QueryValue, options: ComparisonOptions
     )
         throws(PredicateEvaluationError) -> Bool

@@ -54,6 +54,19 @@ let agreementCases: [AgreementCase] = {
         "NOT active == YES AND rating > 2", "(salary > 100 OR rating < 2) AND NOT name CONTAINS[c] 'a'",
         "TRUEPREDICATE", "FALSEPREDICATE", "salary > 100 AND FALSEPREDICATE", "salary > 100 OR TRUEPREDICATE",
     ] { add(format) }
+    // The Strata store's compiled predicates (CompiledRowPredicate): integers read in place against integer
+    // constants, nil and mixed numbers on the long road, and compiled parts beside interpreted ones.
+    for format in [
+        "salary == nil", "salary != nil", "salary IN {124, nil}", "salary BETWEEN {100.5, 150}",
+        "salary BETWEEN {150, 100}", "salary IN {124.0, 200}", "department.floor IN {1, 2}",
+        "serial > 9223372036854775807", "serial >= -9223372036854775808", "NOT serial IN {1, 3, 5}",
+        "serial IN {1, 3} OR department.name == 'Sales'", "salary > 100 AND ANY department.employees.name == 'Ada'",
+        "NOT (salary <= 124 OR department == nil)", "(rating > 2 AND serial != 4) OR name ==[cd] 'zoe'",
+        "hired != nil AND salary BETWEEN {60, 200} AND NOT active == NO",
+    ] { add(format) }
+    for format in ["floor == 2", "floor IN {1, 2}", "floor BETWEEN {1, 2} AND name != nil"] {
+        add(format, "FetchDepartment")
+    }
     cases.append(AgreementCase(format: "hired > %@", arguments: { _ in [.date(day1)] }))
     cases.append(AgreementCase(format: "hired <= %@", arguments: { _ in [.date(day2)] }))
     cases.append(AgreementCase(format: "hired BETWEEN %@", arguments: { _ in [.array([.date(day1), .date(day2)])] }))

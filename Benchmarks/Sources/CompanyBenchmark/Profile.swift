@@ -15,6 +15,7 @@ import StrataWorkload
 /// - `w3-graph`, `w7-graph <graph store> <N>`: the object-graph lookups and updates.
 /// - `w8 <engine store> <N>`: W8's cascade delete (10 departments through `employee_department`), then a
 ///   checkpoint. It deletes: profile a copy.
+/// - `w4a-graph <graph store> <N>`: W4a.graph's 20 salary-range fetches without an index (new context each).
 /// - `w4c-graph <graph store> <N>`: W4c.graph's 20 departments by name and their employees through the
 ///   relationship, 3 times. `w8-graph <graph store> <N>`: W8.graph's delete through a context (a copy!).
 /// - `w1-index <directory> <N>`: the engine's bulk load three ways (no index; `employee_department` kept from
@@ -34,6 +35,7 @@ enum Profile {
         case "w7-graph": try graphUpdates(directory, count: count)
         case "w8": try cascade(directory, count: count)
         case "w4c-graph": try graphRelationship(directory, count: count)
+        case "w4a-graph": try graphPredicateScan(directory, count: count)
         case "w8-graph": try graphCascade(directory, count: count)
         case "w1-index": try indexCost(directory, count: count)
         default: throw BenchmarkFailure("unknown profile \(figure)")
@@ -219,6 +221,31 @@ enum Profile {
                 }
             }
             try context.refreshAllObjects()
+        }
+        report("read", read)
+        report("query_seconds", now() - start)
+        try coordinator.removePersistentStore(store)
+    }
+
+    /// W4a.graph's Strata side: 20 fetches with the salary range predicate (no index), a new context each,
+    /// reading each result's name and salary.
+    static func graphPredicateScan(_ directory: String, count: Int) throws {
+        let model = try GraphModel.make()
+        GraphModel.registerClasses()
+        let (coordinator, store) = try GraphModel.open(directory, model: model, create: false)
+        var read = 0
+        let start = now()
+        for _ in 0..<20 {
+            let context = GraphModel.context(coordinator)
+            let request = FetchRequest<GraphEmployee>(
+                entityName: "Employee",
+                predicate: try ObjectPredicate(
+                    format: "salary BETWEEN {%d, %d}", Company.salaryRange.lowerBound, Company.salaryRange.upperBound))
+            for employee in try context.fetch(request) {
+                read += 1
+                _ = employee.name
+                _ = employee.salary
+            }
         }
         report("read", read)
         report("query_seconds", now() - start)

@@ -7,6 +7,19 @@ protocol StoreQueryReader: StoredObjectReader {
     func version(of row: Row) throws -> UInt64
     /// A row decoded as contexts receive it.
     func decode(_ row: Row, _ reference: StoredReference) throws -> StoredRow
+    /// The test of a query's rows against its predicate, made once per query: the Strata store compiles it
+    /// (``CompiledRowPredicate``); by default the interpreter evaluates it on each row's view.
+    func rowFilter(
+        for predicate: ObjectPredicate, entity: EntityDescription
+    ) -> (StoredReference, Row) throws -> Bool
+}
+
+extension StoreQueryReader {
+    func rowFilter(
+        for predicate: ObjectPredicate, entity: EntityDescription
+    ) -> (StoredReference, Row) throws -> Bool {
+        { reference, row in try self.matches(predicate, reference, row: row) }
+    }
 }
 
 /// One query over candidate rows, shared by the stores: filter each candidate with the predicate on the row
@@ -44,10 +57,11 @@ struct StoreQuery<Reader: StoreQueryReader> {
         var matches: [Match] = []
         var matched = 0
         var visited = 0
+        let filter = request.predicate.map { reader.rowFilter(for: $0, entity: request.entity) }
         try enumerate { reference, row in
             visited &+= 1
             if visited & 255 == 0 { try request.checkCancellation() }
-            guard try reader.matches(request.predicate, reference, row: row) else { return true }
+            if let filter, !(try filter(reference, row)) { return true }
             matched += 1
             if !sorted, matched <= request.fetchOffset { return stopAfter.map { matched < $0 } ?? true }
             switch request.resultKind {
