@@ -81,8 +81,19 @@ extension ManagedObjectContext {
             }
         } else {
             // Groups in order of their values (nil first), as SQLite's GROUP BY returns them.
-            var members: [[QueryValue]: [[QueryValue]]] = [:]
-            for row in storeRows { members[groupSlots.map { row[$0] }, default: []].append(row) }
+            // Each group's rows as positions in storeRows (no copy of a row); one key groups without a key array
+            // per row.
+            var members: [[QueryValue]: [Int]] = [:]
+            if groupSlots.count == 1 {
+                let slot = groupSlots[0]
+                var byValue: [QueryValue: [Int]] = [:]
+                for (position, row) in storeRows.enumerated() { byValue[row[slot], default: []].append(position) }
+                for (value, positions) in byValue { members[[value]] = positions }
+            } else {
+                for (position, row) in storeRows.enumerated() {
+                    members[groupSlots.map { row[$0] }, default: []].append(position)
+                }
+            }
             if groups.isEmpty, members.isEmpty { members[[]] = [] }
             let groupOrder = groups.map { SortKey($0) }
             let keys = members.keys.sorted { groupOrder.compare(values: $0, $1) == .orderedAscending }
@@ -93,10 +104,10 @@ extension ManagedObjectContext {
                     let value: QueryValue
                     switch property {
                     case .keyPath:
-                        value = rows.first.map { $0[slot!] } ?? .null
+                        value = rows.first.map { storeRows[$0][slot!] } ?? .null
                     case .expression(let description):
                         value = try Self.evaluate(
-                            description, slot.map { slot in rows.map { $0[slot] } }, rowCount: rows.count)
+                            description, slot.map { slot in rows.map { storeRows[$0][slot] } }, rowCount: rows.count)
                     }
                     if value != .null { dictionary[property.name] = value }
                 }

@@ -12,6 +12,12 @@ protocol StoreQueryReader: StoredObjectReader {
     func rowFilter(
         for predicate: ObjectPredicate, entity: EntityDescription
     ) -> (StoredReference, Row) throws -> Bool
+    /// The reader of some key paths' values in a query's rows (sort keys, dictionary properties), made once per
+    /// query: the Strata store reads an attribute's or a to-one's field directly; by default each row's view walks
+    /// the paths.
+    func valuesReader(
+        for keyPaths: [QueryKeyPath], entity: EntityDescription
+    ) -> (StoredReference, Row) throws -> [QueryValue]
 }
 
 extension StoreQueryReader {
@@ -19,6 +25,12 @@ extension StoreQueryReader {
         for predicate: ObjectPredicate, entity: EntityDescription
     ) -> (StoredReference, Row) throws -> Bool {
         { reference, row in try self.matches(predicate, reference, row: row) }
+    }
+
+    func valuesReader(
+        for keyPaths: [QueryKeyPath], entity: EntityDescription
+    ) -> (StoredReference, Row) throws -> [QueryValue] {
+        { reference, row in try self.values(of: keyPaths, reference, row: row) }
     }
 }
 
@@ -58,6 +70,11 @@ struct StoreQuery<Reader: StoreQueryReader> {
         var matched = 0
         var visited = 0
         let filter = request.predicate.map { reader.rowFilter(for: $0, entity: request.entity) }
+        let readSortValues = reader.valuesReader(for: sortPaths, entity: request.entity)
+        var readValues: ((StoredReference, Reader.Row) throws -> [QueryValue])?
+        if case .values(let paths) = request.resultKind {
+            readValues = reader.valuesReader(for: paths, entity: request.entity)
+        }
         try enumerate { reference, row in
             visited &+= 1
             if visited & 255 == 0 { try request.checkCancellation() }
@@ -70,10 +87,8 @@ struct StoreQuery<Reader: StoreQueryReader> {
             case .rows, .objectIDs, .values:
                 var match = Match(
                     reference: reference, version: try reader.version(of: row),
-                    sortValues: sorted ? try reader.values(of: sortPaths, reference, row: row) : [], values: [])
-                if case .values(let paths) = request.resultKind {
-                    match.values = try reader.values(of: paths, reference, row: row)
-                }
+                    sortValues: sorted ? try readSortValues(reference, row) : [], values: [])
+                if let readValues { match.values = try readValues(reference, row) }
                 if !sorted, request.resultKind == .rows { match.row = try reader.decode(row, reference) }
                 matches.append(match)
             }

@@ -93,6 +93,52 @@ final class StrataRowReader: StoreQueryReader {
         }
     }
 
+    func valuesReader(
+        for keyPaths: [QueryKeyPath], entity: EntityDescription
+    ) -> (StoredReference, Row) throws -> [QueryValue] {
+        /// How one path is read: a stored attribute's field, a to-one's reference (as the identity a view gives),
+        /// or, for anything longer, by walking the row's view.
+        enum Step {
+            case attribute(AttributeDescription)
+            case toOne(RelationshipDescription)
+            case walk(SortKey)
+        }
+        let steps = keyPaths.map { path -> Step in
+            if path.components.count == 1, case .key(let key) = path.components[0] {
+                if let attribute = entity.attributesByName[key], attribute.storageIndex != nil {
+                    return .attribute(attribute)
+                }
+                if let relationship = entity.relationshipsByName[key], !relationship.isToMany {
+                    return .toOne(relationship)
+                }
+            }
+            return .walk(SortKey(path))
+        }
+        return { reference, row in
+            try steps.map { step in
+                switch step {
+                case .attribute(let attribute):
+                    do {
+                        return try self.value(of: attribute, in: row)?.queryValue ?? .null
+                    } catch {
+                        throw PredicateEvaluationError.evaluable(key: attribute.name, underlying: error)
+                    }
+                case .toOne(let relationship):
+                    let target: StoredReference?
+                    do {
+                        target = try self.toOne(relationship, in: row)
+                    } catch {
+                        throw PredicateEvaluationError.evaluable(key: relationship.name, underlying: error)
+                    }
+                    guard let target else { return .null }
+                    return StoredObjectView(reader: self, reference: target, row: nil).predicateIdentity
+                case .walk(let key):
+                    return try key.value(of: StoredObjectView(reader: self, reference: reference, row: row))
+                }
+            }
+        }
+    }
+
     func version(of row: Row) throws -> UInt64 {
         try row.withBytes { try RowRecord.Header.decode($0).rowVersion }
     }
