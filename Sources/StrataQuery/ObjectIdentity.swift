@@ -19,14 +19,19 @@ public struct ObjectIdentity: Hashable, Sendable, CustomStringConvertible {
         self.base = base
     }
 
-    /// Whether both identities wrap equal values of the same type.
+    /// Whether both identities wrap equal values of the same type. (Not through `AnyHashable`, which boxes each
+    /// side on the heap: grouping a dictionary fetch by a to-one compares and hashes an identity per row.)
     public static func == (lhs: ObjectIdentity, rhs: ObjectIdentity) -> Bool {
-        AnyHashable(lhs.base) == AnyHashable(rhs.base)
+        func equals<Base: Hashable>(_ base: Base, _ other: any Hashable & Sendable) -> Bool {
+            guard let other = other as? Base else { return false }
+            return base == other
+        }
+        return type(of: lhs.base) == type(of: rhs.base) && equals(lhs.base, rhs.base)
     }
 
-    /// Hashes the wrapped value.
+    /// Hashes the wrapped value (its type is part of equality, not of the hash).
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(AnyHashable(base))
+        base.hash(into: &hasher)
     }
 
     /// The wrapped value's description.
