@@ -243,14 +243,7 @@ extension Store {
     private func finishRecovery() throws {
         writerGate.wait()
         defer { writerGate.signal() }
-        let writers: any FileLock
-        do {
-            writers = try fileSystem.lockFile(
-                at: StoreFileNames.path(directory, StoreFileNames.writerLock), mode: .exclusive, waiting: false)
-        } catch {
-            if error.code == .wouldBlock { return }
-            throw StorageError.io(error)
-        }
+        guard let writers = try lockWriters(waiting: false) else { return }
         defer { writers.unlock() }
         try catchUp(writing: true, trustingNotice: false)
         if recoveryReport.replayedTransactions > 0 {
