@@ -25,7 +25,8 @@ public final class FaultInjectingFileSystem: FileSystem {
         /// File-handle operations: `open` is ``FileSystem/openFile(at:mode:)``, the others are the
         /// ``FileHandle`` calls of the same names (`size` is ``FileHandle/size()``).
         case open, read, write, truncate, sync, close, size
-        /// File-system operations, named after the ``FileSystem`` calls (`lock` is ``FileSystem/lockFile(at:)``).
+        /// File-system operations, named after the ``FileSystem`` calls (`lock` is ``FileSystem/lockFile(at:)``, and
+        /// also ``FileHandle/lock(_:waiting:)``).
         /// `exists` is counted but never fails: ``FileSystem/exists(at:)`` cannot throw. `removeFile` also counts
         /// ``FileSystem/removeDirectory(at:)``.
         case exists, createDirectory, contentsOfDirectory, removeFile, rename, syncDirectory, lock
@@ -301,6 +302,12 @@ final class FaultInjectingFileHandle: FileHandle {
     func sync() throws(IOError) {
         try fileSystem.perform(.sync, path) { () throws(IOError) in try base.sync() }
     }
+
+    func lock(_ mode: FileLockMode, waiting: Bool) throws(IOError) {
+        try fileSystem.perform(.lock, path) { () throws(IOError) in try base.lock(mode, waiting: waiting) }
+    }
+
+    func unlock() { base.unlock() }
 
     func close() throws(IOError) {
         // Closing always releases the handle, even when the fault reports an error for it.

@@ -197,6 +197,28 @@ public protocol FileHandle: AnyObject, Sendable {
     /// The corresponding C function is `fdatasync`.
     func sync() throws(IOError)
 
+    /// Takes an advisory lock on the open file through this handle, as `flock` does on a descriptor: the lock
+    /// belongs to this handle (not to its process, nor to other handles on the same file, which conflict with it as
+    /// locks taken with ``FileSystem/lockFile(at:mode:waiting:)`` do), and lasts until ``unlock()``, until the handle
+    /// is closed, or until the process ends. Locking a handle that holds a lock converts it to `mode`.
+    ///
+    /// A handle kept open for the file's data can be locked and unlocked again and again without opening the file
+    /// each time: Strata's writer lock is taken so, once per write transaction, on the handle of the commit notice.
+    ///
+    /// - Parameters:
+    ///   - mode: shared (any number of holders at once) or exclusive (one holder, no shared holders).
+    ///   - waiting: whether to wait for a conflicting lock to go; without it the call fails at once.
+    /// - Throws: ``IOError`` with code `.wouldBlock` when not `waiting` and another holder has a conflicting lock,
+    ///   or the system's reason.
+    ///
+    /// The corresponding C function is `flock`.
+    func lock(_ mode: FileLockMode, waiting: Bool) throws(IOError)
+
+    /// Releases the lock this handle holds (``lock(_:waiting:)``); nothing when it holds none.
+    ///
+    /// The corresponding C function is `flock` with `LOCK_UN`.
+    func unlock()
+
     /// Closes the handle. Using it afterwards is a programmer error.
     ///
     /// - Throws: ``IOError`` with the system's reason; the handle is released even then.

@@ -1,5 +1,13 @@
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// An open file of an ``InMemoryFileSystem``.
 ///
 /// The handle refers to the file itself, not to its name, as a POSIX descriptor does: it keeps
@@ -30,7 +38,12 @@ public final class InMemoryFileHandle: FileHandle {
 
     deinit {
         if !isClosed.load(ordering: .acquiring) {
-            fileSystem.state.withLock { $0.release(node) }
+            let handle = ObjectIdentifier(self)
+            let node = node
+            fileSystem.state.withLock { state in
+                _ = state.unlock(node, handle: handle)
+                state.release(node)
+            }
         }
     }
 
@@ -114,13 +127,48 @@ public final class InMemoryFileHandle: FileHandle {
         }
     }
 
-    /// Closes the handle. Using it afterwards, including closing it again, is a programmer error.
+    /// Takes a lock on the file through this handle, shared or exclusive, as `flock` would on a descriptor (a waiting
+    /// call polls until the conflicting locks are gone), or converts the one it holds. It conflicts with the locks of
+    /// other handles and of ``InMemoryFileSystem/lockFile(at:mode:waiting:)``.
+    ///
+    /// - Throws: ``IOError`` with `.wouldBlock` when not `waiting` while a conflicting lock on the file is held.
+    public func lock(_ mode: FileLockMode, waiting: Bool) throws(IOError) {
+        preconditionOpen()
+        let handle = ObjectIdentifier(self)
+        while true {
+            do {
+                try fileSystem.state.withLock { state throws(IOError) in
+                    try state.lock(node, handle: handle, mode: mode, path: path)
+                    state.record(.lock(path: path))
+                }
+                return
+            } catch  where waiting && error.code == .wouldBlock {
+                usleep(100)
+            }
+        }
+    }
+
+    /// Releases the lock this handle holds; nothing when it holds none.
+    public func unlock() {
+        preconditionOpen()
+        let handle = ObjectIdentifier(self)
+        fileSystem.state.withLock { state in
+            if state.unlock(node, handle: handle) { state.record(.unlock(path: path)) }
+        }
+    }
+
+    /// Closes the handle, releasing the lock it holds. Using it afterwards, including closing it again, is a
+    /// programmer error.
     ///
     /// - Throws: never.
     public func close() throws(IOError) {
         let wasClosed = isClosed.exchange(true, ordering: .acquiringAndReleasing)
         precondition(!wasClosed, "InMemoryFileHandle for \(path) closed twice")
-        fileSystem.state.withLock { $0.release(node) }
+        let handle = ObjectIdentifier(self)
+        fileSystem.state.withLock { state in
+            _ = state.unlock(node, handle: handle)
+            state.release(node)
+        }
     }
 
     /// Traps if the handle was closed, as ``PosixFileHandle`` does.

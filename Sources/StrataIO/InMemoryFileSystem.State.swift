@@ -30,6 +30,9 @@ extension InMemoryFileSystem {
         var openCounts: [NodeID: Int] = [:]
         /// Files on which locks are held: how many shared holders, or -1 for an exclusive one.
         var locks: [NodeID: Int] = [:]
+        /// The locks held through open handles (``InMemoryFileHandle/lock(_:waiting:)``), by handle, counted in
+        /// ``locks`` too.
+        var handleLocks: [ObjectIdentifier: FileLockMode] = [:]
         /// Successful operations so far that could change what a crash leaves (see ``Event``).
         var operationCount = 0
         /// The operations so far, when recording; `nil` when not.
@@ -346,22 +349,57 @@ extension InMemoryFileSystem {
         ///   `open(O_CREAT)` followed by a failed `flock`.
         mutating func lockFile(at path: String, mode: FileLockMode) throws(IOError) -> NodeID {
             let id = try openFile(at: path, mode: .createIfMissing)
-            let held = locks[id] ?? 0
-            switch mode {
-            case .exclusive where held == 0: locks[id] = -1
-            case .shared where held >= 0: locks[id] = held + 1
-            default:
+            do throws(IOError) { try acquireLock(on: id, mode: mode, path: path) } catch {
                 release(id)
-                throw IOError(.wouldBlock, operation: "flock", path: path)
+                throw error
             }
             return id
         }
 
         /// Releases one lock on `id` and forgets its open count.
         mutating func unlock(_ id: NodeID) {
+            releaseLock(on: id)
+            release(id)
+        }
+
+        /// Locks the file `id` through the open handle `handle`, converting the lock the handle holds (which is
+        /// released first, as `flock` does).
+        ///
+        /// - Throws: `.wouldBlock` when a conflicting lock is held; the handle then holds none.
+        mutating func lock(
+            _ id: NodeID, handle: ObjectIdentifier, mode: FileLockMode, path: String
+        ) throws(IOError) {
+            if let held = handleLocks[handle] {
+                if held == mode { return }
+                handleLocks[handle] = nil
+                releaseLock(on: id)
+            }
+            try acquireLock(on: id, mode: mode, path: path)
+            handleLocks[handle] = mode
+        }
+
+        /// Releases the lock the open handle `handle` holds on the file `id`.
+        /// - Returns: whether it held one.
+        mutating func unlock(_ id: NodeID, handle: ObjectIdentifier) -> Bool {
+            guard handleLocks.removeValue(forKey: handle) != nil else { return false }
+            releaseLock(on: id)
+            return true
+        }
+
+        /// Counts one more lock on `id`, or throws `.wouldBlock` when a conflicting one is held.
+        private mutating func acquireLock(on id: NodeID, mode: FileLockMode, path: String) throws(IOError) {
+            let held = locks[id] ?? 0
+            switch mode {
+            case .exclusive where held == 0: locks[id] = -1
+            case .shared where held >= 0: locks[id] = held + 1
+            default: throw IOError(.wouldBlock, operation: "flock", path: path)
+            }
+        }
+
+        /// Counts one lock on `id` less.
+        private mutating func releaseLock(on id: NodeID) {
             let held = locks[id] ?? 0
             locks[id] = held > 1 ? held - 1 : nil
-            release(id)
         }
 
         /// Gives the file at `path` the contents `bytes`, current and durable, creating it (with a

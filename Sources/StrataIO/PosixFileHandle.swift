@@ -235,6 +235,33 @@ public final class PosixFileHandle: FileHandle {
         }
     }
 
+    /// Takes an advisory lock on the file through this handle's open file description, or converts the one it holds.
+    ///
+    /// - Parameters:
+    ///   - mode: Shared (`LOCK_SH`) or exclusive (`LOCK_EX`).
+    ///   - waiting: Whether to wait for a conflicting lock (else `LOCK_NB`).
+    /// - Throws: ``IOError`` with `.wouldBlock` when not waiting and a conflicting lock is held elsewhere.
+    ///
+    /// The corresponding C function is `flock`.
+    public func lock(_ mode: FileLockMode, waiting: Bool) throws(IOError) {
+        preconditionOpen()
+        do {
+            try descriptor.lock(mode == .shared ? .shared : .exclusive, nonBlocking: !waiting)
+        } catch {
+            throw IOError(errno: error, operation: "flock", path: path)
+        }
+    }
+
+    /// Releases the lock this handle holds, for every copy of its descriptor (a child forked without `exec`
+    /// included); nothing when it holds none.
+    ///
+    /// The corresponding C function is `flock` with `LOCK_UN`.
+    public func unlock() {
+        preconditionOpen()
+        // LOCK_UN on an open descriptor fails only for EINTR (retried) or a programmer error (EBADF, caught above).
+        try? descriptor.unlock()
+    }
+
     /// Closes the handle. Using it afterwards, including closing it again, is a programmer error.
     ///
     /// The descriptor is released even when this throws.

@@ -14,7 +14,7 @@ extension Store {
         defer { writerGate.signal() }
         if shared.withLock({ $0.closed }) { throw StorageError.storeClosed }
         let writers = try lockWriters()
-        defer { writers.unlock() }
+        defer { writers?.unlock() }
         try catchUp(writing: true)
         try checkpointHoldingGate()
     }

@@ -12,7 +12,9 @@ extension Store {
     /// 3. Find the newest valid root record (`RootRecordLocator`): the durable checkpoint.
     /// 4. Read the log from its start; skip records the checkpoint covers; apply every transaction whose
     ///    commit record is intact; drop a final transaction without its commit record; stop at the first
-    ///    invalid record (a torn tail).
+    ///    invalid record (a torn tail). A first pass over the log (checksums only) finds where its last commit
+    ///    record ends, so that the transactions before it, which are known to commit, are applied to the state in
+    ///    place (``LogReplay``), not each to a copy of what the one before changed.
     /// 5. If no other process is writing (the writer lock is free): if anything was replayed, checkpoint at once (this
     ///    also starts a new log); else cut the log back to the end of its last commit, so new records follow valid
     ///    ones. Otherwise the writer that holds the lock is alive, and the log's tail is its.
@@ -176,11 +178,22 @@ extension Store {
                 metadata: ["pages": "\(pageCountOnDisk - durablePages)"])
         }
 
-        var replay = LogReplay(
-            state: state, tree: BTree(pages: pages), coveredLSN: coveredLSN, file: walPath,
-            headerEnd: UInt64(WALFormat.fileHeaderSize), firstTag: 1)
-        let summary = try reader.read { recordHeader, payload, offset in
-            try replay.consume(recordHeader, payload: payload, offset: offset)
+        // A first pass finds where the last commit ends, so that every transaction before it is applied in place.
+        let checkpointed = state
+        func replayLog(knownCommittedEnd: UInt64) throws -> (LogReplay, WALReader.Summary) {
+            var replay = LogReplay(
+                state: checkpointed, tree: BTree(pages: pages), coveredLSN: coveredLSN, file: walPath,
+                headerEnd: UInt64(WALFormat.fileHeaderSize), firstTag: 1, knownCommittedEnd: knownCommittedEnd)
+            let summary = try reader.read { recordHeader, payload, offset in
+                try replay.consume(recordHeader, payload: payload, offset: offset)
+            }
+            return (replay, summary)
+        }
+        var (replay, summary) = try replayLog(knownCommittedEnd: try LogReplay.committedEnd(of: reader))
+        if replay.appliedUncommittedInPlace {
+            // Another process cut the log back between the two passes (§11.5): read it again, one transaction at a
+            // time.
+            (replay, summary) = try replayLog(knownCommittedEnd: 0)
         }
         state = replay.state
         let discardedBytes = summary.fileSize - replay.committedEnd
@@ -243,14 +256,7 @@ extension Store {
     private func finishRecovery() throws {
         writerGate.wait()
         defer { writerGate.signal() }
-        let writers: any FileLock
-        do {
-            writers = try fileSystem.lockFile(
-                at: StoreFileNames.path(directory, StoreFileNames.writerLock), mode: .exclusive, waiting: false)
-        } catch {
-            if error.code == .wouldBlock { return }
-            throw StorageError.io(error)
-        }
+        guard let writers = try lockWriters(waiting: false) else { return }
         defer { writers.unlock() }
         try catchUp(writing: true, trustingNotice: false)
         if recoveryReport.replayedTransactions > 0 {

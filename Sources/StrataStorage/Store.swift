@@ -137,7 +137,7 @@ public final class Store: Sendable {
         defer { if holdsGate { writerGate.signal() } }
 
         if shared.withLock({ $0.closed }) { throw StorageError.storeClosed }
-        var writers: (any FileLock)? = try lockWriters()
+        var writers = try lockWriters()
         defer { writers?.unlock() }
         try catchUp(writing: true)
         if let failure = wal.failed {
@@ -307,7 +307,7 @@ public final class Store: Sendable {
             // reported as failed does not come back at the next open.
             do {
                 let writers = try lockWriters()
-                defer { writers.unlock() }
+                defer { writers?.unlock() }
                 try catchUp(writing: true)
                 try checkpointHoldingGate()
             } catch { checkpointError = error }

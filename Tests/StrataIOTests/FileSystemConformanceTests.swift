@@ -1,3 +1,4 @@
+import Dispatch
 import StrataIO
 import Testing
 
@@ -433,6 +434,72 @@ import Testing
             }
             let again = try fileSystem.lockFile(at: path)
             again.unlock()
+        }
+    }
+
+    @Test(arguments: FileSystemKind.allCases)
+    func handleLockExcludesOtherHandlesAndPathLocksUntilUnlocked(kind: FileSystemKind) async throws {
+        try await kind.withFileSystem { fileSystem, directory in
+            let path = directory.path("writer")
+            let first = try fileSystem.openFile(at: path, mode: .createIfMissing)
+            let second = try fileSystem.openFile(at: path, mode: .existing)
+            try first.lock(.exclusive, waiting: false)
+            try first.lock(.exclusive, waiting: true)  // Already held: nothing to wait for.
+            expectIOError(.wouldBlock) { () throws(IOError) in try second.lock(.exclusive, waiting: false) }
+            expectIOError(.wouldBlock) { () throws(IOError) in try second.lock(.shared, waiting: false) }
+            expectIOError(.wouldBlock) { () throws(IOError) in try fileSystem.lockFile(at: path) }
+            first.unlock()
+            first.unlock()  // Harmless.
+            try second.lock(.exclusive, waiting: false)
+            expectIOError(.wouldBlock) { () throws(IOError) in try first.lock(.exclusive, waiting: false) }
+            second.unlock()
+            let byPath = try fileSystem.lockFile(at: path)
+            expectIOError(.wouldBlock) { () throws(IOError) in try first.lock(.shared, waiting: false) }
+            byPath.unlock()
+            // Shared locks of two handles coexist, and exclude an exclusive one until both go.
+            try first.lock(.shared, waiting: false)
+            try second.lock(.shared, waiting: false)
+            expectIOError(.wouldBlock) { () throws(IOError) in try fileSystem.lockFile(at: path) }
+            first.unlock()
+            expectIOError(.wouldBlock) { () throws(IOError) in try fileSystem.lockFile(at: path) }
+            second.unlock()
+            try fileSystem.lockFile(at: path).unlock()
+            try first.close()
+            try second.close()
+        }
+    }
+
+    @Test(arguments: FileSystemKind.allCases)
+    func closingAHandleReleasesItsLock(kind: FileSystemKind) async throws {
+        try await kind.withFileSystem { fileSystem, directory in
+            let path = directory.path("writer")
+            let first = try fileSystem.openFile(at: path, mode: .createIfMissing)
+            try first.lock(.exclusive, waiting: false)
+            expectIOError(.wouldBlock) { () throws(IOError) in try fileSystem.lockFile(at: path) }
+            try first.close()
+            let second = try fileSystem.openFile(at: path, mode: .existing)
+            try second.lock(.exclusive, waiting: false)
+            try second.close()
+        }
+    }
+
+    @Test(arguments: FileSystemKind.allCases)
+    func waitingHandleLockGetsTheLockOnceItIsReleased(kind: FileSystemKind) async throws {
+        try await kind.withFileSystem { fileSystem, directory in
+            let path = directory.path("writer")
+            let holder = try fileSystem.lockFile(at: path)
+            let waiter = try fileSystem.openFile(at: path, mode: .existing)
+            // A Dispatch thread, not a task: the waiting call blocks its thread, and tasks share a few.
+            let released = DispatchSemaphore(value: 0)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) {
+                holder.unlock()
+                released.signal()
+            }
+            try waiter.lock(.exclusive, waiting: true)
+            released.wait()
+            expectIOError(.wouldBlock) { () throws(IOError) in try fileSystem.lockFile(at: path) }
+            waiter.unlock()
+            try waiter.close()
         }
     }
 

@@ -12,8 +12,8 @@ final class IndexNode: @unchecked Sendable {
     let level: Int
     /// Leaves: the entries (encoded key ++ row ID), strictly increasing. Internal nodes: `keys[i]` (i ≥ 1)
     /// separates `children[i-1]` (entries below it) from `children[i]` (entries at or above it); `keys[0]`
-    /// is empty and unused.
-    var keys: [[UInt8]]
+    /// is empty and unused. Packed (``IndexEntries``).
+    var keys: IndexEntries
     /// Internal nodes only: one child per key.
     var children: [IndexNodeRef]
     /// The tag of the write transaction that may mutate this node, or 0 when frozen.
@@ -22,12 +22,16 @@ final class IndexNode: @unchecked Sendable {
     /// each (``encodedSize`` takes off what the entries share, which depends on the first and last, §4.6).
     var bodySize: Int
 
-    init(level: Int, keys: [[UInt8]], children: [IndexNodeRef], owner: UInt64, bodySize: Int) {
+    init(level: Int, keys: IndexEntries, children: [IndexNodeRef], owner: UInt64, bodySize: Int) {
         self.level = level
         self.keys = keys
         self.children = children
         self.owner = owner
         self.bodySize = bodySize
+    }
+
+    convenience init(level: Int, keys: [[UInt8]], children: [IndexNodeRef], owner: UInt64, bodySize: Int) {
+        self.init(level: level, keys: IndexEntries(keys), children: children, owner: owner, bodySize: bodySize)
     }
 
     var isLeaf: Bool { level == 0 }
@@ -44,67 +48,92 @@ final class IndexNode: @unchecked Sendable {
         isLeaf ? PageFormat.indexLengthSize + key.count : PageFormat.indexInternalEntryOverhead + key.count
     }
 
+    /// The bytes the key at `position` takes in this node's body.
+    @inline(__always)
+    func cost(at position: Int) -> Int {
+        (isLeaf ? PageFormat.indexLengthSize : PageFormat.indexInternalEntryOverhead) + keys.length(at: position)
+    }
+
     /// ``bodySize`` of a node of `level` holding `keys` (internal: `keys[0]` unused).
-    static func bodySize(level: Int, keys: ArraySlice<[UInt8]>) -> Int {
+    static func bodySize<Keys: Collection<[UInt8]>>(level: Int, keys: Keys) -> Int {
         if level == 0 { return keys.reduce(0) { $0 + PageFormat.indexLengthSize + $1.count } }
         return IndexInternalPage.bodySize(separatorLengths: keys.dropFirst().lazy.map(\.count))
+    }
+
+    /// ``bodySize`` of a leaf holding `keys[range]`, read in place.
+    static func leafBodySize(_ keys: IndexEntries, _ range: Range<Int>) -> Int {
+        range.count * PageFormat.indexLengthSize + keys.byteCount(of: range)
     }
 
     /// The body the node takes once encoded: a leaf's entries less the prefix they share stored once (§4.6);
     /// an internal node's ``bodySize``.
     var encodedSize: Int {
-        guard isLeaf, let first = keys.first, let last = keys.last else { return bodySize }
-        return IndexLeafPage.bodySize(count: count, first: first, last: last, cellBytes: bodySize)
+        guard isLeaf, count > 0 else { return bodySize }
+        let prefix = keys.withEntries { entries in
+            let (first, last) = (entries[0], entries[entries.count - 1])
+            let limit = min(first.count, last.count)
+            var length = 0
+            while length < limit, first[length] == last[length] { length &+= 1 }
+            return length
+        }
+        // IndexLeafPage.bodySize(count:first:last:cellBytes:), with the prefix found in place.
+        return PageFormat.indexLengthSize &+ prefix &+ bodySize &- count &* prefix
     }
 
     /// The index of the child whose range holds `key` (internal nodes): the last i ≥ 1 with
     /// `keys[i] <= key`, else 0.
     @inline(__always)
     func childIndex(for key: UnsafeRawBufferPointer) -> Int {
-        var low = 1
-        var high = keys.count
-        while low < high {
-            let middle = (low &+ high) >> 1
-            if keys[middle].withUnsafeBytes({ IndexKey.compare($0, key) }) <= 0 {
-                low = middle &+ 1
-            } else {
-                high = middle
+        keys.withEntries { keys in
+            var low = 1
+            var high = keys.count
+            while low < high {
+                let middle = (low &+ high) >> 1
+                if IndexKey.compare(keys[middle], key) <= 0 {
+                    low = middle &+ 1
+                } else {
+                    high = middle
+                }
             }
+            return low &- 1
         }
-        return low &- 1
     }
 
     /// The index of the last child that may hold an entry below `key` (internal nodes): the last i ≥ 1
     /// with `keys[i] < key`, else 0.
     @inline(__always)
     func childIndex(below key: UnsafeRawBufferPointer) -> Int {
-        var low = 1
-        var high = keys.count
-        while low < high {
-            let middle = (low &+ high) >> 1
-            if keys[middle].withUnsafeBytes({ IndexKey.compare($0, key) }) < 0 {
-                low = middle &+ 1
-            } else {
-                high = middle
+        keys.withEntries { keys in
+            var low = 1
+            var high = keys.count
+            while low < high {
+                let middle = (low &+ high) >> 1
+                if IndexKey.compare(keys[middle], key) < 0 {
+                    low = middle &+ 1
+                } else {
+                    high = middle
+                }
             }
+            return low &- 1
         }
-        return low &- 1
     }
 
     /// The first position in a leaf whose entry is at or after `key`, and whether it equals `key`.
     @inline(__always)
     func search(_ key: UnsafeRawBufferPointer) -> (index: Int, found: Bool) {
-        var low = 0
-        var high = keys.count
-        while low < high {
-            let middle = (low &+ high) >> 1
-            if keys[middle].withUnsafeBytes({ IndexKey.compare($0, key) }) < 0 {
-                low = middle &+ 1
-            } else {
-                high = middle
+        keys.withEntries { keys in
+            var low = 0
+            var high = keys.count
+            while low < high {
+                let middle = (low &+ high) >> 1
+                if IndexKey.compare(keys[middle], key) < 0 {
+                    low = middle &+ 1
+                } else {
+                    high = middle
+                }
             }
+            return (low, low < keys.count && IndexKey.compare(keys[low], key) == 0)
         }
-        return (low, low < keys.count && keys[low].withUnsafeBytes({ IndexKey.compare($0, key) }) == 0)
     }
 
     /// ``childIndex(for:)`` of a key held in an array (writers).

@@ -156,12 +156,29 @@ extension StoreState {
     }
 
     /// A put into an indexed table: every new entry is computed (and the row checked) before anything changes;
-    /// then the row is stored and each index whose entry changed loses the old and gains the new.
+    /// then the row is stored and each index whose entry changed loses the old and gains the new. A table with one
+    /// index (the common case) allocates no list of its indexes and entries.
     mutating func putIndexed(
         _ table: TableState, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64
     ) throws -> Bool {
         var table = table
         let indexTree = IndexTree(pages: tree.pages)
+        if table.indexes.count == 1 {
+            let id = table.indexes[0]
+            let index = indexes[id]!
+            let new = try Self.entry(
+                of: index, row: row, value: value, pages: tree.pages, limit: indexTree.maximumEntry)
+            let oldEntry = try tree.get(table.root, row).flatMap {
+                try storedEntry(of: index, row: row, value: $0, tree: tree)
+            }
+            let (root, replaced) = try tree.put(table.root, key: row, value: value, owner: owner)
+            table.root = root
+            if !replaced { table.rowCount += 1 }
+            if row >= table.nextRowID { table.nextRowID = row + 1 }
+            tables[table.id] = table
+            if oldEntry != new { try replaceEntry(of: id, old: oldEntry, new: new, tree: indexTree, owner: owner) }
+            return replaced
+        }
         let current = table.indexes.map { indexes[$0]! }
         let newEntries = try current.map {
             try Self.entry(of: $0, row: row, value: value, pages: tree.pages, limit: indexTree.maximumEntry)
@@ -177,7 +194,7 @@ extension StoreState {
         tables[table.id] = table
         for (position, index) in current.enumerated() where oldEntries[position] != newEntries[position] {
             try replaceEntry(
-                of: index, old: oldEntries[position], new: newEntries[position], tree: indexTree, owner: owner)
+                of: index.id, old: oldEntries[position], new: newEntries[position], tree: indexTree, owner: owner)
         }
         return replaced
     }
@@ -198,7 +215,7 @@ extension StoreState {
         tables[table.id] = table
         let indexTree = IndexTree(pages: tree.pages)
         for (position, index) in current.enumerated() where oldEntries[position] != nil {
-            try replaceEntry(of: index, old: oldEntries[position], new: nil, tree: indexTree, owner: owner)
+            try replaceEntry(of: index.id, old: oldEntries[position], new: nil, tree: indexTree, owner: owner)
         }
         return true
     }
@@ -213,9 +230,9 @@ extension StoreState {
     }
 
     private mutating func replaceEntry(
-        of index: IndexState, old: [UInt8]?, new: [UInt8]?, tree: IndexTree, owner: UInt64
+        of id: IndexID, old: [UInt8]?, new: [UInt8]?, tree: IndexTree, owner: UInt64
     ) throws {
-        var index = indexes[index.id]!
+        var index = indexes[id]!
         if let old {
             let (root, removed) = try tree.remove(index.root, old, owner: owner)
             guard removed else {

@@ -125,7 +125,7 @@ struct IndexTree: Sendable {
             let end = bounds.upper.map { node.search($0).index } ?? node.count
             for position in 0..<max(0, end - start) {
                 let index = reverse ? end - 1 - position : start + position
-                if try !node.keys[index].withUnsafeBytes(body) { return false }
+                if try !node.keys.withEntry(index, body) { return false }
             }
             return true
         }
@@ -204,7 +204,7 @@ struct IndexTree: Sendable {
             node.keys.insert(entry, at: index)
             node.bodySize += PageFormat.indexLengthSize + entry.count
             let last = index == node.count - 1
-            let runEnd = index > 0 && Self.sameKey(node.keys[index - 1], entry)
+            let runEnd = index > 0 && node.keys.withEntry(index - 1) { previous in Self.sameKey(previous, entry) }
             // At the leaf's end the new entry starts the right leaf (the run goes on growing there); inside the
             // leaf it ends the left one, so that the entries after it (other keys, which grow elsewhere) leave.
             if last && (rightmost || runEnd) { return (true, .leafBefore(index)) }
@@ -228,14 +228,12 @@ struct IndexTree: Sendable {
     }
 
     /// Whether two entries have the same key (they differ only in the row ID that ends them).
-    static func sameKey(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    static func sameKey(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Bool {
         a.count == b.count
-            && a.withUnsafeBytes { a in
-                b.withUnsafeBytes { b in
-                    IndexKey.compare(
-                        UnsafeRawBufferPointer(rebasing: a.dropLast(IndexKey.rowIDSize)),
-                        UnsafeRawBufferPointer(rebasing: b.dropLast(IndexKey.rowIDSize))) == 0
-                }
+            && b.withUnsafeBytes { b in
+                IndexKey.compare(
+                    UnsafeRawBufferPointer(rebasing: a.dropLast(IndexKey.rowIDSize)),
+                    UnsafeRawBufferPointer(rebasing: b.dropLast(IndexKey.rowIDSize))) == 0
             }
     }
 
@@ -254,7 +252,7 @@ struct IndexTree: Sendable {
         if node.isLeaf {
             let (index, found) = node.search(entry)
             guard found else { return false }
-            node.bodySize -= PageFormat.indexLengthSize + node.keys[index].count
+            node.bodySize -= PageFormat.indexLengthSize + node.keys.length(at: index)
             node.keys.remove(at: index)
             return true
         }
@@ -277,7 +275,7 @@ struct IndexTree: Sendable {
             // A root that split into many nodes may need more than one new level.
             while !splits.isEmpty {
                 let parent = IndexNode(
-                    level: top.level + 1, keys: [[]] + splits.map(\.separator),
+                    level: top.level + 1, keys: IndexEntries([[]] + splits.map(\.separator)),
                     children: [.node(top)] + splits.map { .node($0.node) }, owner: owner,
                     bodySize: IndexInternalPage.bodySize(separatorLengths: splits.map(\.separator.count)))
                 top = parent
@@ -317,14 +315,14 @@ struct IndexTree: Sendable {
     /// Removes child `index` and the separator that goes with it.
     private func removeChild(of parent: IndexNode, at index: Int) {
         if parent.count == 1 {
-            parent.keys = []
+            parent.keys = IndexEntries()
             parent.children = []
             parent.bodySize = PageFormat.internalFirstChildSize
             return
         }
         // Child 0 has no separator: the next child's becomes unused. Child i ≥ 1 takes its own along.
         let separator = index == 0 ? 1 : index
-        parent.bodySize -= PageFormat.indexInternalEntryOverhead + parent.keys[separator].count
+        parent.bodySize -= PageFormat.indexInternalEntryOverhead + parent.keys.length(at: separator)
         parent.keys.remove(at: separator)
         parent.children.remove(at: index)
         parent.keys[0] = []
@@ -341,7 +339,7 @@ struct IndexTree: Sendable {
             let preferred: Int?
             if case .leafBefore(let at) = hint { preferred = at } else { preferred = nil }
             let cuts = NodePartition.cuts(
-                count: node.count, preferred: preferred, cellSize: { node.cost(node.keys[$0]) },
+                count: node.count, preferred: preferred, cellSize: { node.cost(at: $0) },
                 cellBytes: node.bodySize
             ) { start, end, cells in
                 IndexLeafPage.bodySize(
@@ -360,7 +358,7 @@ struct IndexTree: Sendable {
         var leftSize = PageFormat.internalFirstChildSize
         var middle = 1
         while middle < node.count - 2 {
-            let size = node.cost(node.keys[middle])
+            let size = node.cost(at: middle)
             if leftSize + size > half, middle >= 2 { break }
             leftSize += size
             middle += 1
@@ -377,15 +375,14 @@ struct IndexTree: Sendable {
     private func splitLeaf(_ node: IndexNode, cuts: [Int]) -> Splits {
         var splits: Splits = []
         for (start, end) in zip(cuts, cuts.dropFirst() + [node.count]).dropFirst() {
-            let keys = Array(node.keys[start..<end])
             let right = IndexNode(
-                level: 0, keys: keys, children: [], owner: node.owner,
-                bodySize: IndexNode.bodySize(level: 0, keys: keys[...]))
+                level: 0, keys: node.keys.entries(in: start..<end), children: [], owner: node.owner,
+                bodySize: IndexNode.leafBodySize(node.keys, start..<end))
             splits.append((IndexKey.shortestSeparator(after: node.keys[start - 1], upTo: node.keys[start]), right))
         }
         let keep = cuts.count > 1 ? cuts[1] : node.count
         node.keys.removeSubrange(keep...)
-        node.bodySize = IndexNode.bodySize(level: 0, keys: node.keys[...])
+        node.bodySize = IndexNode.leafBodySize(node.keys, 0..<node.count)
         return splits
     }
 
@@ -398,7 +395,7 @@ struct IndexTree: Sendable {
 
     private func splitInternal(_ node: IndexNode, at middle: Int, leftSize: Int) -> ([UInt8], IndexNode) {
         let separator = node.keys[middle]
-        var rightKeys = Array(node.keys[middle...])
+        var rightKeys = node.keys.entries(in: middle..<node.count)
         rightKeys[0] = []
         let rightSize =
             node.bodySize - leftSize - PageFormat.indexInternalEntryOverhead - separator.count

@@ -90,12 +90,22 @@ struct PageAppender {
     }
 
     /// Writes an index leaf (entries strictly increasing, fitting one page); returns its page.
+    mutating func writeIndexLeaf(entries: IndexEntries) throws -> UInt64 {
+        try writeIndexLeaf(entries: Array(entries))
+    }
+
+    /// Writes an index leaf; returns its page.
     mutating func writeIndexLeaf(entries: [[UInt8]]) throws -> UInt64 {
         let salt = salt
         treePages += 1
         return try allocate { page, number, generation in
             IndexLeafPage.encode(entries: entries, into: page, pageNumber: number, generation: generation, salt: salt)
         }
+    }
+
+    /// Writes an index internal node whose children are all written; returns its page.
+    mutating func writeIndexInternal(level: Int, keys: IndexEntries, children: [UInt64]) throws -> UInt64 {
+        try writeIndexInternal(level: level, keys: Array(keys), children: children)
     }
 
     /// Writes an index internal node whose children are all written; returns its page.

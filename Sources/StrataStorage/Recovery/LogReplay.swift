@@ -2,10 +2,17 @@ import StrataFormat
 
 /// Applies the committed transactions of a log, read in order, to the checkpointed state.
 ///
-/// Operations are applied as they are read to a working copy of the state, under a tag of their own for
-/// each transaction; at the transaction's commit record the working copy becomes the state. Operations
-/// with no commit record after them are dropped whole with the working copy. Records the checkpoint
-/// already covers (LSN at or below its LSN) are skipped.
+/// Operations are applied as they are read. Records the checkpoint already covers (LSN at or below its LSN) are
+/// skipped. Two ways of applying them:
+///
+/// - Before ``knownCommittedEnd`` (the end of the log's last commit record, which a caller that read the log once
+///   already, as recovery does, passes): every transaction there is known to commit, so all of them are applied to
+///   the state itself under one tag. A node the replay made is then changed in place by every later transaction,
+///   instead of being copied once per transaction (recovery's profile was dominated by those copies and by freeing
+///   them). The states between the commits are never seen: only the last one is.
+/// - After it (or everywhere, without it): each transaction is applied to a working copy of the state under a tag of
+///   its own, and becomes the state at its commit record. Operations with no commit record after them are dropped
+///   whole with the working copy (they are still applied, so that one that cannot apply is reported as before).
 struct LogReplay {
     private(set) var state: StoreState
     private var working: StoreState
@@ -13,6 +20,13 @@ struct LogReplay {
     private let coveredLSN: UInt64
     private let file: String
     private var tag: UInt64
+    /// Records before this offset belong to transactions whose commit record the log holds.
+    private let knownCommittedEnd: UInt64
+    /// Whether the transaction being read is applied to ``state`` itself (it commits: it lies before
+    /// ``knownCommittedEnd``).
+    private var inPlace = false
+    /// Whether a transaction was applied in place, under ``tag``: the next one that is not takes a new tag.
+    private var tagUsedInPlace = false
     private var pendingRecords: UInt32 = 0
     private var pendingOperations: UInt64 = 0
     private(set) var replayedTransactions = 0
@@ -23,9 +37,11 @@ struct LogReplay {
     private var pendingChanges = ChangedRows()
     private let collectsChanges: Bool
 
+    /// - Parameter knownCommittedEnd: the end of the last commit record of the log (``committedEnds(of:)``), when
+    ///   the caller read it already: transactions before it are applied in place. 0 when unknown.
     init(
         state: StoreState, tree: BTree, coveredLSN: UInt64, file: String, headerEnd: UInt64, firstTag: UInt64,
-        collectsChanges: Bool = false
+        collectsChanges: Bool = false, knownCommittedEnd: UInt64 = 0
     ) {
         self.collectsChanges = collectsChanges
         self.state = state
@@ -35,6 +51,7 @@ struct LogReplay {
         self.file = file
         self.committedEnd = headerEnd
         self.tag = firstTag
+        self.knownCommittedEnd = knownCommittedEnd
     }
 
     /// The tag the next write transaction may use (above every tag replay used).
@@ -43,16 +60,40 @@ struct LogReplay {
     /// Operation records read since the last commit record: a transaction cut off by the end of the log.
     var uncommittedRecords: Int { Int(pendingRecords) }
 
+    /// Whether the log ended inside a transaction applied in place: it began before ``knownCommittedEnd``, but its
+    /// commit record was not there when the log was read again (another process cut the log back in between, FORMAT.md
+    /// §11.5). ``state`` is then no committed state: the log must be replayed again without `knownCommittedEnd`.
+    var appliedUncommittedInPlace: Bool { inPlace && pendingRecords > 0 }
+
+    /// The end of the last commit record in a log read with ``WALReader/read(_:)``: a first, cheap pass (checksums
+    /// only) that lets the replay apply every committed transaction in place (``init(state:tree:coveredLSN:file:headerEnd:firstTag:collectsChanges:knownCommittedEnd:)``).
+    static func committedEnd(of reader: WALReader) throws -> UInt64 {
+        var end: UInt64 = 0
+        _ = try reader.read { header, payload, offset in
+            if header.type == .commit { end = offset + UInt64(WALFormat.recordHeaderSize + payload.count) }
+        }
+        return end
+    }
+
     mutating func consume(_ header: WALRecord.Header, payload: UnsafeRawBufferPointer, offset: UInt64) throws {
         switch header.type {
         case .operations:
+            if pendingRecords == 0 { startTransaction(at: offset) }
             pendingRecords += 1
             guard header.lsn > coveredLSN else { return }
             do {
-                try WALOperation.decodeAll(payload) { operation in
-                    try working.apply(operation, tree: tree, owner: tag)
-                    if collectsChanges { pendingChanges.note(operation) }
-                    pendingOperations += 1
+                if inPlace {
+                    try WALOperation.decodeAll(payload) { operation in
+                        try state.apply(operation, tree: tree, owner: tag)
+                        if collectsChanges { pendingChanges.note(operation) }
+                        pendingOperations += 1
+                    }
+                } else {
+                    try WALOperation.decodeAll(payload) { operation in
+                        try working.apply(operation, tree: tree, owner: tag)
+                        if collectsChanges { pendingChanges.note(operation) }
+                        pendingOperations += 1
+                    }
                 }
             } catch let error as FormatError {
                 throw StorageError.corrupt(file, at: offset, "operation record LSN \(header.lsn): \(error)")
@@ -63,6 +104,7 @@ struct LogReplay {
                     file, at: offset, "operation record LSN \(header.lsn) does not apply: \(error)")
             }
         case .commit:
+            if pendingRecords == 0 { startTransaction(at: offset) }
             let commit: WALCommit
             do { commit = try WALCommit.decode(payload) } catch {
                 throw StorageError.corrupt(file, at: offset, "commit record LSN \(header.lsn): \(error)")
@@ -80,10 +122,15 @@ struct LogReplay {
                         "commit LSN \(header.lsn) names \(commit.operationCount) operations, the log has \(pendingOperations)"
                     )
                 }
-                working.lsn = header.lsn
-                state = working
+                if inPlace {
+                    state.lsn = header.lsn
+                    tagUsedInPlace = true
+                } else {
+                    working.lsn = header.lsn
+                    state = working
+                    tag += 1
+                }
                 replayedTransactions += 1
-                tag += 1
                 changes.merge(pendingChanges)
             }
             pendingChanges = ChangedRows()
@@ -91,5 +138,17 @@ struct LogReplay {
             pendingOperations = 0
             committedEnd = offset + UInt64(WALFormat.recordHeaderSize + payload.count)
         }
+    }
+
+    /// The first record of a transaction, at `offset`: decides how it is applied.
+    private mutating func startTransaction(at offset: UInt64) {
+        inPlace = offset < knownCommittedEnd
+        guard !inPlace else { return }
+        // A working copy under a tag no node of the state carries, so that what it changes is copied first.
+        if tagUsedInPlace {
+            tag += 1
+            tagUsedInPlace = false
+        }
+        working = state
     }
 }

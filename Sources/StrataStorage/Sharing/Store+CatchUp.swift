@@ -9,6 +9,15 @@ import Musl
 import Darwin
 #endif
 
+/// The writer lock (FORMAT.md §11.1) as ``Store/lockWriters(waiting:)`` took it: held on the open's handle of the
+/// writer lock file until ``unlock()``.
+struct WriterLock {
+    let notices: any FileHandle
+
+    /// Releases the lock. Safe to call more than once.
+    func unlock() { notices.unlock() }
+}
+
 /// Several opens of one store (FORMAT.md §11, "Several processes"): every open holds the store lock shared, writers
 /// take the writer lock for one transaction at a time, and each open follows the one log they all append to.
 extension Store {
@@ -16,11 +25,18 @@ extension Store {
 
     /// Waits for the writer lock, which one write transaction (or checkpoint) of any process holds at a time. It dies
     /// with its holder: a writer killed while holding it blocks nobody, and the next writer cuts off what it left.
-    func lockWriters() throws -> any FileLock {
-        do {
-            return try fileSystem.lockFile(
-                at: StoreFileNames.path(directory, StoreFileNames.writerLock), mode: .exclusive, waiting: true)
-        } catch { throw StorageError.io(error) }
+    ///
+    /// The lock is taken on the handle this open keeps on the writer lock file for the commit notice, rather than on a
+    /// new open of the file: a durable commit then costs no `open` and `close` (FORMAT.md §11.1). Locks of one handle
+    /// do not exclude each other, so the caller holds ``writerGate``, which every taker of this lock does.
+    ///
+    /// - Parameter waiting: false to fail with `nil` at once when another open (in any process) holds it.
+    func lockWriters(waiting: Bool = true) throws -> WriterLock? {
+        do { try notices.lock(.exclusive, waiting: waiting) } catch {
+            if !waiting && error.code == .wouldBlock { return nil }
+            throw StorageError.io(error)
+        }
+        return WriterLock(notices: notices)
     }
 
     /// Calls `handler` with every batch of commits that this store takes in from other opens of it (other processes)
