@@ -1,6 +1,5 @@
-import Testing
-
 import StrataQuery
+import Testing
 
 /// ``ObjectIdentity``: equal when it wraps equal values of the same type, with equal hashes then.
 @Suite struct ObjectIdentityTests {
