@@ -1,0 +1,168 @@
+import Foundation
+import StrataLock
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A throwaway PostgreSQL cluster for tests: `initdb` in a temporary directory, `pg_ctl start` on a free local
+/// port (its unix socket in the same directory), no system service, no password (`trust` on loopback), and
+/// `pg_ctl stop` plus removal of the directory at the end.
+///
+/// PostgreSQL refuses to run as root: when the tests run as root (CI does), the cluster's programs run as the
+/// unprivileged user `nobody` (`setpriv`), and the directory belongs to it. The binaries are found in
+/// `STRATA_POSTGRES_BIN` or Debian's `/usr/lib/postgresql/<version>/bin` (15 first).
+///
+/// For example:
+/// ```swift
+/// let cluster = try PostgresTestCluster.shared()  // started once per test process, stopped at exit
+/// print(cluster.port, cluster.user)
+/// ```
+public final class PostgresTestCluster: Sendable {
+    /// The TCP port on 127.0.0.1.
+    public let port: Int
+    /// The superuser to connect as (no password).
+    public let user = "strata"
+    /// The database to connect to.
+    public let database = "postgres"
+    /// The cluster's directory (data in `data/`, the unix socket and log beside it).
+    public let directory: String
+    private let binaries: String
+    private let runsAsNobody: Bool
+
+    /// A failure to set up or run the cluster, with the program's output.
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Creates and starts a new cluster of its own (for tests that stop, kill or restart the server).
+    ///
+    /// - Throws: ``Failure`` naming the program that failed and what it printed.
+    public init() throws {
+        binaries = try Self.findBinaries()
+        runsAsNobody = getuid() == 0
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-pg-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if runsAsNobody {
+            guard chown(directory, 65534, 65534) == 0 else {
+                throw Failure(description: "cannot give \(directory) to nobody: errno \(errno)")
+            }
+        }
+        port = try Self.freePort()
+        try run(
+            "initdb", ["-D", "\(directory)/data", "-U", user, "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"])
+        try start()
+        Self.started.withLock { $0.append(self) }
+    }
+
+    /// The cluster shared by the test process: started on first use, stopped when the process exits.
+    ///
+    /// - Throws: ``Failure`` when it cannot be started.
+    public static func shared() throws -> PostgresTestCluster {
+        try sharedCluster.withLock { cluster in
+            if let cluster { return cluster }
+            let made = try PostgresTestCluster()
+            cluster = made
+            atexit { PostgresTestCluster.stopAll() }
+            return made
+        }
+    }
+
+    private static let sharedCluster = Lock<PostgresTestCluster?>(nil)
+    private static let started = Lock<[PostgresTestCluster]>([])
+
+    /// Stops every cluster this process started and removes their directories.
+    public static func stopAll() {
+        for cluster in started.withLock({ $0 }) { cluster.destroy() }
+    }
+
+    /// Starts the server (again) and waits until it accepts connections.
+    ///
+    /// - Throws: ``Failure`` with the server log's tail when it does not start.
+    public func start() throws {
+        let options =
+            "-p \(port) -c listen_addresses=127.0.0.1 -c unix_socket_directories=\(directory) -c fsync=off "
+            + "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=64MB"
+        do {
+            try run("pg_ctl", ["-D", "\(directory)/data", "-l", "\(directory)/log", "-w", "-t", "60", "-o", options, "start"])
+        } catch {
+            let log = (try? String(contentsOfFile: "\(directory)/log", encoding: .utf8)) ?? ""
+            throw Failure(description: "\(error)\n\(log.suffix(2000))")
+        }
+    }
+
+    /// Stops the server: `fast` ends sessions and rolls their transactions back; `immediate` is a crash (the
+    /// server recovers from its WAL at the next start).
+    ///
+    /// - Throws: ``Failure`` when `pg_ctl` fails.
+    public func stop(immediate: Bool = false) throws {
+        try run("pg_ctl", ["-D", "\(directory)/data", "-w", "-m", immediate ? "immediate" : "fast", "stop"])
+    }
+
+    /// Stops the server if it runs and removes the cluster's directory.
+    public func destroy() {
+        try? stop(immediate: true)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Runs one of the cluster's programs (as `nobody` when this process is root) and waits for it.
+    private func run(_ program: String, _ arguments: [String]) throws {
+        let process = Process()
+        var environment = ProcessInfo.processInfo.environment
+        environment["LC_ALL"] = "C"
+        environment["PGTZ"] = "UTC"
+        process.environment = environment
+        if runsAsNobody {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments =
+                ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "\(binaries)/\(program)"] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: "\(binaries)/\(program)")
+            process.arguments = arguments
+        }
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let bytes = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(
+                description: "\(program) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus): "
+                    + String(decoding: bytes, as: UTF8.self))
+        }
+    }
+
+    private static func findBinaries() throws -> String {
+        if let path = ProcessInfo.processInfo.environment["STRATA_POSTGRES_BIN"] { return path }
+        let root = "/usr/lib/postgresql"
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [])
+            .compactMap(Int.init).sorted { ($0 == 15 ? 0 : 1, -$0) < ($1 == 15 ? 0 : 1, -$1) }
+        for version in versions where FileManager.default.fileExists(atPath: "\(root)/\(version)/bin/initdb") {
+            return "\(root)/\(version)/bin"
+        }
+        throw Failure(
+            description: "no PostgreSQL server binaries in \(root)/*/bin: run Scripts/install-deps (Debian's postgresql)")
+    }
+
+    /// A TCP port on 127.0.0.1 that nothing listens on now (the kernel's choice for port 0).
+    private static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw Failure(description: "socket: errno \(errno)") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                guard bind(descriptor, socketAddress, length) == 0 else { return false }
+                return getsockname(descriptor, socketAddress, &length) == 0
+            }
+        }
+        guard bound else { throw Failure(description: "bind: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
