@@ -135,10 +135,14 @@ let package = Package(
             dependencies: ["Strata", "StrataLock", "StrataPostgres", "StrataTestSupport", "StrataGraphWriter"]),
         // The other process of the PostgreSQL store's two-process test (Tests/StrataPostgresTests).
         .executableTarget(
-            name: "StrataPostgresWriter", dependencies: ["Strata", "StrataPostgres"], path: "Tests/StrataPostgresWriter"),
+            name: "StrataPostgresWriter", dependencies: ["Strata", "StrataPostgres"], path: "Tests/StrataPostgresWriter"
+        ),
         .testTarget(
             name: "StrataPostgresTests",
-            dependencies: ["Strata", "StrataPostgres", "StrataQuery", "StrataTestSupport", "StrataPostgresWriter"]),
+            dependencies: [
+                "Strata", "StrataLock", "StrataPostgres", "StrataQuery", "StrataTestSupport", "StrataPostgresWriter",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+            ]),
         // Builds SQLite files as Core Data lays them out (through the SQLite C API) and imports them.
         .target(
             name: "StrataImportTestSupport", dependencies: ["CSQLite", "StrataImport"],

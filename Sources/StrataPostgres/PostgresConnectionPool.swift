@@ -26,6 +26,10 @@ final class PostgresConnectionPool: Sendable {
         permits = DispatchSemaphore(value: max(1, configuration.poolSize))
     }
 
+    deinit {
+        close()
+    }
+
     /// The connection settings postgres-nio takes.
     var connectionConfiguration: PostgresConnection.Configuration {
         var result: PostgresConnection.Configuration
@@ -112,7 +116,9 @@ extension PostgresConnection {
     ///
     /// - Throws: ``PostgresStoreError``.
     @discardableResult
-    func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), logger: Logger) throws
+    func run(
+        _ sql: String, _ binds: PostgresBindings = PostgresBindings(), logger: Logger
+    ) throws
         -> PostgresQueryResult
     {
         do {

@@ -128,7 +128,8 @@ struct PostgresPredicateTranslator {
             let pattern = "normalize(\(value), NFC)"
             // Swift matches whole characters; bytes of the normalized forms match whenever it does (a superset).
             switch op {
-            case .beginsWith: return Translation(sql: "COALESCE(starts_with(\(subject), \(pattern)), FALSE)", exact: false)
+            case .beginsWith:
+                return Translation(sql: "COALESCE(starts_with(\(subject), \(pattern)), FALSE)", exact: false)
             case .endsWith:
                 return Translation(
                     sql: "COALESCE(right(\(subject), char_length(\(pattern))) = \(pattern), FALSE)", exact: false)

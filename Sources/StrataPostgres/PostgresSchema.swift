@@ -61,7 +61,8 @@ struct PostgresSchema: Sendable {
             }
             for relationship in relationships {
                 let raw =
-                    counts[relationship.name]! > 1 ? "\(relationship.entity.name)_\(relationship.name)" : relationship.name
+                    counts[relationship.name]! > 1
+                    ? "\(relationship.entity.name)_\(relationship.name)" : relationship.name
                 toOneColumns[ObjectIdentifier(relationship)] = (
                     Self.identifier(raw + "_id"), Self.identifier(raw + "_entity")
                 )
@@ -133,8 +134,9 @@ struct PostgresSchema: Sendable {
     func joinTable(_ side: JoinTableSide) -> String { qualified(joinTables[side.tableName]!) }
 
     /// The columns of a join table that one side reads: its sources, members, members' entities and positions.
-    static func joinColumns(_ side: JoinTableSide) -> (source: String, member: String, memberEntity: String, position: String)
-    {
+    static func joinColumns(
+        _ side: JoinTableSide
+    ) -> (source: String, member: String, memberEntity: String, position: String) {
         side.isOwnerSide
             ? ("owner_id", "member_id", "member_entity", "owner_position")
             : ("member_id", "owner_id", "owner_entity", "member_position")
@@ -214,7 +216,8 @@ struct PostgresSchema: Sendable {
             for entity in root.allEntitiesInHierarchyBelow {
                 for relationship in entity.toOneRelationships where relationship.entity === entity {
                     let (id, _) = columns(relationship)
-                    let constraint = Self.identifier("fk_\(tableName(of: root))_\(relationship.entity.name)_\(relationship.name)")
+                    let constraint = Self.identifier(
+                        "fk_\(tableName(of: root))_\(relationship.entity.name)_\(relationship.name)")
                     statements.append(
                         """
                         DO $$ BEGIN ALTER TABLE \(table(of: root)) ADD CONSTRAINT \(Self.quote(constraint)) \
@@ -247,7 +250,8 @@ struct PostgresSchema: Sendable {
                     """)
                 let base = joinTables[side.tableName]!
                 statements.append(
-                    "CREATE INDEX IF NOT EXISTS \(Self.quote(Self.identifier(base + "_member"))) ON \(table) (member_id)")
+                    "CREATE INDEX IF NOT EXISTS \(Self.quote(Self.identifier(base + "_member"))) ON \(table) (member_id)"
+                )
             }
         }
         for entity in model.entities {
@@ -268,8 +272,14 @@ struct PostgresSchema: Sendable {
             }
             for index in entity.indexes where index.entity === entity {
                 let parts = index.elements.compactMap { element -> String? in
-                    guard let attribute = element.attribute, attribute.storageIndex != nil else { return nil }
-                    return column(attribute) + (element.isAscending ? "" : " DESC")
+                    let direction = element.isAscending ? "" : " DESC"
+                    if let attribute = element.attribute {
+                        return attribute.storageIndex == nil ? nil : column(attribute) + direction
+                    }
+                    // A to-one's element: its row-ID column.
+                    guard let relationship = entity.relationshipsByName[element.propertyName], !relationship.isToMany
+                    else { return nil }
+                    return columns(relationship).id + direction
                 }
                 guard !parts.isEmpty else { continue }
                 let name = Self.identifier("fx_\(entity.name)_\(index.name)")

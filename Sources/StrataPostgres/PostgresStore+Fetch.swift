@@ -74,7 +74,8 @@ extension PostgresStore {
         var statement = PostgresStatement()
         var conditions = [entityCondition(request.entity, includesSubentities: request.includesSubentities)]
         if let rowIDs = request.rowIDs {
-            conditions.append("t.strata_row_id = ANY(\(statement.bind(Array(Set(rowIDs)).map { Int64(bitPattern: $0) })))")
+            conditions.append(
+                "t.strata_row_id = ANY(\(statement.bind(Array(Set(rowIDs)).map { Int64(bitPattern: $0) })))")
         }
         var exact = true
         if let predicate = request.predicate {

@@ -48,7 +48,9 @@ extension PostgresStore {
         _ changes: StoreChanges, insertedRowIDs: [UInt64], historyNumber: UInt64?, connection: PostgresConnection
     ) throws {
         var rows: [String] = []
-        for (insert, rowID) in zip(changes.inserts, insertedRowIDs) { rows.append("\(insert.entity.entityID):\(rowID)") }
+        for (insert, rowID) in zip(changes.inserts, insertedRowIDs) {
+            rows.append("\(insert.entity.entityID):\(rowID)")
+        }
         for update in changes.updates { rows.append("\(update.entity.entityID):\(update.rowID)") }
         for delete in changes.deletes { rows.append("\(delete.entity.entityID):\(delete.rowID)") }
         for links in changes.links {

@@ -73,7 +73,8 @@ extension PostgresStore {
             pending[ObjectIdentifier(insert.entity.rootEntity), default: []].append(index)
         }
         for indexes in pending.values {
-            let allocated = try nextRowIDs(indexes.count, for: changes.inserts[indexes[0]].entity, connection: connection)
+            let allocated = try nextRowIDs(
+                indexes.count, for: changes.inserts[indexes[0]].entity, connection: connection)
             for (index, rowID) in zip(indexes, allocated) { rowIDs[index] = rowID }
         }
         let insertedRowIDs = rowIDs.map { $0! }
@@ -170,7 +171,8 @@ extension PostgresStore {
                     + "WHERE strata_row_id = \(rowID) AND strata_version = \(expected)", statement.binds,
                 logger: logger)
             if updated.metadata.rows != 1 {
-                conflicts.append(ManagedObjectID(entity: update.entity, storeIdentifier: identifier, rowID: update.rowID))
+                conflicts.append(
+                    ManagedObjectID(entity: update.entity, storeIdentifier: identifier, rowID: update.rowID))
             }
             result.updatedVersions.append(version)
             result.updatedExternalReferences.append(external)
@@ -197,7 +199,8 @@ extension PostgresStore {
             }
             let deleted = try connection.run(sql, statement.binds, logger: logger)
             if delete.expectedVersion != nil, deleted.metadata.rows != 1 {
-                conflicts.append(ManagedObjectID(entity: delete.entity, storeIdentifier: identifier, rowID: delete.rowID))
+                conflicts.append(
+                    ManagedObjectID(entity: delete.entity, storeIdentifier: identifier, rowID: delete.rowID))
             }
         }
         // A conflict throws, and the transaction is rolled back: nothing of the save remains.

@@ -92,7 +92,8 @@ public final class PostgresStore: PersistentStore, RowCacheSharing {
                     attributes[ObjectIdentifier(attribute)] = columns.count
                     let column = schema.column(attribute)
                     columns.append(
-                        attribute.type == .decimal && !PostgresSchema.isExternal(attribute) ? "\(column)::text" : column)
+                        attribute.type == .decimal && !PostgresSchema.isExternal(attribute) ? "\(column)::text" : column
+                    )
                 }
                 for relationship in entity.toOneRelationships where relationship.entity === entity {
                     let (id, entityColumn) = schema.columns(relationship)
@@ -105,8 +106,14 @@ public final class PostgresStore: PersistentStore, RowCacheSharing {
                 sql: columns.map { "t.\($0)" }.joined(separator: ", "), attributes: attributes, toOnes: toOnes)
         }
         self.selectLists = selectLists
-        let stored = try Self.createOrCheckSchema(
-            schema: schema, model: model, pool: pool, configuration: configuration)
+        let stored: [String: String]
+        do {
+            stored = try Self.createOrCheckSchema(
+                schema: schema, model: model, pool: pool, configuration: configuration)
+        } catch {
+            pool.close()
+            throw error
+        }
         metadataStorage = StoreMetadata(stored)
         guard let identifier = UUID(uuidString: stored[PersistentStoreMetadataKey.storeUUID] ?? "") else {
             pool.close()
@@ -142,13 +149,15 @@ public final class PostgresStore: PersistentStore, RowCacheSharing {
             do {
                 var statement = PostgresStatement()
                 let lockKey = statement.bind("strata:" + schema.name)
-                try connection.run("SELECT pg_advisory_xact_lock(hashtext(\(lockKey)))", statement.binds, logger: logger)
+                try connection.run(
+                    "SELECT pg_advisory_xact_lock(hashtext(\(lockKey)))", statement.binds, logger: logger)
                 var check = PostgresStatement()
                 let name = check.bind(schema.metadataTable)
                 let exists = try connection.run("SELECT to_regclass(\(name)) IS NOT NULL", check.binds, logger: logger)
                 var metadata: [String: String] = [:]
                 if try exists.rows.first?.makeRandomAccess()[0].decode(Bool.self) == true {
-                    for row in try connection.run("SELECT key, value FROM \(schema.metadataTable)", logger: logger).rows {
+                    for row in try connection.run("SELECT key, value FROM \(schema.metadataTable)", logger: logger).rows
+                    {
                         let (key, value) = try row.decode((String, String).self)
                         metadata[key] = value
                     }
@@ -268,9 +277,15 @@ public final class PostgresStore: PersistentStore, RowCacheSharing {
         case newConnection
     }
 
-    /// Runs `body` on a pooled connection, outside any transaction (one statement's own snapshot).
+    /// Runs `body` (reads only) on a pooled connection, outside any transaction (each statement sees the
+    /// database as of its start). A connection the server closed since its last use (a restart) is replaced once.
     func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        try pool.withConnection(body)
+        do {
+            return try pool.withConnection(body)
+        } catch PostgresStoreError.connectionLost(let reason) {
+            logger.info("PostgreSQL: a read lost its connection (\(reason)); trying once on a new one")
+            return try pool.withConnection(body)
+        }
     }
 
     // MARK: - Rows
@@ -493,6 +508,23 @@ public final class PostgresStore: PersistentStore, RowCacheSharing {
     public func close() throws {
         stopListening()
         pool.close()
+    }
+}
+
+extension PostgresStore {
+    /// Drops a store's schema with everything in it (Core Data's `destroyPersistentStore`): its tables, rows,
+    /// history and metadata. Stores open on it elsewhere fail from then on.
+    ///
+    /// - Parameter configuration: the server and the schema to drop.
+    /// - Throws: ``PostgresStoreError``.
+    public static func destroyPersistentStore(configuration: PostgresStoreConfiguration) throws {
+        let pool = PostgresConnectionPool(configuration: configuration)
+        defer { pool.close() }
+        try pool.withConnection { connection in
+            _ = try connection.run(
+                "DROP SCHEMA IF EXISTS \(PostgresSchema.quote(configuration.schema)) CASCADE",
+                logger: configuration.logger)
+        }
     }
 }
 

@@ -2,7 +2,7 @@ import Foundation
 import StrataLock
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// A throwaway PostgreSQL cluster for tests: `initdb` in a temporary directory, `pg_ctl start` on a free local
@@ -11,7 +11,7 @@ import StrataLock
 ///
 /// PostgreSQL refuses to run as root: when the tests run as root (CI does), the cluster's programs run as the
 /// unprivileged user `nobody` (`setpriv`), and the directory belongs to it. The binaries are found in
-/// `STRATA_POSTGRES_BIN` or Debian's `/usr/lib/postgresql/<version>/bin` (15 first).
+/// `STRATA_POSTGRES_BIN`, Debian's `/usr/lib/postgresql/<version>/bin` (15 first) or `PATH`.
 ///
 /// For example:
 /// ```swift
@@ -82,9 +82,11 @@ public final class PostgresTestCluster: Sendable {
     public func start() throws {
         let options =
             "-p \(port) -c listen_addresses=127.0.0.1 -c unix_socket_directories=\(directory) -c fsync=off "
-            + "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=64MB"
+            + "-c full_page_writes=off -c max_connections=300 -c shared_buffers=64MB"
         do {
-            try run("pg_ctl", ["-D", "\(directory)/data", "-l", "\(directory)/log", "-w", "-t", "60", "-o", options, "start"])
+            try run(
+                "pg_ctl",
+                ["-D", "\(directory)/data", "-l", "\(directory)/log", "-w", "-t", "60", "-o", options, "start"])
         } catch {
             let log = (try? String(contentsOfFile: "\(directory)/log", encoding: .utf8)) ?? ""
             throw Failure(description: "\(error)\n\(log.suffix(2000))")
@@ -106,32 +108,58 @@ public final class PostgresTestCluster: Sendable {
     }
 
     /// Runs one of the cluster's programs (as `nobody` when this process is root) and waits for it.
+    ///
+    /// Through `posix_spawn` and bash, with every descriptor above 2 closed in the child, not `Process`: the server that
+    /// `pg_ctl start` leaves running would inherit the descriptors `Process` watches to learn that its child
+    /// ended (and any pipe another test has open), and keep them open as long as it runs.
     private func run(_ program: String, _ arguments: [String]) throws {
-        let process = Process()
+        let outputPath = "\(directory)/\(program).out"
+        let program = "\(binaries)/\(program)"
+        // bash closes every descriptor above 2, moves to the cluster's directory, then becomes the program.
+        let script =
+            "for fd in /proc/$$/fd/*; do n=${fd##*/}; if [ \"$n\" -gt 2 ]; then eval \"exec $n>&-\"; fi; done "
+            + "2>/dev/null; cd \"$1\" || exit 70; shift; exec \"$@\""
+        let executable = "/bin/bash"
+        let argv =
+            [executable, "-c", script, "bash", directory]
+            + (runsAsNobody ? ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] : [])
+            + [program] + arguments
         var environment = ProcessInfo.processInfo.environment
         environment["LC_ALL"] = "C"
         environment["PGTZ"] = "UTC"
-        process.environment = environment
-        if runsAsNobody {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments =
-                ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "\(binaries)/\(program)"] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: "\(binaries)/\(program)")
-            process.arguments = arguments
+        let envp = environment.map { "\($0.key)=\($0.value)" }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var pid: pid_t = 0
+        let spawned = withCStrings(argv) { argvPointers in
+            withCStrings(envp) { envpPointers in
+                posix_spawn(&pid, executable, &actions, nil, argvPointers, envpPointers)
+            }
         }
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let bytes = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        guard spawned == 0 else { throw Failure(description: "cannot start \(executable): errno \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            guard errno == EINTR else { throw Failure(description: "waitpid: errno \(errno)") }
+        }
+        // WIFEXITED and WEXITSTATUS, which Swift does not import.
+        let exited = status & 0x7f == 0
+        let code = (status >> 8) & 0xff
+        guard exited, code == 0 else {
+            let printed = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
             throw Failure(
-                description: "\(program) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus): "
-                    + String(decoding: bytes, as: UTF8.self))
+                description: "\(program) \(arguments.joined(separator: " ")) failed (status \(status)): \(printed)")
         }
+    }
+
+    /// Calls `body` with a NULL-terminated array of C strings.
+    private func withCStrings<T>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> T) -> T {
+        let pointers = strings.map { strdup($0) } + [nil]
+        defer { for pointer in pointers { free(pointer) } }
+        return body(pointers)
     }
 
     private static func findBinaries() throws -> String {
@@ -142,8 +170,12 @@ public final class PostgresTestCluster: Sendable {
         for version in versions where FileManager.default.fileExists(atPath: "\(root)/\(version)/bin/initdb") {
             return "\(root)/\(version)/bin"
         }
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+        where FileManager.default.isExecutableFile(atPath: "\(directory)/initdb") {
+            return String(directory)
+        }
         throw Failure(
-            description: "no PostgreSQL server binaries in \(root)/*/bin: run Scripts/install-deps (Debian's postgresql)")
+            description: "no PostgreSQL server programs in \(root)/*/bin or on PATH: run Scripts/install-deps")
     }
 
     /// A TCP port on 127.0.0.1 that nothing listens on now (the kernel's choice for port 0).
