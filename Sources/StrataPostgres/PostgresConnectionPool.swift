@@ -149,7 +149,7 @@ extension PostgresStoreError {
             switch state {
             case "40001", "40P01":
                 self = .serializationFailure(attempts: 1, message: message)
-            case "23505":
+            case "23505", "23P01":
                 self = .uniquenessViolation(
                     constraint: error.serverInfo?[.constraintName] ?? "", detail: detail.isEmpty ? message : detail)
             case _ where state.hasPrefix("08") || state.hasPrefix("57P"):

@@ -17,8 +17,9 @@ import Strata
 /// - A join table per many-to-many, ordered or inverse-less to-many (`j_<Entity>_<relationship>` of the owner
 ///   side): owner and member row IDs and entity IDs and a position per side, foreign keys to both tables
 ///   (`ON DELETE CASCADE`).
-/// - A unique index per uniqueness constraint (partial: rows of the constraint's entity and its subentities),
-///   an index per indexed attribute and per fetch index (compound ones too), and one per to-one's column.
+/// - A unique index per uniqueness constraint, checked at commit (for a subentity's constraint, a deferred
+///   exclusion constraint with `=` on the rows of that entity and its subentities), an index per indexed attribute
+///   and per fetch index (compound ones too), and one per to-one's column.
 /// - `strata_metadata` (key, value: the store's UUID, type and the model's version hash), `strata_external`
 ///   (external binary values) and `strata_history` (persistent history, when recorded).
 ///
@@ -259,11 +260,22 @@ struct PostgresSchema: Sendable {
             let kinds = entity.allEntitiesInHierarchyBelow.map { String($0.entityID) }.joined(separator: ", ")
             let isRoot = entity.superentity == nil && entity.subentities.isEmpty
             for constraint in entity.uniquenessConstraints where constraint.entity === entity {
-                let name = Self.identifier("uq_\(entity.name)_" + constraint.attributeNames.joined(separator: "_"))
-                let list = constraint.attributes.map { column($0) }.joined(separator: ", ")
+                // Checked at commit (deferred), as the Strata store checks a save's final state: a save may swap
+                // two rows' values. A constraint of the whole table is a unique index; one of a subentity covers
+                // that entity's rows only, which a unique constraint cannot say and an exclusion constraint with
+                // `=` (a unique index in all but name) can.
+                let name = Self.quote(
+                    Self.identifier("uq_\(entity.name)_" + constraint.attributeNames.joined(separator: "_")))
+                let definition =
+                    isRoot
+                    ? "UNIQUE (\(constraint.attributes.map { column($0) }.joined(separator: ", ")))"
+                    : "EXCLUDE USING btree (\(constraint.attributes.map { column($0) + " WITH =" }.joined(separator: ", "))) "
+                        + "WHERE (strata_entity IN (\(kinds)))"
                 statements.append(
-                    "CREATE UNIQUE INDEX IF NOT EXISTS \(Self.quote(name)) ON \(table) (\(list))"
-                        + (isRoot ? "" : " WHERE strata_entity IN (\(kinds))"))
+                    """
+                    DO $$ BEGIN ALTER TABLE \(table) ADD CONSTRAINT \(name) \(definition) DEFERRABLE INITIALLY DEFERRED; \
+                    EXCEPTION WHEN duplicate_object OR duplicate_table THEN NULL; END $$
+                    """)
             }
             for attribute in entity.persistentAttributes where attribute.entity === entity && attribute.isIndexed {
                 let name = Self.identifier("ix_\(entity.name)_\(attribute.name)")

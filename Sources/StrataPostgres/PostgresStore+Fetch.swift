@@ -118,13 +118,15 @@ extension PostgresStore {
         let result = try withConnection { try $0.run(sql, statement.binds, logger: logger) }
         let candidates = try decodeRows(
             result, root: request.entity.rootEntity, wanted: request.entity,
-            includesSubentities: request.includesSubentities)
+            includesSubentities: request.includesSubentities, countsReads: false)
         let reader = PostgresRowReader(store: self)
-        return try StoreQuery(reader: reader, request: windowed).run { body in
+        let answer = try StoreQuery(reader: reader, request: windowed).run { body in
             for (rowID, row) in candidates {
                 guard try body(StoredReference(entity: row.entity, rowID: rowID), row) else { break }
             }
         }
+        if request.resultKind == .rows { reads.add(answer.rows.count, ordering: .relaxed) }
+        return answer
     }
 }
 #endif

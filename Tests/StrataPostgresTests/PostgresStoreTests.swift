@@ -105,7 +105,17 @@ struct PGPostalAddress: Codable, Hashable, Sendable {
             let indexes = try connection.sql(
                 "SELECT indexdef FROM pg_indexes WHERE schemaname = '\(schema)' AND tablename = 'e_PGPerson'"
             ).map { try $0.decode(String.self) }
-            #expect(indexes.contains { $0.contains("CREATE UNIQUE INDEX") && $0.contains("(email)") })
+            // The uniqueness constraint of PGPerson (and PGEmployee), checked at commit.
+            let unique = try connection.sql(
+                """
+                SELECT pg_get_constraintdef(c.oid) FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace
+                WHERE n.nspname = '\(schema)' AND c.conname = 'uq_PGPerson_email'
+                """
+            ).map { try $0.decode(String.self) }
+            #expect(unique.count == 1)
+            #expect(unique.first?.hasPrefix("EXCLUDE USING btree (email WITH =) WHERE") == true)
+            #expect(unique.first?.hasSuffix("DEFERRABLE INITIALLY DEFERRED") == true)
+            #expect(indexes.contains { $0.contains("(email)") })
             #expect(indexes.contains { $0.contains("(age)") && !$0.contains("UNIQUE") })
             #expect(indexes.contains { $0.contains("(name, age DESC)") })
             #expect(indexes.contains { $0.contains("(team_id)") })

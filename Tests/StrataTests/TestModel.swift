@@ -165,6 +165,15 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     #endif
 
     var testDescription: String { rawValue }
+
+    /// Whether every statement is a round trip to a server: long random walks take fewer steps there.
+    var isServer: Bool {
+        #if Postgres
+        self == .postgres
+        #else
+        false
+        #endif
+    }
 }
 
 #if Postgres
