@@ -6,12 +6,13 @@ import StrataQuery
 /// Turns a predicate into an SQL condition on a hierarchy's table (alias `t`) that every matching row meets.
 ///
 /// Each part with an SQL form becomes SQL: comparisons of an attribute with a constant (`==`, `!=`, `<`, `<=`,
-/// `>`, `>=`, `BETWEEN`, `IN`), `nil` tests, `BEGINSWITH`, `ENDSWITH`, `CONTAINS` and `LIKE` on strings, AND, OR,
-/// NOT, TRUEPREDICATE and FALSEPREDICATE. A translation is *exact* when the SQL holds for exactly the rows the
+/// `>`, `>=`, `BETWEEN`, `IN`), `nil` tests, `BEGINSWITH`, `ENDSWITH`, `CONTAINS` and `LIKE` on strings, key
+/// paths through a to-one (an `EXISTS` on the related table), `SELF` and to-ones compared with object IDs (`==`,
+/// `!=`, `IN`), AND, OR, NOT, TRUEPREDICATE and FALSEPREDICATE. A translation is *exact* when the SQL holds for exactly the rows the
 /// predicate holds for (comparisons are wrapped so that SQL's NULL never differs from StrataQuery's `nil`
 /// semantics, and strings compare in Unicode normalization form C, as Swift compares them); a part without an
 /// exact form (string matching, whose grapheme rules SQL does not know) narrows the rows without deciding, and a
-/// part without any (key paths through relationships, ANY/ALL, SUBQUERY, aggregates, `MATCHES`, `[c]` and `[d]`)
+/// part without any (key paths through to-manys, ANY/ALL, SUBQUERY, aggregates, `MATCHES`, `[c]` and `[d]`)
 /// is left out. The store then evaluates the whole predicate in memory on the rows SQL returned, so the
 /// answer is always StrataQuery's.
 struct PostgresPredicateTranslator {
@@ -23,6 +24,8 @@ struct PostgresPredicateTranslator {
 
     let schema: PostgresSchema
     let entity: EntityDescription
+    /// The store whose object IDs name rows of this schema.
+    let storeIdentifier: UUID
     var statement: PostgresStatement
 
     /// The condition, or nil when no part of the predicate has an SQL form.
@@ -77,14 +80,92 @@ struct PostgresPredicateTranslator {
             default: return nil
             }
         }
-        guard case .keyPath(let path, .evaluatedObject) = left, let key = path.singleKey,
-            case .constant(let constant) = right, let attribute = entity.attributesByName[key],
-            attribute.storageIndex != nil, attribute.type != .transformable, !PostgresSchema.isExternal(attribute)
+        guard case .constant(let constant) = right else { return nil }
+        // SELF compared with object IDs: the row's own ID.
+        if case .evaluatedObject = left {
+            return identityCondition("t.strata_row_id", root: entity.rootEntity, op, constant)
+        }
+        guard case .keyPath(let path, .evaluatedObject) = left else { return nil }
+        let keys = path.components.compactMap { component -> String? in
+            if case .key(let key) = component { key } else { nil }
+        }
+        guard keys.count == path.components.count, let first = keys.first else { return nil }
+        if keys.count == 1, let relationship = entity.relationshipsByName[first], !relationship.isToMany {
+            // A to-one compared with nil or with object IDs: its row-ID column.
+            let column = "t." + schema.columns(relationship).id
+            if constant == .null, op == .equal || op == .notEqual {
+                return Translation(sql: "(\(column) IS \(op == .equal ? "" : "NOT ")NULL)", exact: true)
+            }
+            return identityCondition(column, root: relationship.destinationEntity.rootEntity, op, constant)
+        }
+        if keys.count == 2, let relationship = entity.relationshipsByName[first], !relationship.isToMany {
+            // A key path through a to-one: the related row, when there is one, must meet the condition. Without
+            // one the key path is nil, which meets only `== nil` and `!= value`: those stay in memory.
+            let destination = relationship.destinationEntity
+            guard constant != .null, op != .notEqual, let attribute = destination.attributesByName[keys[1]] else {
+                return nil
+            }
+            var inner = PostgresPredicateTranslator(
+                schema: schema, entity: destination, storeIdentifier: storeIdentifier, statement: statement)
+            guard
+                let condition = inner.attributeCondition(
+                    attribute, column: "d." + schema.column(attribute), op, constant, options: comparison.options)
+            else { return nil }
+            statement = inner.statement
+            return Translation(
+                sql: """
+                    EXISTS (SELECT 1 FROM \(schema.table(of: destination)) d \
+                    WHERE d.strata_row_id = t.\(schema.columns(relationship).id) AND \(condition.sql))
+                    """,
+                exact: condition.exact)
+        }
+        guard keys.count == 1, let attribute = entity.attributesByName[first] else { return nil }
+        return attributeCondition(
+            attribute, column: "t." + schema.column(attribute), op, constant, options: comparison.options)
+    }
+
+    /// `column` (a row ID) compared with object IDs: equal to one of this store's rows of hierarchy `root`.
+    private mutating func identityCondition(
+        _ column: String, root: EntityDescription, _ op: PredicateComparison.Operator, _ constant: QueryValue
+    ) -> Translation? {
+        func rowID(_ value: QueryValue) -> UInt64?? {
+            guard case .identity(let identity) = value, let id = identity.base as? ManagedObjectID else { return nil }
+            // An ID of another store, another hierarchy or a temporary one is no row here.
+            guard id.storeIdentifier == storeIdentifier, id.entity.rootEntity === root, let row = id.rowID else {
+                return .some(nil)
+            }
+            return .some(row)
+        }
+        switch (op, constant) {
+        case (.equal, _), (.notEqual, _):
+            guard let found = rowID(constant) else { return nil }
+            guard let row = found else { return Translation(sql: op == .equal ? "FALSE" : "TRUE", exact: true) }
+            let value = statement.bind(Int64(bitPattern: row))
+            return Translation(
+                sql: op == .equal ? "COALESCE(\(column) = \(value), FALSE)" : "(\(column) IS DISTINCT FROM \(value))",
+                exact: true)
+        case (.in, .array(let elements)):
+            var rows: [Int64] = []
+            for element in elements {
+                guard let found = rowID(element) else { return nil }
+                if let row = found { rows.append(Int64(bitPattern: row)) }
+            }
+            guard !rows.isEmpty else { return Translation(sql: "FALSE", exact: true) }
+            return Translation(sql: "COALESCE(\(column) = ANY(\(statement.bind(rows))), FALSE)", exact: true)
+        default:
+            return nil
+        }
+    }
+
+    /// An attribute's column compared with a constant.
+    mutating func attributeCondition(
+        _ attribute: AttributeDescription, column: String, _ op: PredicateComparison.Operator,
+        _ constant: QueryValue, options: ComparisonOptions
+    ) -> Translation? {
+        guard attribute.storageIndex != nil, attribute.type != .transformable, !PostgresSchema.isExternal(attribute)
         else { return nil }
-        let column = "t." + schema.column(attribute)
         let isString = attribute.type == .string
-        let options = comparison.options.subtracting(.normalized)
-        guard options.isEmpty else { return nil }
+        guard options.subtracting(.normalized).isEmpty else { return nil }
         switch op {
         case .equal, .notEqual:
             if constant == .null {

@@ -62,9 +62,9 @@ final class PostgresRowReader: StoreQueryReader {
 
 extension PostgresStore {
     /// Answers a query: the predicate is translated to SQL where it has an SQL form
-    /// (``PostgresPredicateTranslator``) and the database returns only the rows that may match; then every row
-    /// is checked with StrataQuery's own evaluation, so that this store, the others and unsaved objects agree on
-    /// every operator. A predicate translated exactly (no part left to memory) with no sort keys is counted and
+    /// (``PostgresPredicateTranslator``) and the database returns only the rows that may match; unless the
+    /// translation was exact, every row is then checked with StrataQuery's own evaluation, so that this store,
+    /// the others and unsaved objects agree on every operator. A predicate translated exactly (no part left to memory) with no sort keys is counted and
     /// windowed by the database; otherwise sorting and the window are applied to the matching rows here, and a
     /// note is logged for the parts evaluated in memory.
     ///
@@ -79,7 +79,8 @@ extension PostgresStore {
         }
         var exact = true
         if let predicate = request.predicate {
-            var translator = PostgresPredicateTranslator(schema: schema, entity: request.entity, statement: statement)
+            var translator = PostgresPredicateTranslator(
+                schema: schema, entity: request.entity, storeIdentifier: identifier, statement: statement)
             let translated = translator.translate(predicate)
             statement = translator.statement
             if let translated { conditions.append(translated.sql) }
@@ -109,6 +110,8 @@ extension PostgresStore {
             "SELECT \(selectLists[ObjectIdentifier(request.entity.rootEntity)]!.sql) FROM \(table) t "
             + "WHERE \(whereClause) ORDER BY t.strata_row_id"
         var windowed = request
+        // An exact translation has decided already: the rows are not checked again.
+        if exact { windowed.predicate = nil }
         if exact, request.sortKeys.isEmpty {
             if request.fetchLimit > 0 { sql += " LIMIT \(request.fetchLimit)" }
             if request.fetchOffset > 0 { sql += " OFFSET \(request.fetchOffset)" }

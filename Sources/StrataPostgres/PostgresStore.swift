@@ -42,7 +42,10 @@ public final class PostgresStore: PersistentStore, RowCacheSharing {
 
     static let typeName = "PostgreSQL"
     let metadataStorage: StoreMetadata
-    package let rowCacheGroup = RowCacheGroup()
+    /// The row caches of every coordinator of this process with a store on the same schema (as coordinators
+    /// of one Strata store directory share their engine's): a save forgets its rows in all of them at once;
+    /// other processes' saves arrive through `NOTIFY`.
+    package let rowCacheGroup: RowCacheGroup
     let model: ManagedObjectModel
     let schema: PostgresSchema
     let pool: PostgresConnectionPool
@@ -106,6 +109,7 @@ public final class PostgresStore: PersistentStore, RowCacheSharing {
                 sql: columns.map { "t.\($0)" }.joined(separator: ", "), attributes: attributes, toOnes: toOnes)
         }
         self.selectLists = selectLists
+        rowCacheGroup = Self.rowCacheGroup(for: configuration)
         let stored: [String: String]
         do {
             stored = try Self.createOrCheckSchema(
@@ -212,6 +216,28 @@ public final class PostgresStore: PersistentStore, RowCacheSharing {
             try Self.writeMetadata(merged, schema: schema, connection: connection, logger: logger)
         }
         metadataStorage.set(merged)
+    }
+
+    private final class WeakGroup: @unchecked Sendable {
+        // Guarded by `sharedGroups`' lock.
+        weak var group: RowCacheGroup?
+    }
+
+    private static let sharedGroups = Lock<[String: WeakGroup]>([:])
+
+    /// The row-cache group of the stores of this process on the same server, database and schema.
+    private static func rowCacheGroup(for configuration: PostgresStoreConfiguration) -> RowCacheGroup {
+        let key =
+            "\(configuration.endpoint)|\(configuration.database ?? configuration.username)|\(configuration.schema)"
+        return sharedGroups.withLock { groups in
+            groups = groups.filter { $0.value.group != nil }
+            if let group = groups[key]?.group { return group }
+            let group = RowCacheGroup()
+            let box = WeakGroup()
+            box.group = group
+            groups[key] = box
+            return group
+        }
     }
 
     // MARK: - Transactions

@@ -311,10 +311,18 @@ struct PGPostalAddress: Codable, Hashable, Sendable {
         defer { try? PostgresStore.destroyPersistentStore(configuration: configuration) }
         let (coordinator, store) = try Self.coordinator(configuration)
         let context = ManagedObjectContext(coordinator: coordinator)
+        let teams = try ["red", "blue"].map { name in
+            let team = ManagedObject(entity: Self.model.entity(named: "PGTeam")!, insertInto: context)
+            try team.setValue(name, forKey: "name")
+            return team
+        }
+        var people: [ManagedObject] = []
         for index in 0..<50 {
             let person = ManagedObject(entity: Self.model.entity(named: "PGEmployee")!, insertInto: context)
             try person.setValue("person \(index)", forKey: "name")
             try person.setValue(Int64(index * 10), forKey: "salary")
+            if index % 10 == 0 { try person.setValue(teams[index % 20 == 0 ? 0 : 1], forKey: "team") }
+            people.append(person)
         }
         try context.save()
         let entity = Self.model.entity(named: "PGEmployee")!
@@ -325,6 +333,18 @@ struct PGPostalAddress: Codable, Hashable, Sendable {
         let result = try store.fetch(request)
         #expect(result.count == 5)
         #expect(store.rowReads - before == 5)  // only the matching rows left the database
+
+        // Key paths through a to-one, and object IDs, are SQL too.
+        request.predicate = try ObjectPredicate(
+            format: "team.name == 'red' OR SELF IN %@",
+            arguments: [.array([.identity(ObjectIdentity(people[1].objectID))])])
+        let throughTeam = store.rowReads
+        #expect(try store.fetch(request).count == 4)  // persons 0, 20, 40 (red), and person 1
+        #expect(store.rowReads - throughTeam == 4)
+        request.predicate = try ObjectPredicate(
+            format: "team == %@ AND salary > 100", arguments: [.identity(ObjectIdentity(teams[1].objectID))])
+        let salary = entity.attributesByName["salary"]!.storageIndex!
+        #expect(try store.fetch(request).rows.map { $0.values[salary] } == [.integer(300)])
 
         // A count with an exact translation is the database's count.
         request.resultKind = .count
