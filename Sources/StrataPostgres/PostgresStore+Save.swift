@@ -85,15 +85,26 @@ extension PostgresStore {
         let tombstones =
             configuration.recordsPersistentHistory ? try tombstones(of: changes.deletes, connection: connection) : []
 
-        // Inserts.
+        // Inserts: one multi-row INSERT per entity (a batch insert is one statement), split only where a
+        // statement would pass PostgreSQL's 65,535 parameters.
         var explicitMaxima: [ObjectIdentifier: (entity: EntityDescription, rowID: UInt64)] = [:]
+        var pendingInserts: [ObjectIdentifier: PendingInsert] = [:]
+        func flush(_ key: ObjectIdentifier) throws {
+            guard let pending = pendingInserts[key], !pending.rows.isEmpty else { return }
+            try connection.run(
+                "INSERT INTO \(pending.table) (\(pending.columns.joined(separator: ", "))) VALUES "
+                    + pending.rows.joined(separator: ", "), pending.statement.binds, logger: logger)
+            pendingInserts[key]!.rows = []
+            pendingInserts[key]!.statement = PostgresStatement()
+        }
         for (index, insert) in changes.inserts.enumerated() {
             let rowID = insertedRowIDs[index]
             if insert.rowID != nil {
                 let key = ObjectIdentifier(insert.entity.rootEntity)
                 if rowID > explicitMaxima[key]?.rowID ?? 0 { explicitMaxima[key] = (insert.entity, rowID) }
             }
-            var statement = PostgresStatement()
+            let group = ObjectIdentifier(insert.entity)
+            var statement = pendingInserts[group]?.statement ?? PostgresStatement()
             var columns = ["strata_row_id", "strata_entity", "strata_version"]
             var values = [
                 statement.bind(Int64(bitPattern: rowID)), String(insert.entity.entityID),
@@ -117,12 +128,16 @@ extension PostgresStore {
                 columns += [id, entityColumn]
                 values += referenceValues(reference, &statement)
             }
-            try connection.run(
-                "INSERT INTO \(schema.table(of: insert.entity)) (\(columns.joined(separator: ", "))) "
-                    + "VALUES (\(values.joined(separator: ", ")))", statement.binds, logger: logger)
+            if pendingInserts[group] == nil {
+                pendingInserts[group] = PendingInsert(table: schema.table(of: insert.entity), columns: columns)
+            }
+            pendingInserts[group]!.statement = statement
+            pendingInserts[group]!.rows.append("(" + values.joined(separator: ", ") + ")")
+            if statement.binds.count > 60_000 - columns.count { try flush(group) }
             result.insertedVersions.append(insert.version)
             result.insertedExternalReferences.append(external)
         }
+        for group in pendingInserts.keys { try flush(group) }
         // Row IDs chosen outside the sequence (an import's): the sequence moves past them.
         for (entity, rowID) in explicitMaxima.values {
             var statement = PostgresStatement()
@@ -187,18 +202,40 @@ extension PostgresStore {
                 connection: connection)
         }
 
-        // Deletes: their join-table links go with them (ON DELETE CASCADE).
+        // Deletes: one DELETE per table (a batch delete is one statement), each row with the version it expects;
+        // their join-table links go with them (ON DELETE CASCADE).
+        var deletesByTable: [ObjectIdentifier: [StoreChanges.Delete]] = [:]
         for delete in changes.deletes {
-            try deleteExternalValues(of: delete.entity, rowID: delete.rowID, connection: connection)
+            deletesByTable[ObjectIdentifier(delete.entity.rootEntity), default: []].append(delete)
+        }
+        for deletes in deletesByTable.values {
+            let entity = deletes[0].entity.rootEntity
+            let table = schema.table(of: entity)
             var statement = PostgresStatement()
-            var sql =
-                "DELETE FROM \(schema.table(of: delete.entity)) WHERE strata_row_id = "
-                + statement.bind(Int64(bitPattern: delete.rowID))
-            if let expected = delete.expectedVersion {
-                sql += " AND strata_version = " + statement.bind(Int64(bitPattern: expected))
+            let ids = statement.bind(deletes.map { Int64(bitPattern: $0.rowID) })
+            // -1: no version expected (the object was deleted as a fault, never read).
+            let versions = statement.bind(deletes.map { $0.expectedVersion.map { Int64(bitPattern: $0) } ?? -1 })
+            let externalColumns = entity.allEntitiesInHierarchyBelow.flatMap { entity in
+                entity.persistentAttributes.filter { PostgresSchema.isExternal($0) && $0.entity === entity }
+            }.map { "t." + schema.column($0) }
+            if !externalColumns.isEmpty {
+                var external = PostgresStatement()
+                let rows = external.bind(deletes.map { Int64(bitPattern: $0.rowID) })
+                try connection.run(
+                    """
+                    DELETE FROM \(schema.externalTable) WHERE id IN (SELECT unnest(ARRAY[\(externalColumns.joined(separator: ", "))]) \
+                    FROM \(table) t WHERE t.strata_row_id = ANY(\(rows)))
+                    """, external.binds, logger: logger)
             }
-            let deleted = try connection.run(sql, statement.binds, logger: logger)
-            if delete.expectedVersion != nil, deleted.metadata.rows != 1 {
+            let deleted = try connection.run(
+                """
+                DELETE FROM \(table) t USING unnest(\(ids), \(versions)) AS d(id, version) \
+                WHERE t.strata_row_id = d.id AND (d.version = -1 OR t.strata_version = d.version) \
+                RETURNING t.strata_row_id
+                """, statement.binds, logger: logger)
+            var gone = Set<UInt64>()
+            for row in deleted.rows { gone.insert(UInt64(try row.decode(Int64.self))) }
+            for delete in deletes where delete.expectedVersion != nil && !gone.contains(delete.rowID) {
                 conflicts.append(
                     ManagedObjectID(entity: delete.entity, storeIdentifier: identifier, rowID: delete.rowID))
             }
@@ -236,6 +273,14 @@ extension PostgresStore {
             "INSERT INTO \(schema.externalTable) (bytes) VALUES (\(bytes)) RETURNING id", statement.binds,
             logger: logger)
         return UInt64(try result.rows[0].decode(Int64.self))
+    }
+
+    /// Rows of one entity waiting for their multi-row INSERT.
+    private struct PendingInsert {
+        var table: String
+        var columns: [String]
+        var statement = PostgresStatement()
+        var rows: [String] = []
     }
 
     /// Deletes the external binary values a row refers to.
