@@ -148,12 +148,39 @@ extension PostgresStore {
                     + "WHERE \(maximum) > (SELECT last_value FROM \(sequence))", statement.binds, logger: logger)
         }
 
-        // Updates: each checks its expected version in its WHERE clause.
+        // Updates: one multi-row UPDATE per entity (a batch update is one statement), each row matched with the
+        // version it expects; a row not updated is a conflict.
         var conflicts: [ManagedObjectID] = []
+        var pendingUpdates: [PendingUpdate.Key: PendingUpdate] = [:]
+        func flushUpdates(_ key: PendingUpdate.Key) throws {
+            guard let pending = pendingUpdates[key], !pending.rows.isEmpty else { return }
+            let names = (0..<(pending.columns.count + 2)).map { "c\($0)" }
+            let assignments = pending.columns.enumerated().map { "\($0.element) = v.c\($0.offset + 2)" }
+            let updated = try connection.run(
+                """
+                UPDATE \(pending.table) AS t SET \(assignments.joined(separator: ", ")) \
+                FROM (VALUES \(pending.rows.joined(separator: ", "))) AS v(\(names.joined(separator: ", "))) \
+                WHERE t.strata_row_id = v.c0 AND t.strata_version = v.c1 RETURNING t.strata_row_id
+                """, pending.statement.binds, logger: logger)
+            var written = Set<UInt64>()
+            for row in updated.rows { written.insert(UInt64(try row.decode(Int64.self))) }
+            for (entity, rowID) in pending.targets where !written.contains(rowID) {
+                conflicts.append(ManagedObjectID(entity: entity, storeIdentifier: identifier, rowID: rowID))
+            }
+            pendingUpdates[key]!.rows = []
+            pendingUpdates[key]!.targets = []
+            pendingUpdates[key]!.statement = PostgresStatement()
+        }
         for update in changes.updates {
-            var statement = PostgresStatement()
+            let key = PendingUpdate.Key(entity: ObjectIdentifier(update.entity), references: !update.references.isEmpty)
+            var statement = pendingUpdates[key]?.statement ?? PostgresStatement()
             let version = update.expectedVersion + 1
-            var assignments = ["strata_version = \(statement.bind(Int64(bitPattern: version)))"]
+            var columns = ["strata_version"]
+            var values = [
+                statement.bind(Int64(bitPattern: update.rowID)),
+                statement.bind(Int64(bitPattern: update.expectedVersion)),
+                statement.bind(Int64(bitPattern: version)),
+            ]
             var external: [Int: UInt64] = [:]
             let externalAttributes = update.entity.persistentAttributes.filter(PostgresSchema.isExternal)
             if !externalAttributes.isEmpty {
@@ -161,37 +188,33 @@ extension PostgresStore {
             }
             for attribute in update.entity.persistentAttributes {
                 let value = update.values[attribute.storageIndex!]
+                columns.append(schema.column(attribute))
                 if PostgresSchema.isExternal(attribute) {
                     let id = try storeExternal(value, of: attribute, connection: connection)
                     if let id { external[attribute.storageIndex!] = id }
-                    assignments.append(
-                        "\(schema.column(attribute)) = "
-                            + (id.map { statement.bind(Int64(bitPattern: $0)) } ?? statement.bindNull("bigint")))
+                    values.append(id.map { statement.bind(Int64(bitPattern: $0)) } ?? statement.bindNull("bigint"))
                 } else {
-                    assignments.append("\(schema.column(attribute)) = \(try statement.bind(value, of: attribute))")
+                    values.append(try statement.bind(value, of: attribute))
                 }
             }
             if !update.references.isEmpty {
                 for relationship in update.entity.toOneRelationships {
                     let (id, entityColumn) = schema.columns(relationship)
-                    let values = referenceValues(resolve(update.references[relationship.toOneIndex!]), &statement)
-                    assignments.append("\(id) = \(values[0])")
-                    assignments.append("\(entityColumn) = \(values[1])")
+                    columns += [id, entityColumn]
+                    values += referenceValues(resolve(update.references[relationship.toOneIndex!]), &statement)
                 }
             }
-            let rowID = statement.bind(Int64(bitPattern: update.rowID))
-            let expected = statement.bind(Int64(bitPattern: update.expectedVersion))
-            let updated = try connection.run(
-                "UPDATE \(schema.table(of: update.entity)) SET \(assignments.joined(separator: ", ")) "
-                    + "WHERE strata_row_id = \(rowID) AND strata_version = \(expected)", statement.binds,
-                logger: logger)
-            if updated.metadata.rows != 1 {
-                conflicts.append(
-                    ManagedObjectID(entity: update.entity, storeIdentifier: identifier, rowID: update.rowID))
+            if pendingUpdates[key] == nil {
+                pendingUpdates[key] = PendingUpdate(table: schema.table(of: update.entity), columns: columns)
             }
+            pendingUpdates[key]!.statement = statement
+            pendingUpdates[key]!.rows.append("(" + values.joined(separator: ", ") + ")")
+            pendingUpdates[key]!.targets.append((update.entity, update.rowID))
+            if statement.binds.count > 60_000 - values.count { try flushUpdates(key) }
             result.updatedVersions.append(version)
             result.updatedExternalReferences.append(external)
         }
+        for key in pendingUpdates.keys { try flushUpdates(key) }
 
         // Join-table memberships, as differences.
         for links in changes.links {
@@ -281,6 +304,21 @@ extension PostgresStore {
         var columns: [String]
         var statement = PostgresStatement()
         var rows: [String] = []
+    }
+
+    /// Rows of one entity waiting for their multi-row UPDATE.
+    private struct PendingUpdate {
+        /// Updates of one entity, with or without their to-ones.
+        struct Key: Hashable {
+            var entity: ObjectIdentifier
+            var references: Bool
+        }
+
+        var table: String
+        var columns: [String]
+        var statement = PostgresStatement()
+        var rows: [String] = []
+        var targets: [(entity: EntityDescription, rowID: UInt64)] = []
     }
 
     /// Deletes the external binary values a row refers to.
