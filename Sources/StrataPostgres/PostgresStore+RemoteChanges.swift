@@ -2,22 +2,7 @@
 import Foundation
 import PostgresNIO
 import Strata
-
-/// The connection on which a ``PostgresStore`` listens for other processes' saves.
-final class RemoteChangeListener: Sendable {
-    let connection: PostgresConnection
-    let context: PostgresListenContext
-
-    init(connection: PostgresConnection, context: PostgresListenContext) {
-        self.connection = connection
-        self.context = context
-    }
-
-    func stop() {
-        context.stop()
-        try? connection.close().wait()
-    }
-}
+import StrataLock
 
 extension PostgresStore {
     /// Calls `handler` (on another thread) after another process saved to this store's schema, once this
@@ -68,11 +53,13 @@ extension PostgresStore {
     /// Opens the listening connection and sends `LISTEN`.
     func startListening() throws {
         let connection = try pool.connect()
-        let context = connection.addListener(channel: schema.channel) { [weak self] _, notification in
+        // The store is reached (and so perhaps last released) on a dispatch thread, never on an event loop, where
+        // its deinit could not wait for its connections to close.
+        let reference = WeakStoreReference(self)
+        let context = connection.addListener(channel: schema.channel) { _, notification in
             // Off the event loop: taking a change in may run queries.
-            guard let store = self else { return }
             let payload = notification.payload
-            DispatchQueue.global().async { store.takeIn(payload) }
+            DispatchQueue.global().async { reference.store?.takeIn(payload) }
         }
         do {
             try connection.run("LISTEN " + PostgresSchema.quote(schema.channel), logger: logger)
@@ -82,9 +69,8 @@ extension PostgresStore {
             throw error
         }
         listener.withLock { $0 = RemoteChangeListener(connection: connection, context: context) }
-        connection.closeFuture.whenComplete { [weak self] _ in
-            guard let store = self else { return }
-            DispatchQueue.global().async { store.listenerClosed(connection) }
+        connection.closeFuture.whenComplete { _ in
+            DispatchQueue.global().async { reference.store?.listenerClosed(connection) }
         }
     }
 
