@@ -41,7 +41,9 @@ public final class PostgresTestCluster: Sendable {
     public init() throws {
         binaries = try Self.findBinaries()
         runsAsNobody = getuid() == 0
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-pg-\(UUID().uuidString)").path
+        // Under /tmp when the programs run as nobody: a TMPDIR inside root's home would be out of its reach.
+        let base = runsAsNobody ? "/tmp" : FileManager.default.temporaryDirectory.path
+        directory = "\(base)/strata-pg-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         if runsAsNobody {
             guard chown(directory, 65534, 65534) == 0 else {

@@ -15,7 +15,7 @@ import Testing
         let cluster = try PostgresTestCluster()
         defer { cluster.destroy() }
         let configuration = try postgresConfiguration(cluster: cluster)
-        let (coordinator, _) = try PostgresStoreTests.coordinator(configuration)
+        let (coordinator, store) = try PostgresStoreTests.coordinator(configuration)
         let context = ManagedObjectContext(coordinator: coordinator)
         let team = ManagedObject(entity: PostgresStoreTests.model.entity(named: "PGTeam")!, insertInto: context)
         try team.setValue("before", forKey: "name")
@@ -82,6 +82,18 @@ import Testing
         let after = ManagedObjectContext(coordinator: coordinator)
         #expect(try after.count(for: FetchRequest<ManagedObject>(entityName: "PGClub")) == 3)
         #expect(try after.existingObject(with: team.objectID).value(forKey: "name") as? String == "after")
+
+        // The store listens again since the restart: another coordinator's save is heard.
+        let heard = Lock(0)
+        store.addRemoteChangeObserver { _ in heard.withLock { $0 += 1 } }
+        let (other, _) = try PostgresStoreTests.coordinator(configuration)
+        let otherContext = ManagedObjectContext(coordinator: other)
+        try otherContext.existingObject(with: team.objectID).setValue("from elsewhere", forKey: "name")
+        try PostgresStoreTests.waitUntil(seconds: 30) {
+            // Saved again until heard: the first saves may come before the listening connection is back.
+            if heard.withLock({ $0 }) == 0, otherContext.hasChanges { try? otherContext.save() }
+            return heard.withLock { $0 } > 0
+        }
     }
 
     @Test func aSerializationFailureIsRetriedAndAfterTheLastTryTheSaveFailsWhole() throws {
