@@ -7,6 +7,8 @@
 // Strata: the core library never links SQLite. Only StrataImport, the CLI and the import tests import CSQLite.
 // StrataLock (the one lock) sits below StrataIO, StrataQuery and everything above them.
 // Fuzz/ and Benchmarks/ are nested packages so the library never depends on what only they need.
+// StrataPostgres (the PostgreSQL store, over postgres-nio) is compiled only with the package trait `Postgres`
+// (`swift build --traits Postgres`): without it, postgres-nio is neither fetched nor built, and the module is empty.
 //
 // Custom compile flags (none is set by default; pass one to every module with `-Xswiftc -D<FLAG>`):
 //   STRATA_TSAN_LOCKS  `Lock` (Sources/StrataLock/Lock.swift) is a pthread mutex instead of
@@ -27,12 +29,21 @@ let package = Package(
         .library(name: "StrataWorkload", targets: ["StrataWorkload"]),
         .library(name: "StrataQuery", targets: ["StrataQuery"]),
         .library(name: "StrataImport", targets: ["StrataImport"]),
+        .library(name: "StrataPostgres", targets: ["StrataPostgres"]),
         .executable(name: "strata", targets: ["strata"]),
+    ],
+    traits: [
+        .trait(
+            name: "Postgres",
+            description: "The PostgreSQL store (module StrataPostgres, over postgres-nio) and its tests; off by default"
+        )
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // Only under the trait `Postgres` (SwiftPM then resolves it; without the trait it is never fetched).
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         .systemLibrary(
@@ -69,6 +80,16 @@ let package = Package(
         // The predicate language (NSPredicate format strings, evaluation in memory, sort keys): Foundation and
         // StrataLock only, so that the object graph and the store can both use it.
         .target(name: "StrataQuery", dependencies: ["StrataLock"]),
+        // A PersistentStore on PostgreSQL (README, "A PostgreSQL store"). Its sources are inside `#if Postgres`:
+        // without the trait the module is empty and postgres-nio is not a dependency.
+        .target(
+            name: "StrataPostgres",
+            dependencies: [
+                "Strata", "StrataFormat", "StrataLock", "StrataQuery",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // `strata import`: a Core Data SQLite store (Z-tables, metadata plist, external binaries) into a Strata store.
         .target(name: "StrataImport", dependencies: ["Strata", "CSQLite"]),
         // The company workload of WORKLOAD.md (exact data generator), shared by the demo and Benchmarks/.
@@ -91,7 +112,8 @@ let package = Package(
         .target(
             name: "StrataTestSupport",
             dependencies: [
-                "StrataFormat", "StrataIO", "StrataStorage", .product(name: "Logging", package: "swift-log"),
+                "StrataFormat", "StrataIO", "StrataLock", "StrataStorage",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "StrataFormatTests", dependencies: ["StrataFormat", "StrataTestSupport"]),
@@ -109,7 +131,18 @@ let package = Package(
         // (Tests/StrataTests/RemoteChangeTests.swift).
         .executableTarget(name: "StrataGraphWriter", dependencies: ["Strata"], path: "Tests/StrataGraphWriter"),
         .testTarget(
-            name: "StrataTests", dependencies: ["Strata", "StrataLock", "StrataTestSupport", "StrataGraphWriter"]),
+            name: "StrataTests",
+            dependencies: ["Strata", "StrataLock", "StrataPostgres", "StrataTestSupport", "StrataGraphWriter"]),
+        // The other process of the PostgreSQL store's two-process test (Tests/StrataPostgresTests).
+        .executableTarget(
+            name: "StrataPostgresWriter", dependencies: ["Strata", "StrataPostgres"], path: "Tests/StrataPostgresWriter"
+        ),
+        .testTarget(
+            name: "StrataPostgresTests",
+            dependencies: [
+                "Strata", "StrataLock", "StrataPostgres", "StrataQuery", "StrataTestSupport", "StrataPostgresWriter",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+            ]),
         // Builds SQLite files as Core Data lays them out (through the SQLite C API) and imports them.
         .target(
             name: "StrataImportTestSupport", dependencies: ["CSQLite", "StrataImport"],

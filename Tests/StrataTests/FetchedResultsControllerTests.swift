@@ -232,7 +232,7 @@ import Testing
         let seed =
             ProcessInfo.processInfo.environment["STRATA_FRC_SEED"].flatMap { UInt64($0) }
             ?? UInt64.random(in: 0...UInt64.max)
-        try Self.run(kind: kind, seed: seed, steps: 3_000)
+        try Self.run(kind: kind, seed: seed, steps: kind.isServer ? 300 : 3_000)
     }
 
     /// The seed that found inserts changed in a later event going unreported (they were not named as updated).

@@ -153,6 +153,15 @@ extension TestStack {
             stack.ownsDirectory = ownsDirectory
             ownsDirectory = false
             return stack
+        #if Postgres
+        case .postgres:
+            // A new coordinator and a new store object (new connections) on the same schema.
+            try close()
+            let stack = try TestStack(.postgres, model: model, directory: directory)
+            stack.ownsDirectory = ownsDirectory
+            ownsDirectory = false
+            return stack
+        #endif
         }
     }
 }

@@ -320,13 +320,18 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func everyAttributeTypeRoundTrips(_ kind: StoreKind) throws {
+        var extremes = Self.extremes
+        #if Postgres
+        // PostgreSQL's text cannot hold U+0000: that store refuses it with a typed error (PostgresStoreTests).
+        if kind == .postgres { extremes.string = "Ünïcødé ✓ 日本語 nul" }
+        #endif
         let directory = temporaryStoreDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var ids: [ManagedObjectID] = []
         var stack: TestStack? = try TestStack(kind, directory: kind == .strata ? directory : nil)
         do {
             let context = stack!.context()
-            for values in [Self.extremes, Self.others] {
+            for values in [extremes, Self.others] {
                 let object = ManagedObject(entity: stack!.entity("GraphAllTypes"), insertInto: context)
                 try set(values, on: object)
                 ids.append(object.objectID)
@@ -347,7 +352,7 @@ import Testing
         let context = stack!.context()
         let objects = try ids.map { try context.existingObject(with: $0) }
         let byI16 = Dictionary(uniqueKeysWithValues: try objects.map { (try $0.value(forKey: "i16") as? Int64, $0) })
-        try expectValues(Self.extremes, of: try #require(byI16[Int64(Int16.min)]))
+        try expectValues(extremes, of: try #require(byI16[Int64(Int16.min)]))
         try expectValues(Self.others, of: try #require(byI16[Int64(Int16.max)]))
         let empty = try #require(byI16[nil])
         for attribute in stack!.entity("GraphAllTypes").attributes {

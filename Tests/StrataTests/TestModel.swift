@@ -4,6 +4,11 @@ import Strata
 import StrataStorage
 import Testing
 
+#if Postgres
+import StrataPostgres
+import StrataTestSupport
+#endif
+
 // The object-graph test model, shared by ContextTests, FaultingTests, UniquingAndMemoryTests, SaveTests,
 // RefreshTests, ObjectIDTests, KeyValueCodingTests, StoreTests and LifecycleTests.
 //
@@ -153,9 +158,43 @@ enum TestModel {
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case inMemory
     case strata
+    #if Postgres
+    /// A PostgreSQL store in a schema of its own, in the test process's throwaway cluster
+    /// (`swift test --traits Postgres`).
+    case postgres
+    #endif
 
     var testDescription: String { rawValue }
+
+    /// Whether every statement is a round trip to a server: long random walks take fewer steps there.
+    var isServer: Bool {
+        #if Postgres
+        self == .postgres
+        #else
+        false
+        #endif
+    }
 }
+
+#if Postgres
+/// A schema name no test used yet.
+func temporaryPostgresSchema() -> String {
+    "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+}
+
+/// Settings for a PostgreSQL store in `schema` of the test process's throwaway cluster (started on first
+/// use): two connections, quiet logs.
+func postgresTestConfiguration(schema: String, recordsHistory: Bool = false) throws -> PostgresStoreConfiguration {
+    let cluster = try PostgresTestCluster.shared()
+    var configuration = PostgresStoreConfiguration(
+        host: "127.0.0.1", port: cluster.port, username: cluster.user, database: cluster.database)
+    configuration.schema = schema
+    configuration.poolSize = 2
+    configuration.recordsPersistentHistory = recordsHistory
+    configuration.logger.logLevel = .warning
+    return configuration
+}
+#endif
 
 /// A fresh, empty temporary directory path (not created: the engine creates it).
 func temporaryStoreDirectory() -> String {
@@ -212,6 +251,18 @@ final class TestStack {
             var configuration = configuration
             configuration.recordsPersistentHistory = configuration.recordsPersistentHistory || recordsHistory
             store = try coordinator.addPersistentStore(.strata(directory: path, configuration: configuration))
+        #if Postgres
+        case .postgres:
+            // The "directory" of a PostgreSQL store is its schema: the same name reopens the same store.
+            let schema = directory ?? temporaryPostgresSchema()
+            self.directory = schema
+            ownsDirectory = directory == nil
+            store = try coordinator.addPersistentStore(
+                .postgres(
+                    try postgresTestConfiguration(
+                        schema: schema,
+                        recordsHistory: configuration.recordsPersistentHistory || recordsHistory)))
+        #endif
         }
     }
 
@@ -253,6 +304,14 @@ final class TestStack {
 
     deinit {
         for store in coordinator.persistentStores { try? coordinator.removePersistentStore(store) }
+        #if Postgres
+        if kind == .postgres {
+            if ownsDirectory, let directory, let configuration = try? postgresTestConfiguration(schema: directory) {
+                try? PostgresStore.destroyPersistentStore(configuration: configuration)
+            }
+            return
+        }
+        #endif
         if ownsDirectory, let directory { try? FileManager.default.removeItem(atPath: directory) }
     }
 }

@@ -81,6 +81,10 @@ public final class PersistentContainer: Sendable {
     private func load(_ description: PersistentStoreDescription) throws {
         let history = description.flag(PersistentStoreOptionKey.persistentHistoryTracking)
         switch description.type {
+        case .custom(let name):
+            throw ObjectGraphError.storage(
+                .invalidArgument(
+                    "a \(name) store is made by its own module and added with the coordinator's addPersistentStore"))
         case .inMemory:
             persistentStoreCoordinator.addPersistentStore(
                 InMemoryStore(model: managedObjectModel, recordsPersistentHistory: history))

@@ -8,7 +8,9 @@ import StrataLock
 /// Each coordinator keeps its own cache, attached when it adds the store and detached when it removes it. The
 /// store tells the group after each save; with a single coordinator attached (the usual case) that costs
 /// nothing.
-final class RowCacheGroup: Sendable {
+package final class RowCacheGroup: Sendable {
+    package init() {}
+
     fileprivate struct Member {
         weak var cache: RowCache?
     }
@@ -30,7 +32,7 @@ final class RowCacheGroup: Sendable {
 
     /// Forgets the rows of a save's updates and deletes in every attached cache, when there are several. The
     /// saving coordinator's cache takes the saved rows right after, as its context settles the save.
-    func invalidate(_ changes: StoreChanges, store: UUID) {
+    package func invalidate(_ changes: StoreChanges, store: UUID) {
         let caches = members.withLock { $0.compactMap(\.cache) }
         guard caches.count > 1 else { return }
         var keys: [RowCache.Key] = []
@@ -52,12 +54,18 @@ extension RowCacheGroup {
     }
 
     /// Forgets every row of a store in every attached cache: another process changed rows it cannot name.
-    func invalidateEverywhere(store: UUID) {
+    /// Makes every attached cache forget these rows of a store's tables (another process changed them): for
+    /// stores outside this module, which cannot name a `RowCache.Key`.
+    package func invalidateEverywhere(store: UUID, rows: [(entity: EntityDescription, rowID: UInt64)]) {
+        invalidateEverywhere(rows.map { RowCache.Key(store: store, entity: $0.entity, rowID: $0.rowID) })
+    }
+
+    package func invalidateEverywhere(store: UUID) {
         for cache in members.withLock({ $0.compactMap(\.cache) }) { cache.invalidate(store: store) }
     }
 }
 
 /// A store whose coordinators' row caches are kept in step (``RowCacheGroup``).
-protocol RowCacheSharing: AnyObject {
+package protocol RowCacheSharing: AnyObject {
     var rowCacheGroup: RowCacheGroup { get }
 }

@@ -10,7 +10,7 @@ extension HistoryRecord {
 
     /// Encodes the record. Strings longer than 65,534 UTF-8 bytes are cut at a character boundary (author and
     /// context names, key names: none is that long in practice).
-    func encoded() throws -> [UInt8] {
+    package func encoded() throws -> [UInt8] {
         var writer = ByteWriter()
         writer.writeUInt8(Self.formatVersion)
         writer.writeUInt64LE(UInt64(bitPattern: Int64((timestamp.timeIntervalSince1970 * 1_000_000).rounded())))
@@ -55,7 +55,7 @@ extension HistoryRecord {
     ///
     /// - Parameter entities: the model's entities by ID.
     /// - Throws: `FormatError` when the bytes are truncated or malformed or name an entity the model lacks.
-    static func decode(_ bytes: [UInt8], entities: [UInt16: EntityDescription]) throws -> HistoryRecord {
+    package static func decode(_ bytes: [UInt8], entities: [UInt16: EntityDescription]) throws -> HistoryRecord {
         try bytes.withUnsafeBytes { buffer in
             var reader = ByteReader(buffer)
             let version = try reader.readUInt8()

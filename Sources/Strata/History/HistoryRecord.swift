@@ -3,11 +3,11 @@ import Foundation
 /// One transaction of a store's persistent history as the store keeps it: object changes named by entity and
 /// row, and tombstone values. The Strata store encodes it as a row of `store.history` (FORMAT.md §6.8); the
 /// in-memory store keeps it as it is. Its number (the token) is the store's business.
-struct HistoryRecord: Sendable {
-    struct Change: Sendable {
+package struct HistoryRecord: Sendable {
+    package struct Change: Sendable {
         var type: PersistentHistoryChange.ChangeType
-        var entity: EntityDescription
-        var rowID: UInt64
+        package var entity: EntityDescription
+        package var rowID: UInt64
         /// For an update: the changed properties' names.
         var keys: [String] = []
         /// For a delete: the preserved values, by attribute name.
@@ -15,14 +15,14 @@ struct HistoryRecord: Sendable {
     }
 
     /// When the transaction committed.
-    var timestamp: Date
+    package var timestamp: Date
     var author: String?
     var contextName: String?
-    var changes: [Change] = []
+    package var changes: [Change] = []
 
     /// The record of a save: its inserts (with the row IDs the store gave them), updates and deletes (with the
     /// tombstones the store read from the deleted rows, in delete order).
-    init(
+    package init(
         _ changes: StoreChanges, insertedRowIDs: [UInt64], tombstones: [[String: AttributeValue]],
         timestamp: Date = Date()
     ) {
@@ -52,12 +52,12 @@ struct HistoryRecord: Sendable {
     }
 
     /// The attributes whose values a deleted object of `entity` leaves in history.
-    static func tombstoneAttributes(of entity: EntityDescription) -> [AttributeDescription] {
+    package static func tombstoneAttributes(of entity: EntityDescription) -> [AttributeDescription] {
         entity.persistentAttributes.filter(\.preservesValueInHistoryOnDeletion)
     }
 
     /// The tombstone of a deleted row's values (by storage index).
-    static func tombstone(of entity: EntityDescription, values: [AttributeValue?]) -> [String: AttributeValue] {
+    package static func tombstone(of entity: EntityDescription, values: [AttributeValue?]) -> [String: AttributeValue] {
         var tombstone: [String: AttributeValue] = [:]
         for attribute in tombstoneAttributes(of: entity) {
             if let index = attribute.storageIndex, index < values.count, let value = values[index] {
@@ -68,7 +68,7 @@ struct HistoryRecord: Sendable {
     }
 
     /// The record as the public transaction of store `store`, numbered `number`.
-    func transaction(store: UUID, number: UInt64) -> PersistentHistoryTransaction {
+    package func transaction(store: UUID, number: UInt64) -> PersistentHistoryTransaction {
         let token = PersistentHistoryToken(storeIdentifier: store, transactionNumber: number)
         return PersistentHistoryTransaction(
             token: token, timestamp: timestamp, author: author, contextName: contextName,
@@ -99,7 +99,7 @@ public struct HistoryQuery: Sendable {
         self.author = author
     }
 
-    func matches(_ record: HistoryRecord, number: UInt64) -> Bool {
+    package func matches(_ record: HistoryRecord, number: UInt64) -> Bool {
         number > afterNumber && (afterDate.map { record.timestamp > $0 } ?? true)
             && (author.map { record.author == $0 } ?? true)
     }

@@ -25,7 +25,14 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     private static let temporaryCounter = Atomic<UInt64>(0)
     private static let processIdentifier = UUID()
 
-    init(entity: EntityDescription, storeIdentifier: UUID, rowID: UInt64) {
+    /// The permanent ID of row `rowID` of `entity` in the store `storeIdentifier`: what a store reports, for
+    /// example in ``ObjectGraphError/optimisticLockingConflict(_:)`` (a store of another module needs it).
+    ///
+    /// - Parameters:
+    ///   - entity: the row's entity.
+    ///   - storeIdentifier: the store's ``PersistentStore/identifier``.
+    ///   - rowID: the row's ID in the entity hierarchy's table.
+    public init(entity: EntityDescription, storeIdentifier: UUID, rowID: UInt64) {
         self.entity = entity
         self.storeIdentifier = storeIdentifier
         self.rowID = rowID

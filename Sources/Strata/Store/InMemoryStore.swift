@@ -34,7 +34,7 @@ public final class InMemoryStore: PersistentStore, RowCacheSharing {
     let metadataStorage: StoreMetadata
     let state = Lock(State())
     /// The row caches of the coordinators the store was added to (one store object may serve several).
-    let rowCacheGroup = RowCacheGroup()
+    package let rowCacheGroup = RowCacheGroup()
 
     /// Whether saves record persistent history.
     let recordsHistory: Bool

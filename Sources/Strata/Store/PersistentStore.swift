@@ -119,18 +119,23 @@ public protocol PersistentStore: AnyObject, Sendable {
     func close() throws
 }
 
-/// The kinds of persistent store.
+/// The kinds of persistent store: the two of this module, and stores of other modules.
 public enum PersistentStoreType: Sendable, Equatable, CustomStringConvertible {
     /// A Strata store: a directory on disk, crash-safe, on the StrataStorage engine.
     case strata
     /// Rows in memory only, gone when the store is removed.
     case inMemory
+    /// A store of another module, by the name its metadata records (the PostgreSQL store of module
+    /// `StrataPostgres` is `custom("PostgreSQL")`). The coordinator adds it as it is
+    /// (`coordinator.addPersistentStore(store)`).
+    case custom(String)
 
     /// The type's name as recorded in store metadata: `Strata` or `InMemory`.
     public var description: String {
         switch self {
         case .strata: "Strata"
         case .inMemory: "InMemory"
+        case .custom(let name): name
         }
     }
 }

@@ -11,9 +11,19 @@ public struct PersistentStoreRemoteChange: Sendable {
     /// The store's newest history token once the change was taken in (Core Data's `NSPersistentHistoryTokenKey`);
     /// nil when the store records no history.
     public var historyToken: PersistentHistoryToken?
+
+    package init(storeIdentifier: UUID, historyToken: PersistentHistoryToken?) {
+        self.storeIdentifier = storeIdentifier
+        self.historyToken = historyToken
+    }
 }
 
 /// A registration made by ``StrataStore/addRemoteChangeObserver(_:)``.
 public struct RemoteChangeObservation: Hashable, Sendable {
     let id: UUID
+
+    /// A new registration (for stores of other modules that call observers too).
+    package init(id: UUID = UUID()) {
+        self.id = id
+    }
 }

@@ -63,17 +63,17 @@ public struct StoreFetchRequest: Sendable {
     }
 
     /// Whether a row of `concrete` entity is of the requested entity.
-    func includes(_ concrete: EntityDescription) -> Bool {
+    package func includes(_ concrete: EntityDescription) -> Bool {
         includesSubentities ? concrete.isKind(of: entity) : concrete === entity
     }
 
     /// The entity IDs whose rows are candidates.
-    var entityIDs: Set<UInt16> {
+    package var entityIDs: Set<UInt16> {
         Set((includesSubentities ? entity.allEntitiesInHierarchyBelow : [entity]).map(\.entityID))
     }
 
     /// Throws `CancellationError` when ``isCancelled`` says so.
-    func checkCancellation() throws {
+    package func checkCancellation() throws {
         if let isCancelled, isCancelled() { throw CancellationError() }
     }
 }

@@ -3,20 +3,20 @@ import StrataStorage
 
 /// A store's metadata, which ``PersistentStoreCoordinator/setMetadata(_:for:)`` may change while any thread
 /// reads it.
-final class StoreMetadata: Sendable {
+package final class StoreMetadata: Sendable {
     private let values: Lock<[String: String]>
 
-    init(_ values: [String: String]) {
+    package init(_ values: [String: String]) {
         self.values = Lock(values)
     }
 
-    var current: [String: String] { values.withLock { $0 } }
+    package var current: [String: String] { values.withLock { $0 } }
 
     /// The metadata after the application sets `metadata`: the store's own keys
     /// (``PersistentStoreMetadataKey/isStoreKey(_:)``) keep their values, every other key is `metadata`'s.
     /// - Throws: ``ObjectGraphError/storage(_:)`` with `StorageError.invalidArgument` for a key or value longer
     ///   than the metadata row takes (65,535 UTF-8 bytes, FORMAT.md §6.7), on every store alike.
-    func replacing(with metadata: [String: String]) throws -> [String: String] {
+    package func replacing(with metadata: [String: String]) throws -> [String: String] {
         var merged = current.filter { PersistentStoreMetadataKey.isStoreKey($0.key) }
         for (key, value) in metadata where !PersistentStoreMetadataKey.isStoreKey(key) {
             guard key.utf8.count <= Int(UInt16.max), value.utf8.count <= Int(UInt16.max) else {
@@ -28,7 +28,7 @@ final class StoreMetadata: Sendable {
         return merged
     }
 
-    func set(_ metadata: [String: String]) {
+    package func set(_ metadata: [String: String]) {
         values.withLock { $0 = metadata }
     }
 }

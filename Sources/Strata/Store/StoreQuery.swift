@@ -2,7 +2,7 @@ import Foundation
 import StrataQuery
 
 /// What both stores need beyond ``StoredObjectReader`` to answer a ``StoreFetchRequest``.
-protocol StoreQueryReader: StoredObjectReader {
+package protocol StoreQueryReader: StoredObjectReader {
     /// A row's version (optimistic locking).
     func version(of row: Row) throws -> UInt64
     /// A row decoded as contexts receive it.
@@ -40,9 +40,14 @@ extension StoreQueryReader {
 ///
 /// Candidates come in row-ID order; rows equal by every sort key keep that order, so that every store (and
 /// the in-memory evaluation of pending objects) agrees on one total order.
-struct StoreQuery<Reader: StoreQueryReader> {
+package struct StoreQuery<Reader: StoreQueryReader> {
     let reader: Reader
     let request: StoreFetchRequest
+
+    package init(reader: Reader, request: StoreFetchRequest) {
+        self.reader = reader
+        self.request = request
+    }
 
     private struct Match {
         var reference: StoredReference
@@ -59,7 +64,7 @@ struct StoreQuery<Reader: StoreQueryReader> {
     ///
     /// - Parameter enumerate: calls its argument with each candidate's reference and row.
     /// - Throws: what the reader throws, ``PredicateEvaluationError``, `CancellationError`.
-    func run(
+    package func run(
         _ enumerate: (_ body: (StoredReference, Reader.Row) throws -> Bool) throws -> Void
     ) throws -> StoreFetchResult {
         let sorted = !request.sortKeys.isEmpty

@@ -5,7 +5,7 @@ import StrataQuery
 /// without making managed objects. Each store has one (``StrataRowReader`` reads encoded rows in an engine
 /// snapshot, the in-memory store its rows), so that both evaluate predicates through StrataQuery with the
 /// same semantics as in-memory evaluation of managed objects.
-protocol StoredObjectReader: AnyObject {
+package protocol StoredObjectReader: AnyObject {
     /// A row as the reader holds it.
     associatedtype Row
 
@@ -75,13 +75,13 @@ struct StoredObjectView<Reader: StoredObjectReader>: PredicateEvaluable {
 
 extension StoredObjectReader {
     /// Whether a row matches a request's predicate.
-    func matches(_ predicate: ObjectPredicate?, _ reference: StoredReference, row: Row) throws -> Bool {
+    package func matches(_ predicate: ObjectPredicate?, _ reference: StoredReference, row: Row) throws -> Bool {
         guard let predicate else { return true }
         return try predicate.evaluate(with: StoredObjectView(reader: self, reference: reference, row: row))
     }
 
     /// A row's values of some key paths (sort keys, dictionary properties): objects become identities.
-    func values(of keyPaths: [QueryKeyPath], _ reference: StoredReference, row: Row) throws -> [QueryValue] {
+    package func values(of keyPaths: [QueryKeyPath], _ reference: StoredReference, row: Row) throws -> [QueryValue] {
         let view = StoredObjectView(reader: self, reference: reference, row: row)
         return try keyPaths.map { try SortKey($0).value(of: view) }
     }
@@ -90,7 +90,7 @@ extension StoredObjectReader {
 extension AttributeValue {
     /// The value as predicates compare it: integers, floats and doubles as numbers, URLs as URLs, values of
     /// transformable attributes as opaque identities (equal when the values are).
-    var queryValue: QueryValue {
+    package var queryValue: QueryValue {
         switch self {
         case .integer(let value): .int(value)
         case .double(let value): .double(value)
@@ -107,7 +107,7 @@ extension AttributeValue {
     }
 
     /// The attribute value of a query value, for an attribute of `type`; nil when the value cannot be one.
-    init?(_ value: QueryValue, type: AttributeType) {
+    package init?(_ value: QueryValue, type: AttributeType) {
         switch (type, value) {
         case (.integer16, .int(let number)), (.integer32, .int(let number)), (.integer64, .int(let number)):
             guard type.integerRange?.contains(number) ?? true else { return nil }

@@ -168,7 +168,20 @@ public struct StoreSaveResult: Sendable {
     /// For each insert and update, the values the store wrote outside the row, by storage index (empty for a
     /// store that keeps everything in its rows): the row cache keeps only these references, not the bytes.
     public var insertedExternalReferences: [[Int: UInt64]] = []
+    /// As ``insertedExternalReferences``, for each update in the order of ``StoreChanges/updates``.
     public var updatedExternalReferences: [[Int: UInt64]] = []
+
+    /// What a store did in a save (a store of another module returns one from ``PersistentStore/save(_:)``).
+    ///
+    /// - Parameters:
+    ///   - insertedRowIDs: the row ID of each insert, in order.
+    ///   - insertedVersions: the version of each inserted row, in order.
+    ///   - updatedVersions: the new version of each updated row, in order.
+    public init(insertedRowIDs: [UInt64], insertedVersions: [UInt64], updatedVersions: [UInt64]) {
+        self.insertedRowIDs = insertedRowIDs
+        self.insertedVersions = insertedVersions
+        self.updatedVersions = updatedVersions
+    }
 }
 
 /// A to-one's value as a store keeps it: the related object's concrete entity and row ID (in the same

@@ -62,7 +62,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     /// The file system the store's directory is on.
     let fileSystem: any FileSystem
     /// The row caches of the coordinators with a store on this engine.
-    let rowCacheGroup: RowCacheGroup
+    package let rowCacheGroup: RowCacheGroup
     let model: ManagedObjectModel
     private let tables: [ObjectIdentifier: TableID]
     /// The root entity of each entity table, for forgetting rows other processes changed.

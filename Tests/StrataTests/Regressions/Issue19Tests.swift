@@ -2,6 +2,10 @@ import Foundation
 import Strata
 import Testing
 
+#if Postgres
+import StrataPostgres
+#endif
+
 /// Issue 19: Core Data parity items that ported Core Data code hit. Each test fails without its change, on both
 /// stores.
 @Suite struct Issue19Tests {
@@ -680,6 +684,12 @@ extension Issue19Tests {
         case .strata:
             // Opening the directory again in this process shares the open engine instead of failing on its lock.
             try second.addPersistentStore(.strata(directory: try #require(stack.directory)))
+        #if Postgres
+        case .postgres:
+            // A store object of its own (its own connections) on the same schema.
+            try second.addPersistentStore(
+                .postgres(try postgresTestConfiguration(schema: try #require(stack.directory))))
+        #endif
         }
         let secondStore = try #require(second.persistentStores.first)
         #expect(secondStore.identifier == stack.store.identifier)

@@ -1,0 +1,76 @@
+#if Postgres
+import Foundation
+import Strata
+import StrataQuery
+
+/// Reads what a predicate or sort key walks from a ``PostgresStore`` (related rows, to-many members, external
+/// values), each at most once per query.
+final class PostgresRowReader: StoreQueryReader {
+    typealias Row = StoredRow
+
+    private struct RowKey: Hashable {
+        let table: ObjectIdentifier
+        let rowID: UInt64
+    }
+
+    private struct MembersKey: Hashable {
+        let relationship: ObjectIdentifier
+        let rowID: UInt64
+    }
+
+    let store: PostgresStore
+    private var rows: [RowKey: StoredRow?] = [:]
+    private var members: [MembersKey: [StoredReference]] = [:]
+
+    init(store: PostgresStore) {
+        self.store = store
+    }
+
+    var storeIdentifier: UUID { store.identifier }
+
+    func row(_ reference: StoredReference) throws -> StoredRow? {
+        let key = RowKey(table: ObjectIdentifier(reference.entity.rootEntity), rowID: reference.rowID)
+        if let row = rows[key] { return row }
+        let row = try store.row(reference.rowID, of: reference.entity.rootEntity)
+        rows[key] = row
+        return row
+    }
+
+    func value(of attribute: AttributeDescription, in row: StoredRow) throws -> AttributeValue? {
+        let index = attribute.storageIndex!
+        if let external = row.externalReferences[index] { return .data(try store.externalData(external)) }
+        return row.values[index]
+    }
+
+    func toOne(_ relationship: RelationshipDescription, in row: StoredRow) throws -> StoredReference? {
+        row.references[relationship.toOneIndex!]
+    }
+
+    func toMany(_ relationship: RelationshipDescription, of reference: StoredReference) throws -> [StoredReference] {
+        let key = MembersKey(relationship: ObjectIdentifier(relationship), rowID: reference.rowID)
+        if let found = members[key] { return found }
+        let found = try store.relatedObjects(through: relationship, of: reference)
+        members[key] = found
+        return found
+    }
+
+    func version(of row: StoredRow) throws -> UInt64 { row.version }
+
+    /// The test of a query's rows against its predicate: StrataQuery's evaluation on each row's view (the
+    /// database has filtered the rows by the predicate's SQL form already).
+    func rowFilter(
+        for predicate: ObjectPredicate, entity: EntityDescription
+    ) -> (StoredReference, StoredRow) throws -> Bool {
+        { reference, row in try self.matches(predicate, reference, row: row) }
+    }
+
+    /// The reader of some key paths' values in a query's rows (sort keys, dictionary properties).
+    func valuesReader(
+        for keyPaths: [QueryKeyPath], entity: EntityDescription
+    ) -> (StoredReference, StoredRow) throws -> [QueryValue] {
+        { reference, row in try self.values(of: keyPaths, reference, row: row) }
+    }
+
+    func decode(_ row: StoredRow, _ reference: StoredReference) throws -> StoredRow { row }
+}
+#endif
