@@ -56,21 +56,6 @@ final class PostgresRowReader: StoreQueryReader {
 
     func version(of row: StoredRow) throws -> UInt64 { row.version }
 
-    /// The test of a query's rows against its predicate: StrataQuery's evaluation on each row's view (the
-    /// database has filtered the rows by the predicate's SQL form already).
-    func rowFilter(
-        for predicate: ObjectPredicate, entity: EntityDescription
-    ) -> (StoredReference, StoredRow) throws -> Bool {
-        { reference, row in try self.matches(predicate, reference, row: row) }
-    }
-
-    /// The reader of some key paths' values in a query's rows (sort keys, dictionary properties).
-    func valuesReader(
-        for keyPaths: [QueryKeyPath], entity: EntityDescription
-    ) -> (StoredReference, StoredRow) throws -> [QueryValue] {
-        { reference, row in try self.values(of: keyPaths, reference, row: row) }
-    }
-
     func decode(_ row: StoredRow, _ reference: StoredReference) throws -> StoredRow { row }
 }
 #endif

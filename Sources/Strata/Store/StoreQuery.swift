@@ -21,13 +21,13 @@ package protocol StoreQueryReader: StoredObjectReader {
 }
 
 extension StoreQueryReader {
-    func rowFilter(
+    package func rowFilter(
         for predicate: ObjectPredicate, entity: EntityDescription
     ) -> (StoredReference, Row) throws -> Bool {
         { reference, row in try self.matches(predicate, reference, row: row) }
     }
 
-    func valuesReader(
+    package func valuesReader(
         for keyPaths: [QueryKeyPath], entity: EntityDescription
     ) -> (StoredReference, Row) throws -> [QueryValue] {
         { reference, row in try self.values(of: keyPaths, reference, row: row) }
