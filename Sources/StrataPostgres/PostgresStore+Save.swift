@@ -111,17 +111,9 @@ extension PostgresStore {
                 statement.bind(Int64(bitPattern: insert.version)),
             ]
             var external: [Int: UInt64] = [:]
-            for attribute in insert.entity.persistentAttributes {
-                let value = insert.values[attribute.storageIndex!]
-                columns.append(schema.column(attribute))
-                if PostgresSchema.isExternal(attribute) {
-                    let id = try storeExternal(value, of: attribute, connection: connection)
-                    if let id { external[attribute.storageIndex!] = id }
-                    values.append(id.map { statement.bind(Int64(bitPattern: $0)) } ?? statement.bindNull("bigint"))
-                } else {
-                    values.append(try statement.bind(value, of: attribute))
-                }
-            }
+            try appendAttributes(
+                of: insert.entity, insert.values, to: &columns, &values, external: &external, &statement,
+                connection: connection)
             for relationship in insert.entity.toOneRelationships {
                 let reference = insert.references.isEmpty ? nil : resolve(insert.references[relationship.toOneIndex!])
                 let (id, entityColumn) = schema.columns(relationship)
@@ -186,17 +178,9 @@ extension PostgresStore {
             if !externalAttributes.isEmpty {
                 try deleteExternalValues(of: update.entity, rowID: update.rowID, connection: connection)
             }
-            for attribute in update.entity.persistentAttributes {
-                let value = update.values[attribute.storageIndex!]
-                columns.append(schema.column(attribute))
-                if PostgresSchema.isExternal(attribute) {
-                    let id = try storeExternal(value, of: attribute, connection: connection)
-                    if let id { external[attribute.storageIndex!] = id }
-                    values.append(id.map { statement.bind(Int64(bitPattern: $0)) } ?? statement.bindNull("bigint"))
-                } else {
-                    values.append(try statement.bind(value, of: attribute))
-                }
-            }
+            try appendAttributes(
+                of: update.entity, update.values, to: &columns, &values, external: &external, &statement,
+                connection: connection)
             if !update.references.isEmpty {
                 for relationship in update.entity.toOneRelationships {
                     let (id, entityColumn) = schema.columns(relationship)
@@ -276,6 +260,26 @@ extension PostgresStore {
     }
 
     /// The two values of a to-one's columns (row ID, entity ID), bound.
+    /// The attribute columns of a row being written and their bound values; binary values kept outside the row are
+    /// stored first and named by their IDs (`external`, by storage index).
+    private func appendAttributes(
+        of entity: EntityDescription, _ rowValues: [AttributeValue?], to columns: inout [String],
+        _ values: inout [String], external: inout [Int: UInt64], _ statement: inout PostgresStatement,
+        connection: PostgresConnection
+    ) throws {
+        for attribute in entity.persistentAttributes {
+            let value = rowValues[attribute.storageIndex!]
+            columns.append(schema.column(attribute))
+            if PostgresSchema.isExternal(attribute) {
+                let id = try storeExternal(value, of: attribute, connection: connection)
+                if let id { external[attribute.storageIndex!] = id }
+                values.append(id.map { statement.bind(Int64(bitPattern: $0)) } ?? statement.bindNull("bigint"))
+            } else {
+                values.append(try statement.bind(value, of: attribute))
+            }
+        }
+    }
+
     private func referenceValues(_ reference: StoredReference?, _ statement: inout PostgresStatement) -> [String] {
         guard let reference else { return [statement.bindNull("bigint"), statement.bindNull("smallint")] }
         return [statement.bind(Int64(bitPattern: reference.rowID)), "\(reference.entity.entityID)::smallint"]

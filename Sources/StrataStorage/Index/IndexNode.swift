@@ -100,38 +100,35 @@ final class IndexNode: @unchecked Sendable {
     }
 
     /// The index of the last child that may hold an entry below `key` (internal nodes): the last i ≥ 1
-    /// with `keys[i] < key`, else 0.
+    /// with `keys[i] < key`, else 0 (`keys[0]` is no separator).
     @inline(__always)
     func childIndex(below key: UnsafeRawBufferPointer) -> Int {
-        keys.withEntries { keys in
-            var low = 1
-            var high = keys.count
-            while low < high {
-                let middle = (low &+ high) >> 1
-                if IndexKey.compare(keys[middle], key) < 0 {
-                    low = middle &+ 1
-                } else {
-                    high = middle
-                }
+        keys.withEntries { keys in Self.lowerBound(key, in: keys, from: 1) &- 1 }
+    }
+
+    /// The first position at or after `start` whose entry is not below `key` (entries are in increasing order).
+    @inline(__always)
+    private static func lowerBound(
+        _ key: UnsafeRawBufferPointer, in keys: IndexEntries.Lent, from start: Int
+    ) -> Int {
+        var low = start
+        var high = keys.count
+        while low < high {
+            let middle = (low &+ high) >> 1
+            if IndexKey.compare(keys[middle], key) < 0 {
+                low = middle &+ 1
+            } else {
+                high = middle
             }
-            return low &- 1
         }
+        return low
     }
 
     /// The first position in a leaf whose entry is at or after `key`, and whether it equals `key`.
     @inline(__always)
     func search(_ key: UnsafeRawBufferPointer) -> (index: Int, found: Bool) {
         keys.withEntries { keys in
-            var low = 0
-            var high = keys.count
-            while low < high {
-                let middle = (low &+ high) >> 1
-                if IndexKey.compare(keys[middle], key) < 0 {
-                    low = middle &+ 1
-                } else {
-                    high = middle
-                }
-            }
+            let low = Self.lowerBound(key, in: keys, from: 0)
             return (low, low < keys.count && IndexKey.compare(keys[low], key) == 0)
         }
     }
