@@ -21,7 +21,7 @@ extension ManagedObjectContext {
         for id in save.updated {
             guard let object = registry[id]?.object, !object.isDeleted else { continue }
             if object.isFault {
-                object.relationshipValues = Array(repeating: nil, count: object.entity.relationships.count)
+                object.relationshipValues = object.entity.unreadRelationshipValues
             } else {
                 try refresh(object, mergeChanges: true)
             }

@@ -21,8 +21,9 @@ extension ManagedObjectContext {
         let type = EntityClassRegistry.type(for: id.entity)
         let object = type.init(entity: id.entity, insertInto: nil)
         object.objectID = id
+        // A fault holds no state until it fires (whatever an overridden initializer made is a new object's).
+        object.state = nil
         object.isFault = true
-        object.relationshipValues = Array(repeating: nil, count: id.entity.relationships.count)
         register(object)
         return object
     }

@@ -306,7 +306,7 @@ extension ManagedObjectContext {
         }
         object.changedIndexes = []
         // Relationships become faults again: read back from the committed row and the store when next used.
-        object.relationshipValues = Array(repeating: nil, count: object.entity.relationships.count)
+        object.relationshipValues = object.entity.unreadRelationshipValues
         object.changedRelationships = []
         object.clearBaselines()
     }

@@ -184,7 +184,7 @@ public final class ManagedObjectContext {
         assert(registry[object.objectID].map { $0.object === object } ?? true, "\(object.objectID) registered twice")
         registry[object.objectID] = RegisteredObject(object: object)
         object.managedObjectContext = self
-        object.coordinator = coordinator
+        object.state?.coordinator = coordinator
         if !object.objectID.isTemporaryID { coordinator.rowCache.retain(RowCache.Key(object.objectID)) }
         if retainsRegisteredObjects { retainedObjects[ObjectIdentifier(object)] = object }
     }

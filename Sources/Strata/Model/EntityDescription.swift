@@ -104,6 +104,10 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     public private(set) var fetchedPropertiesByName: [String: FetchedPropertyDescription] = [:]
     /// The derived attributes (inherited first), computed at each save.
     public private(set) var derivedAttributes: [AttributeDescription] = []
+    /// Every attribute's default value, by index: what a new object or a fault reads (one shared buffer).
+    private(set) var defaultValues: [AttributeValue?] = []
+    /// A relationship value per relationship, each not read yet: what a fault holds (one shared buffer).
+    private(set) var unreadRelationshipValues: [RelationshipValue?] = []
     /// What each field of the entity's rows holds, in field order: level by level from the root, each
     /// level's persistent attributes and then two fields per to-one.
     public private(set) var storedFields: [StoredField] = []
@@ -246,6 +250,8 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         self.fetchedProperties = fetchedProperties
         self.fetchedPropertiesByName = fetchedPropertiesByName
         self.derivedAttributes = attributes.filter(\.isDerived)
+        self.defaultValues = attributes.map(\.defaultValue)
+        self.unreadRelationshipValues = Array(repeating: nil, count: relationships.count)
         self.attributes = attributes
         self.attributesByName = attributesByName
         self.persistentAttributes = persistentAttributes

@@ -59,20 +59,28 @@ extension ManagedObject {
     /// Takes a row's values as the object's committed state, then runs ``awakeFromFetch()`` with change
     /// processing off. Transients start from their defaults.
     func load(_ row: StoredRow) {
-        for attribute in entity.attributes {
-            values[attribute.index] = attribute.storageIndex.map { row.values[$0] } ?? attribute.defaultValue
+        let state = madeState
+        if entity.persistentAttributes.count == entity.attributes.count {
+            // No transients: storage order is attribute order, and the object shares the row's buffer until a
+            // write copies it.
+            state.values = row.values
+        } else {
+            for attribute in entity.attributes {
+                state.values[attribute.index] =
+                    attribute.storageIndex.map { row.values[$0] } ?? attribute.defaultValue
+            }
         }
-        committed = row.values
-        committedReferences = row.references
-        committedExternalReferences = row.externalReferences
-        externalReferences = [:]
+        state.committed = row.values
+        state.committedReferences = row.references
+        state.committedExternalReferences = row.externalReferences
+        state.externalReferences = [:]
         for (storageIndex, blob) in row.externalReferences {
-            externalReferences[entity.persistentAttributes[storageIndex].index] = blob
+            state.externalReferences[entity.persistentAttributes[storageIndex].index] = blob
         }
-        version = row.version
-        changedIndexes = []
+        state.version = row.version
+        state.changedIndexes = []
         // Relationship changes made while the object was a fault (inverse maintenance) stay, with their baselines.
-        attributeBaselines = [:]
+        state.attributeBaselines = [:]
         isFault = false
         changeProcessingEnabled = false
         awakeFromFetch()
@@ -83,7 +91,7 @@ extension ManagedObject {
     func turnIntoFault() {
         guard !isFault else {
             // A fault may still hold a to-many read without firing it: letting go of it breaks cycles too.
-            relationshipValues = Array(repeating: nil, count: entity.relationships.count)
+            if state != nil { relationshipValues = entity.unreadRelationshipValues }
             return
         }
         willTurnIntoFault()
@@ -93,7 +101,7 @@ extension ManagedObject {
         committedExternalReferences = [:]
         changedIndexes = []
         // Dropping the related objects is what breaks reference cycles between objects.
-        relationshipValues = Array(repeating: nil, count: entity.relationships.count)
+        relationshipValues = entity.unreadRelationshipValues
         committedReferences = nil
         changedRelationships = []
         clearBaselines()

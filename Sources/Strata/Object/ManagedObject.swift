@@ -36,47 +36,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// sets it to nil in each object it still has when it goes away (its `deinit`), and when it lets an object go.
     public internal(set) unowned(unsafe) var managedObjectContext: ManagedObjectContext?
 
-    /// Values of every attribute (transients included), by ``AttributeDescription/index``.
-    var values: [AttributeValue?]
-    /// The persistent values as last fetched or saved, by storage index; nil when the object has none
-    /// (a new object, or a fault never fired).
-    var committed: [AttributeValue?]?
-    /// The row version the committed values were read at (optimistic locking).
-    var version: UInt64 = 0
-    /// The coordinator of the context the object was registered in: external values are read through it even
-    /// after that context is gone.
-    var coordinator: PersistentStoreCoordinator?
-    /// Binary values still in their store's blob segments, by attribute index: read on first access.
-    var externalReferences: [Int: UInt64] = [:]
-    /// The external references of the committed state, by storage index (restored by rollback).
-    var committedExternalReferences: [Int: UInt64] = [:]
-    /// Indexes of the attributes changed since the last fetch or save.
-    var changedIndexes: Set<Int> = []
-    /// Each relationship's value by ``RelationshipDescription/index``: nil while it is a fault (not read
-    /// since the object was fetched or turned into a fault), else the related objects, held strongly.
-    var relationshipValues: [RelationshipValue?]
-    /// The to-ones as last fetched or saved, by ``RelationshipDescription/toOneIndex``; nil when the object
-    /// has none (a new object, or a fault never fired).
-    var committedReferences: [StoredReference?]?
-    /// Indexes of the relationships changed since the last fetch or save.
-    var changedRelationships: Set<Int> = []
-    /// Each changed attribute's value before its first change since the last fetch or save, by index:
-    /// what tells that undo brought the object back to its unchanged state.
-    var attributeBaselines: [Int: AttributeBaseline] = [:]
-    /// Each changed relationship's value before its first change since the last fetch or save.
-    var relationshipBaselines: [Int: RelationshipValue] = [:]
-    /// The faults fetched with this one in a batch (``FetchRequest/fetchBatchSize``): firing this fault fills
-    /// them all.
-    var faultBatch: FaultBatch?
-    /// Counts the recorded changes of the object (property changes and its deletion): a save calls
-    /// ``willSave()`` again on an object whose count moved since its last call.
-    var changeCount: UInt64 = 0
+    /// Values, committed state and change tracking (``ObjectState``); nil for a fault that never fired and a
+    /// new object not yet given anything to remember. Read and written through the properties of
+    /// `ManagedObject+State.swift`.
+    var state: ObjectState?
     /// Off while awakeFromFetch and refresh run: changes then do not dirty the object.
     var changeProcessingEnabled = true
-    var observers: [String: [UUID: (ManagedObject) -> Void]] = [:]
-
-    /// The order of insertion into its context: saves and fetches list new objects in this order.
-    var insertionSequence: UInt64 = 0
 
     /// Whether the object's values are not in memory. Reading it never fires the fault.
     public internal(set) var isFault = false
@@ -97,8 +62,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         precondition(!entity.isAbstract || context == nil, "\(entity.name) is abstract: it has no objects of its own")
         self.entity = entity
         self.objectID = ManagedObjectID(temporaryFor: entity)
-        self.values = entity.attributes.map { $0.defaultValue }
-        self.relationshipValues = entity.relationships.map { $0.isToMany ? .toMany(RelatedObjects()) : .toOne(nil) }
         if let context { context.insert(self) }
     }
 

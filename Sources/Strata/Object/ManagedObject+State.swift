@@ -1,0 +1,152 @@
+import Foundation
+
+// The object's state, forwarded to ``ObjectState``: a read of an object without one sees what a fault or a new
+// object holds (the entity's shared defaults), without making one; a write makes it.
+extension ManagedObject {
+    /// The object's state, made on first need: a fault's (every relationship unread) or a new object's.
+    var madeState: ObjectState {
+        if let state { return state }
+        let coordinator = managedObjectContext?.coordinator
+        let made =
+            isFault
+            ? ObjectState(faultOf: entity, coordinator: coordinator)
+            : ObjectState(newObjectOf: entity, coordinator: coordinator)
+        state = made
+        return made
+    }
+
+    /// Values of every attribute (transients included), by ``AttributeDescription/index``.
+    var values: [AttributeValue?] {
+        _read {
+            if let state { yield state.values } else { yield entity.defaultValues }
+        }
+        _modify { yield &madeState.values }
+    }
+
+    /// The persistent values as last fetched or saved, by storage index; nil when the object has none.
+    var committed: [AttributeValue?]? {
+        _read {
+            if let state { yield state.committed } else { yield nil }
+        }
+        _modify { yield &madeState.committed }
+    }
+
+    /// The row version the committed values were read at (optimistic locking).
+    var version: UInt64 {
+        _read {
+            if let state { yield state.version } else { yield 0 }
+        }
+        _modify { yield &madeState.version }
+    }
+
+    /// The coordinator external values are read through, even after the context is gone.
+    var coordinator: PersistentStoreCoordinator? {
+        _read {
+            if let state { yield state.coordinator } else { yield nil }
+        }
+        _modify { yield &madeState.coordinator }
+    }
+
+    /// Binary values still in their store's blob segments, by attribute index.
+    var externalReferences: [Int: UInt64] {
+        _read {
+            if let state { yield state.externalReferences } else { yield [:] }
+        }
+        _modify { yield &madeState.externalReferences }
+    }
+
+    /// The external references of the committed state, by storage index.
+    var committedExternalReferences: [Int: UInt64] {
+        _read {
+            if let state { yield state.committedExternalReferences } else { yield [:] }
+        }
+        _modify { yield &madeState.committedExternalReferences }
+    }
+
+    /// Indexes of the attributes changed since the last fetch or save.
+    var changedIndexes: Set<Int> {
+        _read {
+            if let state { yield state.changedIndexes } else { yield [] }
+        }
+        _modify { yield &madeState.changedIndexes }
+    }
+
+    /// Each relationship's value by index; nil while it is a fault.
+    var relationshipValues: [RelationshipValue?] {
+        _read {
+            if let state {
+                yield state.relationshipValues
+            } else if isFault {
+                yield entity.unreadRelationshipValues
+            } else {
+                // A new object's to-manys are empty sets the object owns: make them now.
+                yield madeState.relationshipValues
+            }
+        }
+        _modify { yield &madeState.relationshipValues }
+    }
+
+    /// The to-ones as last fetched or saved, by ``RelationshipDescription/toOneIndex``.
+    var committedReferences: [StoredReference?]? {
+        _read {
+            if let state { yield state.committedReferences } else { yield nil }
+        }
+        _modify { yield &madeState.committedReferences }
+    }
+
+    /// Indexes of the relationships changed since the last fetch or save.
+    var changedRelationships: Set<Int> {
+        _read {
+            if let state { yield state.changedRelationships } else { yield [] }
+        }
+        _modify { yield &madeState.changedRelationships }
+    }
+
+    /// Each changed attribute's value before its first change.
+    var attributeBaselines: [Int: AttributeBaseline] {
+        _read {
+            if let state { yield state.attributeBaselines } else { yield [:] }
+        }
+        _modify { yield &madeState.attributeBaselines }
+    }
+
+    /// Each changed relationship's value before its first change.
+    var relationshipBaselines: [Int: RelationshipValue] {
+        _read {
+            if let state { yield state.relationshipBaselines } else { yield [:] }
+        }
+        _modify { yield &madeState.relationshipBaselines }
+    }
+
+    /// The faults fetched with this one in a batch: firing this fault fills them all.
+    var faultBatch: FaultBatch? {
+        _read {
+            if let state { yield state.faultBatch } else { yield nil }
+        }
+        _modify { yield &madeState.faultBatch }
+    }
+
+    /// Counts the recorded changes of the object (property changes and its deletion).
+    var changeCount: UInt64 {
+        _read {
+            if let state { yield state.changeCount } else { yield 0 }
+        }
+        _modify { yield &madeState.changeCount }
+    }
+
+    /// Observers of the object's keys.
+    var observers: [String: [UUID: (ManagedObject) -> Void]] {
+        _read {
+            if let state { yield state.observers } else { yield [:] }
+        }
+        _modify { yield &madeState.observers }
+    }
+
+    /// The order of insertion into its context.
+    var insertionSequence: UInt64 {
+        _read {
+            if let state { yield state.insertionSequence } else { yield 0 }
+        }
+        _modify { yield &madeState.insertionSequence }
+    }
+}
