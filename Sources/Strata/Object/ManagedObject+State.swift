@@ -50,7 +50,7 @@ extension ManagedObject {
     /// Binary values still in their store's blob segments, by attribute index.
     var externalReferences: [Int: UInt64] {
         _read {
-            if let state { yield state.externalReferences } else { yield [:] }
+            if let state { yield state.externalReferences } else { yield[Int: UInt64]() }
         }
         _modify { yield &madeState.externalReferences }
     }
@@ -58,7 +58,7 @@ extension ManagedObject {
     /// The external references of the committed state, by storage index.
     var committedExternalReferences: [Int: UInt64] {
         _read {
-            if let state { yield state.committedExternalReferences } else { yield [:] }
+            if let state { yield state.committedExternalReferences } else { yield[Int: UInt64]() }
         }
         _modify { yield &madeState.committedExternalReferences }
     }
@@ -66,7 +66,7 @@ extension ManagedObject {
     /// Indexes of the attributes changed since the last fetch or save.
     var changedIndexes: Set<Int> {
         _read {
-            if let state { yield state.changedIndexes } else { yield [] }
+            if let state { yield state.changedIndexes } else { yield Set<Int>() }
         }
         _modify { yield &madeState.changedIndexes }
     }
@@ -97,7 +97,7 @@ extension ManagedObject {
     /// Indexes of the relationships changed since the last fetch or save.
     var changedRelationships: Set<Int> {
         _read {
-            if let state { yield state.changedRelationships } else { yield [] }
+            if let state { yield state.changedRelationships } else { yield Set<Int>() }
         }
         _modify { yield &madeState.changedRelationships }
     }
@@ -105,7 +105,7 @@ extension ManagedObject {
     /// Each changed attribute's value before its first change.
     var attributeBaselines: [Int: AttributeBaseline] {
         _read {
-            if let state { yield state.attributeBaselines } else { yield [:] }
+            if let state { yield state.attributeBaselines } else { yield[Int: AttributeBaseline]() }
         }
         _modify { yield &madeState.attributeBaselines }
     }
@@ -113,7 +113,7 @@ extension ManagedObject {
     /// Each changed relationship's value before its first change.
     var relationshipBaselines: [Int: RelationshipValue] {
         _read {
-            if let state { yield state.relationshipBaselines } else { yield [:] }
+            if let state { yield state.relationshipBaselines } else { yield[Int: RelationshipValue]() }
         }
         _modify { yield &madeState.relationshipBaselines }
     }
@@ -137,7 +137,7 @@ extension ManagedObject {
     /// Observers of the object's keys.
     var observers: [String: [UUID: (ManagedObject) -> Void]] {
         _read {
-            if let state { yield state.observers } else { yield [:] }
+            if let state { yield state.observers } else { yield[String: [UUID: (ManagedObject) -> Void]]() }
         }
         _modify { yield &madeState.observers }
     }
