@@ -35,8 +35,10 @@ extension ManagedObjectContext {
             if populate, object.isFault { object.load(row) }
             return object
         }
+        // The row names its concrete entity, which the ID (made from an index entry, or for a superentity) may not.
         let object = makeFault(
-            for: ManagedObjectID(entity: row.entity, storeIdentifier: id.storeIdentifier!, rowID: id.rowID!))
+            for: row.entity === id.entity
+                ? id : ManagedObjectID(entity: row.entity, storeIdentifier: id.storeIdentifier!, rowID: id.rowID!))
         coordinator.rowCache.store(row, for: RowCache.Key(object.objectID))
         if populate { object.load(row) }
         return object

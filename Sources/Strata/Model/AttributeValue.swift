@@ -28,7 +28,10 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
     /// A value of a ``AttributeType/uri`` attribute.
     case uri(URL)
     /// A value of a transformable or undefined (transient) attribute, kept as the Swift value itself.
-    case object(AnyHashableSendable)
+    ///
+    /// Indirect: the existential is five words, which would make every value (and every row and object's array
+    /// of them) twice as large as the largest other case.
+    indirect case object(AnyHashableSendable)
 
     /// The value in a short readable form: strings quoted, data as its byte count (`<12 bytes>`), UUIDs and
     /// URLs as strings.

@@ -58,11 +58,8 @@ public struct ManagedAttribute<Value: AttributeConvertible>: DeclaredManagedProp
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
-        get { object.managedValue(forKey: object[keyPath: storageKeyPath].key(in: object)) }
-        set {
-            object.setManagedValue(
-                newValue, forKey: object[keyPath: storageKeyPath].key(in: object))
-        }
+        get { object.managedValue(of: object[keyPath: storageKeyPath].attribute(in: object)) }
+        set { object.setManagedValue(newValue, of: object[keyPath: storageKeyPath].attribute(in: object)) }
     }
 }
 

@@ -173,17 +173,26 @@ extension ManagedObject {
     // MARK: - Typed access (used by @Managed)
 
     func attributeValue(forKey key: String) throws -> AttributeValue? {
-        let attribute = try attribute(forKey: key)
-        try willAccessValue(forKey: key)
-        defer { didAccessValue(forKey: key) }
+        try attributeValue(of: try attribute(forKey: key))
+    }
+
+    /// An attribute's value, firing the fault (what ``willAccessValue(forKey:)`` does) and reading an external
+    /// binary value.
+    func attributeValue(of attribute: AttributeDescription) throws -> AttributeValue? {
+        try fulfillFaultIfNeeded()
         try resolveExternalValue(at: attribute.index)
         return values[attribute.index]
     }
 
     func setAttributeValue(_ value: AttributeValue?, forKey key: String) throws {
-        let attribute = try attribute(forKey: key)
+        try setAttributeValue(value, of: try attribute(forKey: key))
+    }
+
+    /// Sets an attribute's value after checking it, firing the fault first (what ``willChangeValue(forKey:)``
+    /// does).
+    func setAttributeValue(_ value: AttributeValue?, of attribute: AttributeDescription) throws {
         if let value { try Self.check(value, for: attribute, entity: entity) }
-        try willChangeValue(forKey: key)
+        try fulfillFaultIfNeeded()
         applyAttribute(attribute, value, external: nil)
     }
 

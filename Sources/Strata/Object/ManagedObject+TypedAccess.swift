@@ -24,20 +24,30 @@ extension ManagedObject {
     /// - Parameter key: the attribute's name; by default the name of the property whose accessor calls this.
     /// - Returns: the value, converted with ``AttributeConvertible/init(attributeValue:)``.
     public func managedValue<Value: AttributeConvertible>(forKey key: String = #function) -> Value {
+        guard let attribute = entity.attributesByName[key] else {
+            preconditionFailure(
+                "\(entity.name).\(key) of \(objectID): \(ObjectGraphError.unknownKey(entity: entity.name, key: key))")
+        }
+        return managedValue(of: attribute)
+    }
+
+    /// The value of an attribute, typed: what ``managedValue(forKey:)`` and ``ManagedAttribute`` properties
+    /// read once they know the attribute.
+    func managedValue<Value: AttributeConvertible>(of attribute: AttributeDescription) -> Value {
         do {
-            let value = try attributeValue(forKey: key)
+            let value = try attributeValue(of: attribute)
             guard let typed = Value(attributeValue: value) else {
                 if isInaccessible {
                     preconditionFailure(
-                        "\(entity.name).\(key) of \(objectID) is nil: the object's row was deleted from its store, "
-                            + "and the fault was marked deleted (shouldDeleteInaccessibleFaults)")
+                        "\(entity.name).\(attribute.name) of \(objectID) is nil: the object's row was deleted from "
+                            + "its store, and the fault was marked deleted (shouldDeleteInaccessibleFaults)")
                 }
                 preconditionFailure(
-                    "\(entity.name).\(key) holds \(value.map { "\($0)" } ?? "nil"), not a \(Value.self)")
+                    "\(entity.name).\(attribute.name) holds \(value.map { "\($0)" } ?? "nil"), not a \(Value.self)")
             }
             return typed
         } catch {
-            preconditionFailure("\(entity.name).\(key) of \(objectID): \(error)")
+            preconditionFailure("\(entity.name).\(attribute.name) of \(objectID): \(error)")
         }
     }
 
@@ -47,8 +57,17 @@ extension ManagedObject {
     ///   - value: the new value, converted with ``AttributeConvertible/attributeValue``.
     ///   - key: the attribute's name; by default the name of the property whose accessor calls this.
     public func setManagedValue<Value: AttributeConvertible>(_ value: Value, forKey key: String = #function) {
-        do { try setAttributeValue(value.attributeValue, forKey: key) } catch {
-            preconditionFailure("\(entity.name).\(key) of \(objectID): \(error)")
+        guard let attribute = entity.attributesByName[key] else {
+            preconditionFailure(
+                "\(entity.name).\(key) of \(objectID): \(ObjectGraphError.unknownKey(entity: entity.name, key: key))")
+        }
+        setManagedValue(value, of: attribute)
+    }
+
+    /// Sets an attribute known to the caller (``ManagedAttribute`` properties), recording the change.
+    func setManagedValue<Value: AttributeConvertible>(_ value: Value, of attribute: AttributeDescription) {
+        do { try setAttributeValue(value.attributeValue, of: attribute) } catch {
+            preconditionFailure("\(entity.name).\(attribute.name) of \(objectID): \(error)")
         }
     }
 

@@ -1,22 +1,27 @@
 import StrataLock
 
-/// How a managed property wrapper names its attribute or relationship: a key given in the declaration, or
-/// where it is declared, which ``DeclaredManagedProperty/key(in:)`` turns into the property's name.
+/// How a managed property wrapper names its attribute or relationship: a number standing for a key given in the
+/// declaration, or for where the property is declared (which ``DeclaredManagedProperty/key(in:)`` turns into the
+/// property's name).
 ///
-/// Every object holds one per managed property, so the declaration site is packed into two words (no larger
-/// than the key's `String`): the address of the file-name literal the compiler passed, and the line and column.
-enum PropertyKey: Sendable {
-    case named(String)
-    case declaredAt(DeclarationSite)
+/// Every object holds one per managed property, so it is four bytes: the declaration is interned in
+/// ``PropertyKeyTable`` when the wrapper is made, and each entity binds a number to its property once
+/// (``EntityDescription/propertyBindings``).
+struct PropertyKey: Hashable, Sendable {
+    let number: UInt32
 
-    /// A declaration site from the compiler's `#fileID`, `#line` and `#column`.
+    /// The key of a property declared with its attribute's or relationship's name.
+    static func named(_ key: String) -> PropertyKey { PropertyKeyTable.shared.intern(.name(key)) }
+
+    /// The key of a property declared without a name, from the compiler's `#fileID`, `#line` and `#column`.
     static func declared(file: StaticString, line: UInt, column: UInt) -> PropertyKey {
         // One call site passes one literal: its address tells the file, line and column tell the declaration.
-        .declaredAt(
-            DeclarationSite(
-                file: UInt(bitPattern: file.utf8Start),
-                position: UInt64(truncatingIfNeeded: line) << 32
-                    | UInt64(truncatingIfNeeded: column) & 0xFFFF_FFFF))
+        PropertyKeyTable.shared.intern(
+            .site(
+                DeclarationSite(
+                    file: UInt(bitPattern: file.utf8Start),
+                    position: UInt64(truncatingIfNeeded: line) << 32
+                        | UInt64(truncatingIfNeeded: column) & 0xFFFF_FFFF)))
     }
 }
 
@@ -26,39 +31,106 @@ struct DeclarationSite: Hashable, Sendable {
     let position: UInt64
 }
 
+/// What a ``PropertyKey`` stands for.
+enum PropertyKeySource: Hashable, Sendable {
+    case name(String)
+    case site(DeclarationSite)
+}
+
+/// The process's property keys: one number per key name or declaration site, never forgotten (there is one per
+/// managed property declared in the program, and one per distinct key name).
+final class PropertyKeyTable: Sendable {
+    static let shared = PropertyKeyTable()
+
+    private struct State {
+        var numbers: [PropertyKeySource: UInt32] = [:]
+        var sources: [PropertyKeySource] = []
+        /// The property names of declaration sites, found by reflection once each.
+        var siteNames: [UInt32: String] = [:]
+    }
+
+    private let state = Lock(State())
+
+    func intern(_ source: PropertyKeySource) -> PropertyKey {
+        state.withLock { state in
+            if let number = state.numbers[source] { return PropertyKey(number: number) }
+            let number = UInt32(state.sources.count)
+            state.sources.append(source)
+            state.numbers[source] = number
+            return PropertyKey(number: number)
+        }
+    }
+
+    /// The name given for `key`, or the name found for its declaration site; nil for a site not named yet.
+    func name(of key: PropertyKey) -> String? {
+        state.withLock { state in
+            switch state.sources[Int(key.number)] {
+            case .name(let name): name
+            case .site: state.siteNames[key.number]
+            }
+        }
+    }
+
+    func recordName(_ name: String, of key: PropertyKey) {
+        state.withLock { $0.siteNames[key.number] = name }
+    }
+}
+
 /// A managed property wrapper (``ManagedAttribute``, ``ManagedRelationship``).
 protocol DeclaredManagedProperty {
     var propertyKey: PropertyKey { get }
 }
 
-/// The names of properties declared without a key, by declaration: found once per property through
-/// reflection, then read from here.
-private let propertyNames = Lock<[DeclarationSite: String]>([:])
-
 extension DeclaredManagedProperty {
-    /// The key of this property (wrapper) of `object`: the key given, else
-    /// the property's name, found by reflection (the stored wrapper `_name` of the property `name` that was
-    /// declared at the same place) the first time.
+    /// The key of this property (wrapper) of `object`: the key given, else the property's name, found by
+    /// reflection (the stored wrapper `_name` of the property `name` with the same key) the first time.
     func key(in object: ManagedObject) -> String {
-        let site: DeclarationSite
-        switch propertyKey {
-        case .named(let key): return key
-        case .declaredAt(let declaration): site = declaration
-        }
-        if let name = propertyNames.withLock({ $0[site] }) { return name }
+        if let name = PropertyKeyTable.shared.name(of: propertyKey) { return name }
         var mirror: Mirror? = Mirror(reflecting: object)
         while let current = mirror {
             for child in current.children {
                 guard let label = child.label, label.hasPrefix("_"),
-                    let wrapper = child.value as? any DeclaredManagedProperty,
-                    case .declaredAt(let other) = wrapper.propertyKey, other == site
+                    let wrapper = child.value as? any DeclaredManagedProperty, wrapper.propertyKey == propertyKey
                 else { continue }
                 let name = String(label.dropFirst())
-                propertyNames.withLock { $0[site] = name }
+                PropertyKeyTable.shared.recordName(name, of: propertyKey)
                 return name
             }
             mirror = current.superclassMirror
         }
         preconditionFailure("no stored property of \(type(of: object)) holds the managed property declared here")
+    }
+
+    /// The attribute this property stands for in `object`'s entity, bound once per entity and key.
+    func attribute(in object: ManagedObject) -> AttributeDescription {
+        let index = object.entity.propertyBindings.index(of: propertyKey) {
+            let key = key(in: object)
+            guard let attribute = object.entity.attributesByName[key] else {
+                preconditionFailure(
+                    "\(object.entity.name).\(key) of \(object.objectID): \(ObjectGraphError.unknownKey(entity: object.entity.name, key: key))"
+                )
+            }
+            return attribute.index
+        }
+        return object.entity.attributes[index]
+    }
+}
+
+/// The property each ``PropertyKey`` names in one entity, by key number, found on first use.
+final class PropertyBindings: Sendable {
+    /// Index + 1 by key number; 0 for a key not bound yet.
+    private let slots = Lock<[Int32]>([])
+
+    /// The index bound to `key`, binding it with `bind` the first time.
+    func index(of key: PropertyKey, bind: () -> Int) -> Int {
+        let number = Int(key.number)
+        let bound = slots.withLock { slots in number < slots.count ? Int(slots[number]) - 1 : -1 }
+        if bound >= 0 { return bound }
+        let index = bind()
+        slots.withLock { slots in
+            if slots.count <= number { slots.append(contentsOf: repeatElement(0, count: number + 1 - slots.count)) }
+            slots[number] = Int32(index + 1)
+        }
+        return index
     }
 }

@@ -14,11 +14,16 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     /// The entity of the object.
     public let entity: EntityDescription
     /// The UUID of the store that holds the row; nil while the ID is temporary.
-    public let storeIdentifier: UUID?
+    public var storeIdentifier: UUID? { isTemporaryID ? nil : store }
     /// The row ID within the entity hierarchy's table; nil while the ID is temporary.
-    public let rowID: UInt64?
-    /// What distinguishes a temporary ID.
-    private let temporaryIdentifier: UInt64?
+    public var rowID: UInt64? { isTemporaryID ? nil : number }
+    /// Whether the ID is temporary (the object has not been saved yet).
+    public let isTemporaryID: Bool
+    /// The store's UUID (all zeros for a temporary ID). Not optional, like ``number``: an ID is allocated for
+    /// every object and fault, and optionals would make it 16 bytes larger.
+    private let store: UUID
+    /// The row ID, or the temporary ID's number.
+    private let number: UInt64
 
     /// Temporary IDs are numbered within the process; the process's random identifier keeps their URIs unique
     /// across processes. (A counter, not a UUID per object: on Linux every UUID() reads /dev/urandom.)
@@ -34,20 +39,17 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     ///   - rowID: the row's ID in the entity hierarchy's table.
     public init(entity: EntityDescription, storeIdentifier: UUID, rowID: UInt64) {
         self.entity = entity
-        self.storeIdentifier = storeIdentifier
-        self.rowID = rowID
-        self.temporaryIdentifier = nil
+        self.store = storeIdentifier
+        self.number = rowID
+        self.isTemporaryID = false
     }
 
     init(temporaryFor entity: EntityDescription) {
         self.entity = entity
-        self.storeIdentifier = nil
-        self.rowID = nil
-        self.temporaryIdentifier = Self.temporaryCounter.add(1, ordering: .relaxed).newValue
+        self.store = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        self.number = Self.temporaryCounter.add(1, ordering: .relaxed).newValue
+        self.isTemporaryID = true
     }
-
-    /// Whether the ID is temporary (the object has not been saved yet).
-    public var isTemporaryID: Bool { temporaryIdentifier != nil }
 
     /// A stable order for objects given as a set: saved ones by row ID, then new ones in creation order.
     func precedes(_ other: ManagedObjectID) -> Bool {
@@ -55,36 +57,35 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
         case (let left?, let right?): left < right
         case (.some, nil): true
         case (nil, .some): false
-        case (nil, nil): (temporaryIdentifier ?? 0) < (other.temporaryIdentifier ?? 0)
+        case (nil, nil): number < other.number
         }
     }
 
     /// A URL that names this object; see the type's documentation for the forms.
     public func uriRepresentation() -> URL {
-        if let temporaryIdentifier {
-            return URL(
-                string: "x-strata:///\(entity.name)/t\(Self.processIdentifier.uuidString)-\(temporaryIdentifier)")!
+        if isTemporaryID {
+            return URL(string: "x-strata:///\(entity.name)/t\(Self.processIdentifier.uuidString)-\(number)")!
         }
-        return URL(string: "x-strata://\(storeIdentifier!.uuidString)/\(entity.name)/p\(rowID!)")!
+        return URL(string: "x-strata://\(store.uuidString)/\(entity.name)/p\(number)")!
     }
 
     /// Two IDs are equal when they name the same object: the same temporary ID, or the same row of the same
     /// store's hierarchy table (whichever entity of the hierarchy each names). A temporary ID never equals a
     /// permanent one, even for the same object after its save.
     public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
-        if let left = lhs.temporaryIdentifier { return left == rhs.temporaryIdentifier }
+        if lhs.isTemporaryID { return rhs.isTemporaryID && lhs.number == rhs.number }
         // A row belongs to its hierarchy's table: the same row is the same object whatever entity names it.
-        return rhs.temporaryIdentifier == nil && lhs.rowID == rhs.rowID && lhs.storeIdentifier == rhs.storeIdentifier
+        return !rhs.isTemporaryID && lhs.number == rhs.number && lhs.store == rhs.store
             && lhs.entity.rootEntity === rhs.entity.rootEntity
     }
 
     /// Hashes what ``==(_:_:)`` compares: the temporary identifier, or the row, store and root entity.
     public func hash(into hasher: inout Hasher) {
-        if let temporaryIdentifier {
-            hasher.combine(temporaryIdentifier)
+        if isTemporaryID {
+            hasher.combine(number)
         } else {
-            hasher.combine(rowID)
-            hasher.combine(storeIdentifier)
+            hasher.combine(number)
+            hasher.combine(store)
             hasher.combine(ObjectIdentifier(entity.rootEntity))
         }
     }

@@ -1,0 +1,34 @@
+import Foundation
+import Testing
+
+@testable import Strata
+
+/// Layout facts the object graph's memory per object rests on (Benchmarks' M1.graph measures the whole): a
+/// change that makes one of these larger multiplies by every value, row and object in memory.
+@Suite struct ObjectLayoutTests {
+    @Test func anAttributeValueIsThreeWords() {
+        // Without `indirect` on `.object`, the existential payload makes it six.
+        #expect(MemoryLayout<AttributeValue?>.stride <= 24)
+    }
+
+    @Test func aManagedPropertyWrapperIsFourBytes() {
+        #expect(MemoryLayout<ManagedAttribute<String>>.size == 4)
+        #expect(MemoryLayout<ManagedRelationship<ManagedObject?>>.size == 4)
+    }
+
+    @Test func aPropertyKeyNamesTheSameDeclarationEveryTime() {
+        let first = PropertyKey.named("salary")
+        #expect(PropertyKey.named("salary") == first)
+        #expect(PropertyKey.named("name") != first)
+        #expect(PropertyKeyTable.shared.name(of: first) == "salary")
+    }
+
+    @Test func aTransformableValueStillRoundTripsThroughItsIndirectCase() {
+        let value = AttributeValue.object(AnyHashableSendable(["a": 1]))
+        guard case .object(let boxed) = value else {
+            Issue.record("not an object value")
+            return
+        }
+        #expect(boxed == AnyHashableSendable(["a": 1]))
+    }
+}
