@@ -42,7 +42,7 @@ extension ManagedObjectContext {
             object.relationshipValues[index] = value
             object.changedRelationships.insert(index)
         }
-        for (index, _) in saved { object.didChangeValue(forKey: object.entity.attributes[index].name) }
+        for (index, _) in saved { object.didChangeAttribute(object.entity.attributes[index]) }
         let restored = Set(saved.map(\.0))
         for attribute in object.entity.attributes
         where !restored.contains(attribute.index) && object.values[attribute.index] != before[attribute.index] {

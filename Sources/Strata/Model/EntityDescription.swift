@@ -108,7 +108,8 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     private(set) var defaultValues: [AttributeValue?] = []
     /// A relationship value per relationship, each not read yet: what a fault holds (one shared buffer).
     private(set) var unreadRelationshipValues: [RelationshipValue?] = []
-    /// Which attribute each managed property wrapper (``ManagedAttribute``) of the entity's classes stands for.
+    /// Which property each managed property wrapper (``ManagedAttribute``, ``ManagedRelationship``) of the entity's
+    /// classes stands for.
     let propertyBindings = PropertyBindings()
     /// What each field of the entity's rows holds, in field order: level by level from the root, each
     /// level's persistent attributes and then two fields per to-one.

@@ -32,15 +32,20 @@ extension ManagedObject {
     /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)``, ``ObjectGraphError/wrongValueType(entity:key:expected:got:)``.
     public func setValue(_ value: Any?, forKey key: String) throws {
         if let relationship = relationship(forKey: key) {
-            if relationship.isToMany {
-                try replaceMembers(relationship, with: members(from: value, for: relationship))
-            } else {
-                try setToOne(relationship, toOneTarget(value, for: relationship))
-            }
+            try setRelationshipValue(value, of: relationship)
             return
         }
         let attribute = try attribute(forKey: key)
         try setAttributeValue(try Self.convert(value, for: attribute, entity: entity), forKey: key)
+    }
+
+    /// Sets a relationship to a related object or nil (to-one), or a collection of objects (to-many).
+    func setRelationshipValue(_ value: Any?, of relationship: RelationshipDescription) throws {
+        if relationship.isToMany {
+            try replaceMembers(relationship, with: members(from: value, for: relationship))
+        } else {
+            try setToOne(relationship, toOneTarget(value, for: relationship))
+        }
     }
 
     /// The value at a key path such as `"department.name"`: each step reads a property of the object the
@@ -126,16 +131,27 @@ extension ManagedObject {
                 changedRelationships.insert(relationship.index)
                 managedObjectContext?.objectDidChange(self)
             }
-            for observer in (observers[key] ?? [:]).values { observer(self) }
+            notifyObservers(of: key)
             return
         }
         guard let attribute = entity.attributesByName[key] else { return }
+        didChangeAttribute(attribute)
+    }
+
+    /// ``didChangeValue(forKey:)`` for an attribute the caller knows.
+    func didChangeAttribute(_ attribute: AttributeDescription) {
         if changeProcessingEnabled {
             changeCount &+= 1
             changedIndexes.insert(attribute.index)
             managedObjectContext?.objectDidChange(self)
         }
-        for observer in (observers[key] ?? [:]).values { observer(self) }
+        notifyObservers(of: attribute.name)
+    }
+
+    /// Calls the observers of `key` (``observe(_:_:)``), if the object has any.
+    func notifyObservers(of key: String) {
+        guard let observers = state?.observers, !observers.isEmpty, let handlers = observers[key] else { return }
+        for observer in handlers.values { observer(self) }
     }
 
     /// Calls `handler` after every change of `key` (through setValue, typed properties, refresh or merge).
@@ -206,7 +222,7 @@ extension ManagedObject {
         }
         values[index] = value
         externalReferences[index] = external
-        didChangeValue(forKey: attribute.name)
+        didChangeAttribute(attribute)
         guard changeProcessingEnabled, let context = managedObjectContext else { return }
         context.registerUndo { [self] in
             applyAttribute(attribute, oldValue, external: oldExternal)

@@ -90,7 +90,7 @@ extension ManagedObject {
                 }
             }
         }
-        for observer in (observers[relationship.name] ?? [:]).values { observer(self) }
+        notifyObservers(of: relationship.name)
     }
 
     /// Sets a to-one on this side only.

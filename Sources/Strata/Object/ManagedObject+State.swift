@@ -64,9 +64,9 @@ extension ManagedObject {
     }
 
     /// Indexes of the attributes changed since the last fetch or save.
-    var changedIndexes: Set<Int> {
+    var changedIndexes: PropertyIndexSet {
         _read {
-            if let state { yield state.changedIndexes } else { yield Set<Int>() }
+            if let state { yield state.changedIndexes } else { yield PropertyIndexSet() }
         }
         _modify { yield &madeState.changedIndexes }
     }
@@ -95,9 +95,9 @@ extension ManagedObject {
     }
 
     /// Indexes of the relationships changed since the last fetch or save.
-    var changedRelationships: Set<Int> {
+    var changedRelationships: PropertyIndexSet {
         _read {
-            if let state { yield state.changedRelationships } else { yield Set<Int>() }
+            if let state { yield state.changedRelationships } else { yield PropertyIndexSet() }
         }
         _modify { yield &madeState.changedRelationships }
     }

@@ -96,4 +96,26 @@ extension ManagedObject {
             preconditionFailure("\(entity.name).\(key) of \(objectID): \(error)")
         }
     }
+
+    /// The value of a relationship the caller knows (``ManagedRelationship`` properties), typed.
+    func managedRelationship<Value: RelationshipConvertible>(of relationship: RelationshipDescription) -> Value {
+        do {
+            try fulfillFaultIfNeeded()
+            guard let typed = Value(relationshipValue: try relationshipValue(relationship)) else {
+                preconditionFailure("\(entity.name).\(relationship.name) does not hold \(Value.self)")
+            }
+            return typed
+        } catch {
+            preconditionFailure("\(entity.name).\(relationship.name) of \(objectID): \(error)")
+        }
+    }
+
+    /// Sets a relationship the caller knows (``ManagedRelationship`` properties), keeping the inverse in step.
+    func setManagedRelationship<Value: RelationshipConvertible>(
+        _ value: Value, of relationship: RelationshipDescription
+    ) {
+        do { try setRelationshipValue(value.relationshipValue, of: relationship) } catch {
+            preconditionFailure("\(entity.name).\(relationship.name) of \(objectID): \(error)")
+        }
+    }
 }

@@ -51,13 +51,8 @@ public struct ManagedRelationship<Value: RelationshipConvertible>: DeclaredManag
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
-        get {
-            object.managedRelationship(forKey: object[keyPath: storageKeyPath].key(in: object))
-        }
-        set {
-            object.setManagedRelationship(
-                newValue, forKey: object[keyPath: storageKeyPath].key(in: object))
-        }
+        get { object.managedRelationship(of: object[keyPath: storageKeyPath].relationship(in: object)) }
+        set { object.setManagedRelationship(newValue, of: object[keyPath: storageKeyPath].relationship(in: object)) }
     }
 }
 

@@ -21,7 +21,7 @@ final class ObjectState {
     /// The external references of the committed state, by storage index (restored by rollback).
     var committedExternalReferences: [Int: UInt64] = [:]
     /// Indexes of the attributes changed since the last fetch or save.
-    var changedIndexes: Set<Int> = []
+    var changedIndexes = PropertyIndexSet()
     /// Each relationship's value by ``RelationshipDescription/index``: nil while it is a fault (not read
     /// since the object was fetched or turned into a fault), else the related objects, held strongly.
     var relationshipValues: [RelationshipValue?]
@@ -29,7 +29,7 @@ final class ObjectState {
     /// has none (a new object, or a fault never fired).
     var committedReferences: [StoredReference?]?
     /// Indexes of the relationships changed since the last fetch or save.
-    var changedRelationships: Set<Int> = []
+    var changedRelationships = PropertyIndexSet()
     /// Each changed attribute's value before its first change since the last fetch or save, by index:
     /// what tells that undo brought the object back to its unchanged state.
     var attributeBaselines: [Int: AttributeBaseline] = [:]

@@ -103,16 +103,37 @@ extension DeclaredManagedProperty {
 
     /// The attribute this property stands for in `object`'s entity, bound once per entity and key.
     func attribute(in object: ManagedObject) -> AttributeDescription {
-        let index = object.entity.propertyBindings.index(of: propertyKey) {
-            let key = key(in: object)
-            guard let attribute = object.entity.attributesByName[key] else {
-                preconditionFailure(
-                    "\(object.entity.name).\(key) of \(object.objectID): \(ObjectGraphError.unknownKey(entity: object.entity.name, key: key))"
-                )
-            }
-            return attribute.index
+        let entity = object.entity
+        let index = boundIndex(in: object)
+        guard index < entity.attributes.count else {
+            preconditionFailure("\(entity.name).\(key(in: object)) is a relationship, declared as an attribute")
         }
-        return object.entity.attributes[index]
+        return entity.attributes[index]
+    }
+
+    /// The relationship this property stands for in `object`'s entity, bound once per entity and key.
+    func relationship(in object: ManagedObject) -> RelationshipDescription {
+        let entity = object.entity
+        let index = boundIndex(in: object)
+        guard index >= entity.attributes.count else {
+            preconditionFailure("\(entity.name).\(key(in: object)) is an attribute, declared as a relationship")
+        }
+        return entity.relationships[index - entity.attributes.count]
+    }
+
+    /// The property's index in the entity's ``EntityDescription/properties`` (attributes, then relationships).
+    private func boundIndex(in object: ManagedObject) -> Int {
+        let entity = object.entity
+        return entity.propertyBindings.index(of: propertyKey) {
+            let key = key(in: object)
+            if let attribute = entity.attributesByName[key] { return attribute.index }
+            if let relationship = entity.relationshipsByName[key] {
+                return entity.attributes.count + relationship.index
+            }
+            preconditionFailure(
+                "\(entity.name).\(key) of \(object.objectID): \(ObjectGraphError.unknownKey(entity: entity.name, key: key))"
+            )
+        }
     }
 }
 
