@@ -46,7 +46,7 @@ import Synchronization
 ///
 /// - ``withLock(_:)``
 /// - ``withLockIfAvailable(_:)``
-package struct Lock<Value: ~Copyable>: ~Copyable {
+public struct Lock<Value: ~Copyable>: ~Copyable {
     #if STRATA_TSAN_LOCKS
     @usableFromInline let storage: PthreadLockStorage<Value>
     #else
@@ -56,7 +56,8 @@ package struct Lock<Value: ~Copyable>: ~Copyable {
     /// Creates a lock holding `initialValue`.
     ///
     /// - Parameter initialValue: The value the lock protects from now on.
-    package init(_ initialValue: consuming sending Value) {
+    @inlinable
+    public init(_ initialValue: consuming sending Value) {
         #if STRATA_TSAN_LOCKS
         storage = PthreadLockStorage(initialValue)
         #else
@@ -73,8 +74,11 @@ package struct Lock<Value: ~Copyable>: ~Copyable {
     /// - Parameter body: A closure given exclusive access to the value.
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws.
+    // Public, not `package`: this toolchain does not serialize the body of a `package` function, `@inlinable`
+    // or `@_transparent`, so callers in other modules called an unspecialized `withLock` that instantiated
+    // generic metadata on every call (10% of W3.graph's samples in `_swift_getGenericMetadata`).
     @inlinable
-    package borrowing func withLock<Result: ~Copyable, E: Error>(
+    public borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         #if STRATA_TSAN_LOCKS
@@ -91,7 +95,7 @@ package struct Lock<Value: ~Copyable>: ~Copyable {
     /// - Returns: What `body` returns, or `nil` when the lock was held.
     /// - Throws: What `body` throws.
     @inlinable
-    package borrowing func withLockIfAvailable<Result: ~Copyable, E: Error>(
+    public borrowing func withLockIfAvailable<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result? {
         #if STRATA_TSAN_LOCKS
@@ -118,6 +122,7 @@ final class PthreadLockStorage<Value: ~Copyable>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let value: UnsafeMutablePointer<Value>
 
+    @usableFromInline
     init(_ initialValue: consuming Value) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
