@@ -81,7 +81,7 @@ final class SmokeEmployee: ManagedObject {
         let reader = ManagedObjectContext(coordinator: coordinator)
         let object = try reader.existingObject(with: id) as! SmokeEmployee
         // The fault is filled, the photo is not: the cached row holds only the blob's ID.
-        let cached = try #require(try coordinator.row(for: id, maximumAge: nil))
+        let cached = try #require(try coordinator.row(for: id, maximumAge: nil, retaining: false))
         #expect(cached.values[2] == nil && cached.externalReferences == [2: original[0]])
         #expect(object.values[2] == nil)
         #expect(object.name == "Ada")

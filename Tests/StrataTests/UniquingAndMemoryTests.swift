@@ -81,6 +81,42 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func aFaultHoldsARowCacheEntryOnlyOnceItReadItsRow(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)
+        let context = stack.contextWithoutUndo()
+        let ada = try #require(context.object(with: id) as? GraphEmployee)
+        #expect(ada.isFault)
+        #expect(stack.coordinator.rowCacheStatistics.entries == 0)
+        #expect(ada.firstName == "Ada")
+        #expect(stack.coordinator.rowCacheStatistics.entries == 1)
+        // Turning it into a fault and firing it again neither drops nor doubles its hold.
+        try context.refresh(ada, mergeChanges: false)
+        #expect(ada.firstName == "Ada")
+        #expect(stack.coordinator.rowCacheStatistics.entries == 1)
+        context.reset()
+        #expect(stack.coordinator.rowCacheStatistics.entries == 0)
+        withExtendedLifetime(ada) {}
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func twoContextsHoldingOneRowKeepItCachedUntilBothLetGo(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)
+        let first = stack.contextWithoutUndo()
+        let second = stack.contextWithoutUndo()
+        var one: GraphEmployee? = try #require(try first.existingObject(with: id) as? GraphEmployee)
+        let two = try #require(try second.existingObject(with: id) as? GraphEmployee)
+        #expect(stack.coordinator.rowCacheStatistics.entries == 1)
+        one = nil
+        #expect(stack.coordinator.rowCacheStatistics.cachedRows == 1)
+        #expect(first.registeredObjects.isEmpty)
+        second.reset()
+        #expect(stack.coordinator.rowCacheStatistics.entries == 0)
+        withExtendedLifetime((one, two)) {}
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func heldObjectStaysRegisteredAndKeepsItsRowCacheEntry(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let id = try seedAda(stack)

@@ -159,7 +159,7 @@ extension ManagedObjectContext {
                 deleted[key] = nil
                 object.isDeleted = false
                 pendingDeletions.removeAll { $0 === object }
-                coordinator.rowCache.store(row, for: RowCache.Key(object.objectID))
+                cacheRow(row, for: object)
                 object.turnIntoFault()
                 changes.refreshed.insert(object.objectID)
             case .mergeByPropertyObjectTrump, .overwrite, .error:
@@ -177,7 +177,7 @@ extension ManagedObjectContext {
         object.committedReferences = row.references
         object.committedExternalReferences = row.externalReferences
         object.version = row.version
-        coordinator.rowCache.store(row, for: RowCache.Key(object.objectID))
+        cacheRow(row, for: object)
         changes.refreshed.insert(object.objectID)
         if object.changedIndexes.isEmpty && object.changedRelationships.isEmpty {
             updated[key] = nil

@@ -39,7 +39,7 @@ extension ManagedObjectContext {
         let object = makeFault(
             for: row.entity === id.entity
                 ? id : ManagedObjectID(entity: row.entity, storeIdentifier: id.storeIdentifier!, rowID: id.rowID!))
-        coordinator.rowCache.store(row, for: RowCache.Key(object.objectID))
+        cacheRow(row, for: object)
         if populate { object.load(row) }
         return object
     }
@@ -83,6 +83,5 @@ extension ManagedObjectContext {
         registry[object.objectID] = nil
         object.objectID = id
         registry[id] = RegisteredObject(object: object)
-        coordinator.rowCache.retain(RowCache.Key(id))
     }
 }

@@ -28,7 +28,7 @@ extension ManagedObjectContext {
         let savedRelationships = object.changedRelationships.map { ($0, object.relationshipValues[$0]) }
         let before = object.values
         // Read first: a failed read leaves the object as it was.
-        guard let row = try storedRow(for: object.objectID) else {
+        guard let row = try storedRow(loadingInto: object) else {
             throw ObjectGraphError.objectInaccessible(object.objectID)
         }
         object.turnIntoFault()

@@ -267,7 +267,7 @@ extension ManagedObjectContext {
             row.values[storageIndex] = nil
             row.externalReferences[storageIndex] = blob
         }
-        coordinator.rowCache.store(row, for: RowCache.Key(object.objectID))
+        cacheRow(row, for: object)
     }
 
     /// Discards every unsaved change: inserted objects leave the context, deleted ones come back, updated ones
@@ -313,8 +313,10 @@ extension ManagedObjectContext {
 
     /// Forgets every object: the context is as new. Objects held elsewhere no longer belong to it.
     public func reset() {
-        for entry in registry.values { entry.object.managedObjectContext = nil }
-        for id in registry.keys where !id.isTemporaryID { coordinator.rowCache.release(RowCache.Key(id)) }
+        for (id, entry) in registry {
+            entry.object.managedObjectContext = nil
+            releaseCachedRow(of: entry.object, id: id)
+        }
         registry = [:]
         inserted = [:]
         updated = [:]

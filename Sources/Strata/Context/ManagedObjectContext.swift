@@ -155,7 +155,7 @@ public final class ManagedObjectContext {
         for (id, entry) in registry {
             // Objects that outlive their context no longer name it (their reference to it is not weak).
             entry.object.managedObjectContext = nil
-            if !id.isTemporaryID { coordinator.rowCache.release(RowCache.Key(id)) }
+            releaseCachedRow(of: entry.object, id: id)
         }
     }
 
@@ -185,7 +185,6 @@ public final class ManagedObjectContext {
         registry[object.objectID] = RegisteredObject(object: object)
         object.managedObjectContext = self
         object.state?.coordinator = coordinator
-        if !object.objectID.isTemporaryID { coordinator.rowCache.retain(RowCache.Key(object.objectID)) }
         if retainsRegisteredObjects { retainedObjects[ObjectIdentifier(object)] = object }
     }
 
@@ -193,7 +192,7 @@ public final class ManagedObjectContext {
         let key = ObjectIdentifier(object)
         if registry[object.objectID]?.object === object {
             registry[object.objectID] = nil
-            if !object.objectID.isTemporaryID { coordinator.rowCache.release(RowCache.Key(object.objectID)) }
+            releaseCachedRow(of: object, id: object.objectID)
         }
         inserted[key] = nil
         updated[key] = nil
@@ -209,7 +208,21 @@ public final class ManagedObjectContext {
         let id = object.objectID
         guard let entry = registry[id], entry.object === object else { return }
         registry[id] = nil
-        if !id.isTemporaryID { coordinator.rowCache.release(RowCache.Key(id)) }
+        releaseCachedRow(of: object, id: id)
+    }
+
+    /// Caches a row the object now holds (read from the store, fetched or saved): its first one retains the
+    /// row cache's entry for it.
+    func cacheRow(_ row: StoredRow, for object: ManagedObject) {
+        coordinator.rowCache.store(row, for: RowCache.Key(object.objectID), retaining: !object.holdsCachedRow)
+        object.holdsCachedRow = true
+    }
+
+    /// Releases the row cache's entry the object holds, if it holds one. `id`: the ID it held it under.
+    func releaseCachedRow(of object: ManagedObject, id: ManagedObjectID) {
+        guard object.holdsCachedRow else { return }
+        object.holdsCachedRow = false
+        coordinator.rowCache.release(RowCache.Key(id))
     }
 
     // MARK: - Inserting and deleting
@@ -299,7 +312,20 @@ public final class ManagedObjectContext {
     func storedRow(for id: ManagedObjectID) throws -> StoredRow? {
         if let row = try rowFromAncestors(for: id) { return row }
         guard !id.isTemporaryID else { return nil }
-        return try coordinator.row(for: id, maximumAge: stalenessInterval >= 0 ? stalenessInterval : nil)
+        return try coordinator.row(
+            for: id, maximumAge: stalenessInterval >= 0 ? stalenessInterval : nil, retaining: false)
+    }
+
+    /// The row an object loads (firing its fault, refreshing it): as ``storedRow(for:)``, and the object holds
+    /// the row cache's entry from then on.
+    func storedRow(loadingInto object: ManagedObject) throws -> StoredRow? {
+        let id = object.objectID
+        if let row = try rowFromAncestors(for: id) { return row }
+        guard !id.isTemporaryID else { return nil }
+        let row = try coordinator.row(
+            for: id, maximumAge: stalenessInterval >= 0 ? stalenessInterval : nil, retaining: !object.holdsCachedRow)
+        if row != nil { object.holdsCachedRow = true }
+        return row
     }
 }
 

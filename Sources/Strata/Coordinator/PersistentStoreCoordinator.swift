@@ -167,12 +167,13 @@ public final class PersistentStoreCoordinator: Sendable {
     // MARK: - Rows
 
     /// The row of a permanent ID: from the row cache when it holds one no older than `maximumAge`, else from
-    /// the store (which refreshes the cache).
-    func row(for id: ManagedObjectID, maximumAge: TimeInterval?) throws -> StoredRow? {
+    /// the store (which refreshes the cache). `retaining`: the caller's object will hold the cached row (see
+    /// ``RowCache``).
+    func row(for id: ManagedObjectID, maximumAge: TimeInterval?, retaining: Bool) throws -> StoredRow? {
         let key = RowCache.Key(id)
-        if let row = rowCache.row(for: key, maximumAge: maximumAge) { return row }
+        if let row = rowCache.row(for: key, maximumAge: maximumAge, retaining: retaining) { return row }
         let row = try store(for: id).row(id.rowID!, of: id.entity)
-        if let row { rowCache.store(row, for: key) }
+        if let row { rowCache.store(row, for: key, retaining: retaining) }
         return row
     }
 

@@ -4,9 +4,10 @@ import StrataLock
 /// The coordinator's cache of rows, keyed by (store, table, row ID), shared by all its contexts.
 ///
 /// Each entry holds the row's values, its version and when it was fetched. An entry exists while at least
-/// one context holds an object with that ID (contexts ``retain(_:)`` and ``release(_:)`` keys as they
-/// register and drop objects); the last release drops it. Faults are filled from here; a miss, or an entry
-/// older than the context's staleness interval, goes to the store.
+/// one context holds an object that read its row through the cache (``ManagedObject/holdsCachedRow``: a fetched
+/// object, a fired fault, a saved object); each such object retains its key once, and its context
+/// ``release(_:)``s it when the object goes. A fault that never read its row holds nothing here. Faults are
+/// filled from here; a miss, or an entry older than the context's staleness interval, goes to the store.
 final class RowCache: Sendable {
     struct Key: Hashable, Sendable {
         let store: UUID
@@ -40,8 +41,9 @@ final class RowCache: Sendable {
 
     private let state = Lock(State())
 
-    /// The cached row when it is there and no older than `maximumAge` (nil: any age).
-    func row(for key: Key, maximumAge: TimeInterval?) -> StoredRow? {
+    /// The cached row when it is there and no older than `maximumAge` (nil: any age); a hit is retained once
+    /// more when `retaining` (an object will hold it).
+    func row(for key: Key, maximumAge: TimeInterval?, retaining: Bool) -> StoredRow? {
         state.withLock { state in
             guard let entry = state.entries[key], let row = entry.row,
                 maximumAge.map({ Date().timeIntervalSince(entry.fetchedAt) <= $0 }) ?? true
@@ -50,16 +52,23 @@ final class RowCache: Sendable {
                 return nil
             }
             state.hits += 1
+            if retaining { state.entries[key]!.references += 1 }
             return row
         }
     }
 
-    /// Records a row read from (or written to) the store, if some context holds its object.
-    func store(_ row: StoredRow, for key: Key) {
+    /// Records a row read from (or written to) the store: in the entry an object retains with it when
+    /// `retaining`, else only if some object holds the key already.
+    func store(_ row: StoredRow, for key: Key, retaining: Bool) {
+        let now = Date()
         state.withLock { state in
-            guard state.entries[key] != nil else { return }
+            if retaining {
+                state.entries[key, default: Entry(row: nil, fetchedAt: now, references: 0)].references += 1
+            } else if state.entries[key] == nil {
+                return
+            }
             state.entries[key]!.row = row
-            state.entries[key]!.fetchedAt = Date()
+            state.entries[key]!.fetchedAt = now
         }
     }
 
@@ -79,12 +88,6 @@ final class RowCache: Sendable {
     func invalidate(store: UUID) {
         state.withLock { state in
             for key in state.entries.keys where key.store == store { state.entries[key]!.row = nil }
-        }
-    }
-
-    func retain(_ key: Key) {
-        state.withLock { state in
-            state.entries[key, default: Entry(row: nil, fetchedAt: .distantPast, references: 0)].references += 1
         }
     }
 

@@ -17,7 +17,7 @@ extension ManagedObject {
             if faults.count > 1 { try? context.fill(faults) }
             if !isFault { return }
         }
-        guard let row = try context.storedRow(for: objectID) else {
+        guard let row = try context.storedRow(loadingInto: self) else {
             guard deletingInaccessible, context.shouldDeleteInaccessibleFaults else {
                 throw ObjectGraphError.objectInaccessible(objectID)
             }

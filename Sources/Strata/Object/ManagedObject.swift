@@ -42,6 +42,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var state: ObjectState?
     /// Off while awakeFromFetch and refresh run: changes then do not dirty the object.
     var changeProcessingEnabled = true
+    /// Whether the object retains its row's entry in the coordinator's row cache (``RowCache``): it read or wrote
+    /// its row through it. Its context releases the entry when the object goes.
+    var holdsCachedRow = false
 
     /// Whether the object's values are not in memory. Reading it never fires the fault.
     public internal(set) var isFault = false
