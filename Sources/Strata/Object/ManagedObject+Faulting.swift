@@ -129,6 +129,8 @@ extension ManagedObject {
 
     /// The persistent values in storage order, as a save writes them.
     var persistentValues: [AttributeValue?] {
-        entity.persistentAttributes.map { values[$0.index] }
+        // No transients: storage order is attribute order, and the row shares the object's buffer.
+        if entity.persistentAttributes.count == entity.attributes.count { return values }
+        return entity.persistentAttributes.map { values[$0.index] }
     }
 }

@@ -217,7 +217,10 @@ extension ManagedObject {
     func applyAttribute(_ attribute: AttributeDescription, _ value: AttributeValue?, external: UInt64?) {
         let index = attribute.index
         let (oldValue, oldExternal) = (values[index], externalReferences[index])
-        if changeProcessingEnabled, !changedIndexes.contains(index), attributeBaselines[index] == nil {
+        // Baselines serve undo only (revertIfUnchanged): without an undo manager none is kept.
+        if changeProcessingEnabled, managedObjectContext?.undoManager != nil, !changedIndexes.contains(index),
+            attributeBaselines[index] == nil
+        {
             attributeBaselines[index] = AttributeBaseline(value: oldValue, external: oldExternal)
         }
         values[index] = value
