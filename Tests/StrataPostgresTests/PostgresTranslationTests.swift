@@ -86,6 +86,8 @@ import Testing
         let coordinator: PersistentStoreCoordinator
         let store: PostgresStore
         let pendingContext: ManagedObjectContext
+        /// The same objects saved in an in-memory store (dictionary requests read stores only).
+        let savedMemory: PersistentStoreCoordinator
 
         init() throws {
             configuration = try postgresConfiguration()
@@ -98,6 +100,11 @@ import Testing
             _ = try memory.addPersistentStore(.inMemory)
             pendingContext = ManagedObjectContext(coordinator: memory)
             try PostgresTranslationTests.insert(into: pendingContext)
+            savedMemory = PersistentStoreCoordinator(model: PostgresTranslationTests.model)
+            _ = try savedMemory.addPersistentStore(.inMemory)
+            let memorySaving = ManagedObjectContext(coordinator: savedMemory)
+            try PostgresTranslationTests.insert(into: memorySaving)
+            try memorySaving.save()
         }
 
         func coordinatorContext() -> ManagedObjectContext { ManagedObjectContext(coordinator: coordinator) }
@@ -203,6 +210,60 @@ import Testing
                 continue
             }
             #expect(a == b)  // canonical equivalence: "é" precomposed equals "e" + combining acute
+        }
+    }
+
+    @Test func groupedDictionariesAreComputedByTheServerWhenExact() throws {
+        let shared = try Shared.instance()
+        func request(
+            _ properties: [FetchProperty], groupBy: [QueryKeyPath], predicate: String? = nil
+        ) throws -> FetchRequest<[String: QueryValue]> {
+            let request = FetchRequest<[String: QueryValue]>(entityName: "PGPerson")
+            request.propertiesToFetch = properties
+            request.propertiesToGroupBy = groupBy
+            if let predicate { request.predicate = try ObjectPredicate(format: predicate) }
+            return request
+        }
+        func describe(_ results: [[String: QueryValue]]) -> [String] {
+            results.map { dictionary in
+                dictionary.keys.sorted().map { key -> String in
+                    if case .identity(let identity) = dictionary[key]!, let id = identity.base as? ManagedObjectID {
+                        return "\(key)=\(id.entity.name)"
+                    }
+                    return "\(key)=\(dictionary[key]!)"
+                }.joined(separator: ",")
+            }
+        }
+        let count = FetchProperty.expression(ExpressionDescription(name: "n", .count(nil)))
+        let average = FetchProperty.expression(
+            ExpressionDescription(name: "avg", .average("age"), resultType: .double))
+        let sum = FetchProperty.expression(ExpressionDescription(name: "sum", .sum("age")))
+        let least = FetchProperty.expression(ExpressionDescription(name: "min", .min("age")))
+        let most = FetchProperty.expression(ExpressionDescription(name: "max", .max("age")))
+        let named = FetchProperty.expression(ExpressionDescription(name: "named", .count("name")))
+        let cases: [(FetchRequest<[String: QueryValue]>, inServer: Bool)] = [
+            (try request(["team", count, average, sum, least, most, named], groupBy: ["team"]), true),
+            (try request(["age", count], groupBy: ["age"], predicate: "age > 20"), true),
+            (try request([count, average, sum], groupBy: [], predicate: "ANY clubs.name == 'go'"), true),
+            (try request([count, sum], groupBy: [], predicate: "age > 1000"), true),
+            (try request(["team", "age", count], groupBy: ["team", "age"]), true),
+            // Left to the context: a predicate kept for memory, the minimum of strings.
+            (try request(["team", count], groupBy: ["team"], predicate: "name ==[c] 'ada'"), false),
+            (
+                try request(
+                    ["team", .expression(ExpressionDescription(name: "first", .min("name")))], groupBy: ["team"]),
+                false
+            ),
+        ]
+        for (fetch, inServer) in cases {
+            let expected = try ManagedObjectContext(coordinator: shared.savedMemory).fetch(fetch)
+            let before = shared.store.rowsReceived
+            let found = try shared.coordinatorContext().fetch(fetch)
+            // Groups of a to-one have no order (identities do not order): compared as sets.
+            #expect(
+                describe(found).sorted() == describe(expected).sorted(),
+                "\(String(describing: fetch.propertiesToFetch))")
+            #expect((shared.store.rowsReceived == before) == inServer)
         }
     }
 }
