@@ -34,6 +34,7 @@ public final class PostgresTestCluster: Sendable {
     public let directory: String
     private let binaries: String
     private let runsAsNobody: Bool
+    private let durable: Bool
 
     /// A failure to set up or run the cluster, with the program's output.
     public struct Failure: Error, CustomStringConvertible {
@@ -42,8 +43,11 @@ public final class PostgresTestCluster: Sendable {
 
     /// Creates and starts a new cluster of its own (for tests that stop, kill or restart the server).
     ///
+    /// - Parameter durable: whether the server syncs (`fsync`, `full_page_writes` and `synchronous_commit` on,
+    ///   PostgreSQL's defaults, for benchmarks); tests run without (default false).
     /// - Throws: ``Failure`` naming the program that failed and what it printed.
-    public init() throws {
+    public init(durable: Bool = false) throws {
+        self.durable = durable
         binaries = try Self.findBinaries()
         runsAsNobody = getuid() == 0
         // Under /tmp when the programs run as nobody: a TMPDIR inside root's home would be out of its reach.
@@ -136,8 +140,11 @@ public final class PostgresTestCluster: Sendable {
     /// - Throws: ``Failure`` with the server log's tail when it does not start.
     public func start() throws {
         let options =
-            "-p \(port) -c listen_addresses=127.0.0.1 -c unix_socket_directories=\(directory) -c fsync=off "
-            + "-c full_page_writes=off -c max_connections=300 -c shared_buffers=64MB"
+            "-p \(port) -c listen_addresses=127.0.0.1 -c unix_socket_directories=\(directory) "
+            + (durable
+                ? "-c fsync=on -c full_page_writes=on -c synchronous_commit=on "
+                : "-c fsync=off -c full_page_writes=off ")
+            + "-c max_connections=300 -c shared_buffers=\(durable ? "256MB" : "64MB")"
         do {
             try run(
                 "pg_ctl",
