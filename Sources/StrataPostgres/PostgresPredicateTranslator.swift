@@ -201,12 +201,16 @@ struct PostgresPredicateTranslator {
                 identityCondition("\(row.alias).strata_row_id", root: row.entity.rootEntity, op, constant), mode)
         }
         let rest = keys.dropFirst()
+        // Under ANY/ALL before any to-many, the value itself is the only element, and nil is none.
+        let present: (String) -> String? = { column in
+            mode != .direct && !crossedToMany ? column : nil
+        }
         if let attribute = row.entity.attributesByName[key] {
             guard rest.isEmpty else { return nil }
+            let column = "\(row.alias).\(schema.column(attribute))"
             return leaf(
-                attributeCondition(
-                    attribute, column: "\(row.alias).\(schema.column(attribute))", op, constant, options: options),
-                mode)
+                attributeCondition(attribute, column: column, op, constant, options: options), mode,
+                unlessNil: present(column))
         }
         guard let relationship = row.entity.relationshipsByName[key] else { return nil }
         if relationship.isToMany {
@@ -225,9 +229,13 @@ struct PostgresPredicateTranslator {
             // A to-one compared with nil or with object IDs: its row-ID column.
             let column = "\(row.alias).\(id)"
             if constant == .null, op == .equal || op == .notEqual {
-                return leaf(Translation(sql: "(\(column) IS \(op == .equal ? "" : "NOT ")NULL)", exact: true), mode)
+                return leaf(
+                    Translation(sql: "(\(column) IS \(op == .equal ? "" : "NOT ")NULL)", exact: true), mode,
+                    unlessNil: present(column))
             }
-            return leaf(identityCondition(column, root: relationship.destinationEntity.rootEntity, op, constant), mode)
+            return leaf(
+                identityCondition(column, root: relationship.destinationEntity.rootEntity, op, constant), mode,
+                unlessNil: present(column))
         }
         // Through a to-one: where it is missing the value is nil, which meets only `== nil` and `!= value`
         // (those stay in memory); before a to-many nothing is compared at all.
@@ -249,12 +257,16 @@ struct PostgresPredicateTranslator {
             exact: inner.exact)
     }
 
-    /// A comparison of one value, negated when an element failing it is sought (only an exact one can be).
-    private func leaf(_ translation: Translation?, _ mode: Mode) -> Translation? {
-        guard let translation else { return nil }
-        guard mode == .anyFailing else { return translation }
-        guard translation.exact else { return nil }
-        return Translation(sql: "NOT \(translation.sql)", exact: true)
+    /// A comparison of one value, negated when an element failing it is sought (only an exact one can be); with
+    /// `column`, only where that column is not NULL (a nil value is no element under ANY/ALL).
+    private func leaf(_ translation: Translation?, _ mode: Mode, unlessNil column: String? = nil) -> Translation? {
+        guard var translation else { return nil }
+        if mode == .anyFailing {
+            guard translation.exact else { return nil }
+            translation.sql = "NOT \(translation.sql)"
+        }
+        if let column { translation.sql = "(\(column) IS NOT NULL AND \(translation.sql))" }
+        return translation
     }
 
     /// `ANY` (or the negation of `ALL`) over the elements a key path yields.

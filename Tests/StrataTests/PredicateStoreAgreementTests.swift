@@ -146,6 +146,9 @@ let agreementCases: [AgreementCase] = {
         "ALL department.employees.salary > 50", "NONE department.employees.name ==[c] 'ada'",
         "department.employees.@max.rating > 5", "SUBQUERY(department.employees, $e, $e.serial < 5).@count == 1",
         "department.employees.@avg.salary != 150",
+        // ANY/ALL over a single value: nil is no element (ANY false, ALL true).
+        "ANY name == nil", "ALL name == 'Ada'", "ANY rating == nil", "ALL rating > 3", "ANY department == nil",
+        "ALL department.name == 'Sales'", "ANY department.name == nil", "NONE rating < 2",
     ] { add(format) }
     // Subentities.
     add("agency == 'Acme'", "FetchContractor")
