@@ -30,6 +30,8 @@ let package = Package(
         .library(name: "StrataQuery", targets: ["StrataQuery"]),
         .library(name: "StrataImport", targets: ["StrataImport"]),
         .library(name: "StrataPostgres", targets: ["StrataPostgres"]),
+        // For Benchmarks/ (its throwaway PostgreSQL cluster): not an API of Strata.
+        .library(name: "StrataTestSupport", targets: ["StrataTestSupport"]),
         .executable(name: "strata", targets: ["strata"]),
     ],
     traits: [

@@ -9,9 +9,11 @@ let package = Package(
     name: "StrataBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "Strata", path: ".."),
+        // The trait Postgres: the graph-pg level runs the graph figures on the PostgreSQL store too.
+        .package(name: "Strata", path: "..", traits: ["Postgres"]),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         .executableTarget(
@@ -21,9 +23,12 @@ let package = Package(
                 .product(name: "StrataStorage", package: "Strata"),
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "StrataWorkload", package: "Strata"),
+                .product(name: "StrataPostgres", package: "Strata"),
+                .product(name: "StrataTestSupport", package: "Strata"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Sources/CompanyBenchmark"
         )

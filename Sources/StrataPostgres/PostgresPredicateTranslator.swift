@@ -6,15 +6,20 @@ import StrataQuery
 /// Turns a predicate into an SQL condition on a hierarchy's table (alias `t`) that every matching row meets.
 ///
 /// Each part with an SQL form becomes SQL: comparisons of an attribute with a constant (`==`, `!=`, `<`, `<=`,
-/// `>`, `>=`, `BETWEEN`, `IN`), `nil` tests, `BEGINSWITH`, `ENDSWITH`, `CONTAINS` and `LIKE` on strings, key
-/// paths through a to-one (an `EXISTS` on the related table), `SELF` and to-ones compared with object IDs (`==`,
-/// `!=`, `IN`), AND, OR, NOT, TRUEPREDICATE and FALSEPREDICATE. A translation is *exact* when the SQL holds for exactly the rows the
-/// predicate holds for (comparisons are wrapped so that SQL's NULL never differs from StrataQuery's `nil`
-/// semantics, and strings compare in Unicode normalization form C, as Swift compares them); a part without an
-/// exact form (string matching, whose grapheme rules SQL does not know) narrows the rows without deciding, and a
-/// part without any (key paths through to-manys, ANY/ALL, SUBQUERY, aggregates, `MATCHES`, `[c]` and `[d]`)
-/// is left out. The store then evaluates the whole predicate in memory on the rows SQL returned, so the
-/// answer is always StrataQuery's.
+/// `>`, `>=`, `BETWEEN`, `IN`), `nil` tests, `BEGINSWITH`, `ENDSWITH`, `CONTAINS` and `LIKE` on strings, `[c]`
+/// and `[d]` (``foldedCondition(_:column:_:_:options:)``), key paths through to-ones (an `EXISTS` on the
+/// related table), `SELF` and to-ones compared with object IDs (`==`, `!=`, `IN`), `ANY`, `ALL` and `NONE` over
+/// to-manys (`EXISTS` / `NOT EXISTS` through the foreign key or the join table), `@count`, `@sum`, `@avg`, `@min`
+/// and `@max` over to-manys and `SUBQUERY(…).@count` (correlated subqueries), AND, OR, NOT, TRUEPREDICATE and
+/// FALSEPREDICATE.
+///
+/// A translation is *exact* when the SQL holds for exactly the rows the predicate holds for (comparisons are
+/// wrapped so that SQL's NULL never differs from StrataQuery's `nil` semantics, and strings compare in Unicode
+/// normalization form C, as Swift compares them); a part without an exact form (string matching, whose grapheme
+/// rules SQL does not know; `[c]` and `[d]` on strings that are not ASCII) narrows the rows without deciding, and a
+/// part without any (`MATCHES`: PostgreSQL's regular expressions are not ICU's; sums and averages of doubles,
+/// whose rounding depends on the order of the elements) is left out. The store then evaluates the whole predicate
+/// in memory on the rows SQL returned, so the answer is always StrataQuery's.
 struct PostgresPredicateTranslator {
     /// The SQL of a part and whether it decides the part exactly.
     struct Translation {
@@ -22,11 +27,45 @@ struct PostgresPredicateTranslator {
         var exact: Bool
     }
 
+    /// A row a key path starts from: its alias in the statement and its entity.
+    struct Source {
+        var alias: String
+        var entity: EntityDescription
+    }
+
     let schema: PostgresSchema
-    let entity: EntityDescription
     /// The store whose object IDs name rows of this schema.
     let storeIdentifier: UUID
     var statement: PostgresStatement
+    /// `SELF`: the fetched row, or a subquery's element.
+    var source: Source
+    /// Variables bound to rows: a `SUBQUERY`'s element.
+    var rowVariables: [String: Source] = [:]
+    /// The number of the next alias made (`a1`, `a2`, …), shared by nested translators.
+    var aliasCount = 0
+
+    init(schema: PostgresSchema, entity: EntityDescription, storeIdentifier: UUID, statement: PostgresStatement) {
+        self.schema = schema
+        self.storeIdentifier = storeIdentifier
+        self.statement = statement
+        self.source = Source(alias: "t", entity: entity)
+    }
+
+    var entity: EntityDescription { source.entity }
+
+    /// A new table alias.
+    mutating func makeAlias() -> String {
+        aliasCount += 1
+        return "a\(aliasCount)"
+    }
+
+    /// Runs `body` on a copy and keeps the copy's state (binds, aliases) only when it translated.
+    mutating func attempt(_ body: (inout Self) -> Translation?) -> Translation? {
+        var copy = self
+        guard let translated = body(&copy) else { return nil }
+        self = copy
+        return translated
+    }
 
     /// The condition, or nil when no part of the predicate has an SQL form.
     mutating func translate(_ predicate: ObjectPredicate) -> Translation? {
@@ -34,42 +73,41 @@ struct PostgresPredicateTranslator {
         case .constant(let value):
             return Translation(sql: value ? "TRUE" : "FALSE", exact: true)
         case .and(let parts):
-            let translated = parts.map { translate($0) }
+            let translated = parts.map { part in attempt { $0.translate(part) } }
             let present = translated.compactMap { $0 }
             guard !present.isEmpty else { return nil }
             return Translation(
                 sql: "(" + present.map(\.sql).joined(separator: " AND ") + ")",
                 exact: present.count == parts.count && present.allSatisfy(\.exact))
         case .or(let parts):
-            var translated: [Translation] = []
-            for part in parts {
-                // A part that cannot narrow makes the whole disjunction unable to.
-                guard let translation = translate(part) else { return nil }
-                translated.append(translation)
+            return attempt { copy in
+                var translated: [Translation] = []
+                for part in parts {
+                    // A part that cannot narrow makes the whole disjunction unable to.
+                    guard let translation = copy.translate(part) else { return nil }
+                    translated.append(translation)
+                }
+                guard !translated.isEmpty else { return Translation(sql: "FALSE", exact: true) }
+                return Translation(
+                    sql: "(" + translated.map(\.sql).joined(separator: " OR ") + ")",
+                    exact: translated.allSatisfy(\.exact))
             }
-            guard !translated.isEmpty else { return Translation(sql: "FALSE", exact: true) }
-            return Translation(
-                sql: "(" + translated.map(\.sql).joined(separator: " OR ") + ")", exact: translated.allSatisfy(\.exact))
         case .not(let inner):
             // Only an exact condition can be negated: the negation of a superset is not one.
-            var copy = self
-            guard let translated = copy.translate(inner), translated.exact else { return nil }
-            self = copy
-            return Translation(sql: "NOT \(translated.sql)", exact: true)
+            return attempt { copy in
+                guard let translated = copy.translate(inner), translated.exact else { return nil }
+                return Translation(sql: "NOT \(translated.sql)", exact: true)
+            }
         case .comparison(let comparison):
-            var copy = self
-            guard let translated = copy.translate(comparison) else { return nil }
-            self = copy
-            return translated
+            return attempt { $0.translate(comparison) }
         }
     }
 
     private mutating func translate(_ comparison: PredicateComparison) -> Translation? {
-        guard comparison.modifier == .direct else { return nil }
         var left = comparison.left
         var right = comparison.right
         var op = comparison.operator
-        if case .constant = left, case .keyPath = right {
+        if comparison.modifier == .direct, case .constant = left, !Self.isConstant(right) {
             swap(&left, &right)
             switch op {
             case .lessThan: op = .greaterThan
@@ -81,51 +119,201 @@ struct PostgresPredicateTranslator {
             }
         }
         guard case .constant(let constant) = right else { return nil }
-        // SELF compared with object IDs: the row's own ID.
-        if case .evaluatedObject = left {
-            return identityCondition("t.strata_row_id", root: entity.rootEntity, op, constant)
+        switch comparison.modifier {
+        case .direct:
+            return directCondition(left, op, constant, options: comparison.options)
+        case .any:
+            return elementsCondition(left, op, constant, options: comparison.options, negated: false)
+        case .all:
+            // ALL: no element fails the comparison (true for none).
+            guard
+                let failing = elementsCondition(left, op, constant, options: comparison.options, negated: true),
+                failing.exact
+            else { return nil }
+            return Translation(sql: "NOT \(failing.sql)", exact: true)
         }
-        guard case .keyPath(let path, .evaluatedObject) = left else { return nil }
+    }
+
+    private static func isConstant(_ expression: ObjectExpression) -> Bool {
+        if case .constant = expression { return true }
+        return false
+    }
+
+    /// The row a key path's base names: `SELF` or a variable bound to a subquery's element.
+    func start(of base: ObjectExpression) -> Source? {
+        switch base {
+        case .evaluatedObject: return source
+        case .variable(let name): return rowVariables[name]
+        default: return nil
+        }
+    }
+
+    /// A comparison without modifier: an attribute, a to-one or `SELF` (possibly through to-ones), an aggregate
+    /// of a to-many or a subquery's count, with a constant.
+    private mutating func directCondition(
+        _ left: ObjectExpression, _ op: PredicateComparison.Operator, _ constant: QueryValue,
+        options: ComparisonOptions
+    ) -> Translation? {
+        switch left {
+        case .evaluatedObject, .variable:
+            // SELF (or a subquery's element) compared with object IDs: the row's own ID.
+            guard let row = start(of: left) else { return nil }
+            return identityCondition("\(row.alias).strata_row_id", root: row.entity.rootEntity, op, constant)
+        case .keyPath(let path, .subquery(let collection, let variable, let predicate)):
+            guard path.components == [.collectionOperator(.count)] else { return nil }
+            return subqueryCount(collection, variable: variable, predicate: predicate, op, constant)
+        case .keyPath(let path, let base):
+            guard let row = start(of: base) else { return nil }
+            if path.components.contains(where: { if case .collectionOperator = $0 { true } else { false } }) {
+                return aggregateCondition(from: row, path.components[...], op, constant, options: options)
+            }
+            let keys = path.components.compactMap { component -> String? in
+                if case .key(let key) = component { key } else { nil }
+            }
+            return valueCondition(
+                from: row, keys[...], op, constant, options: options, mode: .direct, crossedToMany: false)
+        default:
+            return nil
+        }
+    }
+
+    /// How a key path's values are compared: as one value, or as elements of which one must match (`ANY`), or
+    /// of which one must fail (the negation of `ALL`).
+    enum Mode {
+        case direct
+        case any
+        case anyFailing
+    }
+
+    /// The comparison of the value (or, through to-manys, the elements) at `keys` from `row` with a constant.
+    ///
+    /// A to-one step is an `EXISTS` on the related row: a missing one gives the key path the value nil, so the
+    /// step is taken only where nil fails the comparison (or where no element is made at all, before any
+    /// to-many under `ANY`/`ALL`). A to-many step (only under `ANY`/`ALL`) is an `EXISTS` over its members.
+    mutating func valueCondition(
+        from row: Source, _ keys: ArraySlice<String>, _ op: PredicateComparison.Operator, _ constant: QueryValue,
+        options: ComparisonOptions, mode: Mode, crossedToMany: Bool
+    ) -> Translation? {
+        guard let key = keys.first else {
+            // The elements of a to-many themselves, compared with object IDs.
+            guard mode != .direct else { return nil }
+            return leaf(
+                identityCondition("\(row.alias).strata_row_id", root: row.entity.rootEntity, op, constant), mode)
+        }
+        let rest = keys.dropFirst()
+        // Under ANY/ALL before any to-many, the value itself is the only element, and nil is none.
+        let present: (String) -> String? = { column in
+            mode != .direct && !crossedToMany ? column : nil
+        }
+        if let attribute = row.entity.attributesByName[key] {
+            guard rest.isEmpty else { return nil }
+            let column = "\(row.alias).\(schema.column(attribute))"
+            return leaf(
+                attributeCondition(attribute, column: column, op, constant, options: options), mode,
+                unlessNil: present(column))
+        }
+        guard let relationship = row.entity.relationshipsByName[key] else { return nil }
+        if relationship.isToMany {
+            guard mode != .direct else { return nil }
+            let member = makeAlias()
+            let destination = Source(alias: member, entity: relationship.destinationEntity)
+            let (from, link) = members(of: relationship, owner: row.alias, alias: member)
+            guard
+                let inner = valueCondition(
+                    from: destination, rest, op, constant, options: options, mode: mode, crossedToMany: true)
+            else { return nil }
+            return Translation(sql: "EXISTS (SELECT 1 FROM \(from) WHERE \(link) AND \(inner.sql))", exact: inner.exact)
+        }
+        let (id, _) = schema.columns(relationship)
+        if rest.isEmpty {
+            // A to-one compared with nil or with object IDs: its row-ID column.
+            let column = "\(row.alias).\(id)"
+            if constant == .null, op == .equal || op == .notEqual {
+                return leaf(
+                    Translation(sql: "(\(column) IS \(op == .equal ? "" : "NOT ")NULL)", exact: true), mode,
+                    unlessNil: present(column))
+            }
+            return leaf(
+                identityCondition(column, root: relationship.destinationEntity.rootEntity, op, constant), mode,
+                unlessNil: present(column))
+        }
+        // Through a to-one: where it is missing the value is nil, which meets only `== nil` and `!= value`
+        // (those stay in memory); before a to-many nothing is compared at all.
+        let nilIsCompared = mode == .direct || crossedToMany
+        if nilIsCompared {
+            guard mode != .anyFailing, constant != .null, op != .notEqual else { return nil }
+        }
+        let related = makeAlias()
+        guard
+            let inner = valueCondition(
+                from: Source(alias: related, entity: relationship.destinationEntity), rest, op, constant,
+                options: options, mode: mode, crossedToMany: crossedToMany)
+        else { return nil }
+        return Translation(
+            sql: """
+                EXISTS (SELECT 1 FROM \(schema.table(of: relationship.destinationEntity)) \(related) \
+                WHERE \(related).strata_row_id = \(row.alias).\(id) AND \(inner.sql))
+                """,
+            exact: inner.exact)
+    }
+
+    /// A comparison of one value, negated when an element failing it is sought (only an exact one can be); with
+    /// `column`, only where that column is not NULL (a nil value is no element under ANY/ALL).
+    private func leaf(_ translation: Translation?, _ mode: Mode, unlessNil column: String? = nil) -> Translation? {
+        guard var translation else { return nil }
+        if mode == .anyFailing {
+            guard translation.exact else { return nil }
+            translation.sql = "NOT \(translation.sql)"
+        }
+        if let column { translation.sql = "(\(column) IS NOT NULL AND \(translation.sql))" }
+        return translation
+    }
+
+    /// `ANY` (or the negation of `ALL`) over the elements a key path yields.
+    private mutating func elementsCondition(
+        _ left: ObjectExpression, _ op: PredicateComparison.Operator, _ constant: QueryValue,
+        options: ComparisonOptions, negated: Bool
+    ) -> Translation? {
+        guard case .keyPath(let path, let base) = left, let row = start(of: base) else { return nil }
         let keys = path.components.compactMap { component -> String? in
             if case .key(let key) = component { key } else { nil }
         }
-        guard keys.count == path.components.count, let first = keys.first else { return nil }
-        if keys.count == 1, let relationship = entity.relationshipsByName[first], !relationship.isToMany {
-            // A to-one compared with nil or with object IDs: its row-ID column.
-            let column = "t." + schema.columns(relationship).id
-            if constant == .null, op == .equal || op == .notEqual {
-                return Translation(sql: "(\(column) IS \(op == .equal ? "" : "NOT ")NULL)", exact: true)
-            }
-            return identityCondition(column, root: relationship.destinationEntity.rootEntity, op, constant)
+        guard keys.count == path.components.count else { return nil }
+        return valueCondition(
+            from: row, keys[...], op, constant, options: options, mode: negated ? .anyFailing : .any,
+            crossedToMany: false)
+    }
+
+    /// The members of a to-many of the row `owner`: the `FROM` item (the destination's table as `alias`,
+    /// through the join table when there is one) and the condition linking them to the owner.
+    func members(
+        of relationship: RelationshipDescription, owner: String, alias: String
+    ) -> (from: String, link: String) {
+        let table = schema.table(of: relationship.destinationEntity)
+        switch relationship.storage {
+        case .foreignKey:
+            // A to-one: its one member.
+            let (id, _) = schema.columns(relationship)
+            return ("\(table) \(alias)", "\(alias).strata_row_id = \(owner).\(id)")
+        case .inverseForeignKey(let inverse):
+            let (id, _) = schema.columns(inverse)
+            let kinds = inverse.entity.allEntitiesInHierarchyBelow.map { String($0.entityID) }
+            return (
+                "\(table) \(alias)",
+                "\(alias).\(id) = \(owner).strata_row_id AND \(alias).strata_entity IN (\(kinds.joined(separator: ", ")))"
+            )
+        case .joinTable(let side):
+            let columns = PostgresSchema.joinColumns(side)
+            let link = alias + "_j"
+            return (
+                "\(schema.joinTable(side)) \(link) JOIN \(table) \(alias) ON \(alias).strata_row_id = \(link).\(columns.member)",
+                "\(link).\(columns.source) = \(owner).strata_row_id"
+            )
         }
-        if keys.count == 2, let relationship = entity.relationshipsByName[first], !relationship.isToMany {
-            // A key path through a to-one: the related row, when there is one, must meet the condition. Without
-            // one the key path is nil, which meets only `== nil` and `!= value`: those stay in memory.
-            let destination = relationship.destinationEntity
-            guard constant != .null, op != .notEqual, let attribute = destination.attributesByName[keys[1]] else {
-                return nil
-            }
-            var inner = PostgresPredicateTranslator(
-                schema: schema, entity: destination, storeIdentifier: storeIdentifier, statement: statement)
-            guard
-                let condition = inner.attributeCondition(
-                    attribute, column: "d." + schema.column(attribute), op, constant, options: comparison.options)
-            else { return nil }
-            statement = inner.statement
-            return Translation(
-                sql: """
-                    EXISTS (SELECT 1 FROM \(schema.table(of: destination)) d \
-                    WHERE d.strata_row_id = t.\(schema.columns(relationship).id) AND \(condition.sql))
-                    """,
-                exact: condition.exact)
-        }
-        guard keys.count == 1, let attribute = entity.attributesByName[first] else { return nil }
-        return attributeCondition(
-            attribute, column: "t." + schema.column(attribute), op, constant, options: comparison.options)
     }
 
     /// `column` (a row ID) compared with object IDs: equal to one of this store's rows of hierarchy `root`.
-    private mutating func identityCondition(
+    mutating func identityCondition(
         _ column: String, root: EntityDescription, _ op: PredicateComparison.Operator, _ constant: QueryValue
     ) -> Translation? {
         func rowID(_ value: QueryValue) -> UInt64?? {
@@ -157,7 +345,8 @@ struct PostgresPredicateTranslator {
         }
     }
 
-    /// An attribute's column compared with a constant.
+    /// An attribute's column (or an expression of its values, such as a subquery's minimum) compared with a
+    /// constant.
     mutating func attributeCondition(
         _ attribute: AttributeDescription, column: String, _ op: PredicateComparison.Operator,
         _ constant: QueryValue, options: ComparisonOptions
@@ -165,7 +354,10 @@ struct PostgresPredicateTranslator {
         guard attribute.storageIndex != nil, attribute.type != .transformable, !PostgresSchema.isExternal(attribute)
         else { return nil }
         let isString = attribute.type == .string
-        guard options.subtracting(.normalized).isEmpty else { return nil }
+        if options.contains(.caseInsensitive) || options.contains(.diacriticInsensitive) {
+            guard isString else { return nil }
+            return foldedCondition(attribute, column: column, op, constant, options: options)
+        }
         switch op {
         case .equal, .notEqual:
             if constant == .null {
@@ -220,6 +412,8 @@ struct PostgresPredicateTranslator {
                 return Translation(sql: "COALESCE(\(subject) LIKE normalize(\(like), NFC), FALSE)", exact: false)
             }
         case .matches:
+            // PostgreSQL's regular expressions (Henry Spencer's) are not ICU's: classes (`\p{…}`, `\w` beyond
+            // ASCII), possessive quantifiers, look-behind and case folding differ, so no form agrees.
             return nil
         }
     }
@@ -247,17 +441,30 @@ struct PostgresPredicateTranslator {
         return try? statement.bind(value, of: attribute)
     }
 
-    /// A LIKE pattern (`*` any characters, `?` one) as SQL's (`%`, `_`, with `\` escaping).
+    /// A LIKE pattern (`*` any characters, `?` one, `\` making the next character literal) as an SQL pattern
+    /// that matches at least every string it matches: `*` is `%`, `?` is `_%` (one character of Swift's is one
+    /// or more code points, as a flag is two), and literal `%`, `_` and `\` are escaped.
     static func likePattern(_ pattern: String) -> String {
         var result = ""
+        var escaping = false
+        func literal(_ character: Character) {
+            if character == "%" || character == "_" || character == "\\" { result += "\\" }
+            result.append(character)
+        }
         for character in pattern {
+            if escaping {
+                literal(character)
+                escaping = false
+                continue
+            }
             switch character {
+            case "\\": escaping = true
             case "*": result += "%"
-            case "?": result += "_"
-            case "%", "_", "\\": result += "\\" + String(character)
-            default: result.append(character)
+            case "?": result += "_%"
+            default: literal(character)
             }
         }
+        if escaping { literal("\\") }
         return result
     }
 }

@@ -28,6 +28,14 @@ final class PostgresRowReader: StoreQueryReader {
 
     var storeIdentifier: UUID { store.identifier }
 
+    /// Rows a query already read, so that reading them again (the window of a sort done here) costs no
+    /// round trip.
+    func remember(_ candidates: [(rowID: UInt64, row: StoredRow)]) {
+        for (rowID, row) in candidates {
+            rows[RowKey(table: ObjectIdentifier(row.entity.rootEntity), rowID: rowID)] = row
+        }
+    }
+
     func row(_ reference: StoredReference) throws -> StoredRow? {
         let key = RowKey(table: ObjectIdentifier(reference.entity.rootEntity), rowID: reference.rowID)
         if let row = rows[key] { return row }

@@ -21,6 +21,17 @@ struct PostgresStatement {
         return placeholder("text")
     }
 
+    mutating func bind(_ value: Double) -> String {
+        binds.append(value)
+        return placeholder("double precision")
+    }
+
+    /// A decimal number's text (`"2.5"`, `"1e-07"`) as `numeric`.
+    mutating func bindNumeric(_ text: String) -> String {
+        binds.append(text)
+        return placeholder("numeric")
+    }
+
     mutating func bind(_ values: [Int64]) -> String {
         binds.append(values)
         return placeholder("bigint[]")

@@ -53,6 +53,7 @@ public final class PostgresStore: PersistentStore, RowCacheSharing {
     let selectLists: [ObjectIdentifier: SelectList]
     let logger: Logger
     let reads = Atomic<Int>(0)
+    let received = Atomic<Int>(0)
     /// Written into every notification this store sends, so that it ignores its own.
     let instanceToken = UUID().uuidString
     let remoteChangeObservers = Lock<[RemoteChangeObservation: @Sendable (PersistentStoreRemoteChange) -> Void]>([:])
@@ -244,10 +245,13 @@ public final class PostgresStore: PersistentStore, RowCacheSharing {
 
     /// Runs `body` in one transaction on one connection: committed when it returns, rolled back when it throws.
     /// A serialization failure or deadlock runs it again, up to ``PostgresStoreConfiguration/maximumSaveAttempts``
-    /// times; a connection that turns out broken before the transaction began is replaced once.
+    /// times; a connection that turns out broken before the transaction began is replaced once. A connection lost
+    /// during `COMMIT` leaves the outcome to be found out (``resolveCommit(_:reason:)``): the transaction is
+    /// reported committed or failed, never "maybe".
     ///
     /// - Throws: what `body` throws; ``PostgresStoreError/serializationFailure(attempts:message:)`` after the last
-    ///   try; ``PostgresStoreError/connectionLost(reason:)``.
+    ///   try; ``PostgresStoreError/connectionLost(reason:)`` (nothing committed);
+    ///   ``PostgresStoreError/commitOutcomeUnknown(transactionID:reason:)``.
     func inTransaction<T>(
         isolation: String = "READ COMMITTED", _ body: (PostgresConnection) throws -> T
     ) throws -> T {
@@ -268,11 +272,12 @@ public final class PostgresStore: PersistentStore, RowCacheSharing {
                 }
                 do {
                     let result = try body(connection)
+                    let identity = try transactionIdentity(connection)
+                    configuration.beforeCommit?(connection)
                     do {
                         try connection.run("COMMIT", logger: logger)
                     } catch PostgresStoreError.connectionLost(let reason) {
-                        throw PostgresStoreError.connectionLost(
-                            reason: "\(reason) (during COMMIT: whether the transaction committed is unknown)")
+                        return .commitOutcomeUnknown(result, identity, reason)
                     }
                     return .done(result)
                 } catch PostgresStoreError.serializationFailure(_, let message) {
@@ -285,6 +290,9 @@ public final class PostgresStore: PersistentStore, RowCacheSharing {
             }
             switch outcome {
             case .done(let result):
+                return result
+            case .commitOutcomeUnknown(let result, let identity, let reason):
+                try resolveCommit(identity, reason: reason)
                 return result
             case .serializationFailure(let message):
                 lastMessage = message
@@ -299,6 +307,7 @@ public final class PostgresStore: PersistentStore, RowCacheSharing {
 
     private enum TransactionOutcome<T> {
         case done(T)
+        case commitOutcomeUnknown(T, TransactionIdentity, String)
         case serializationFailure(String)
         case newConnection
     }
@@ -528,6 +537,11 @@ public final class PostgresStore: PersistentStore, RowCacheSharing {
     /// Rows read from the database so far: rows asked for one by one or by table, and the rows fetches return
     /// (``StoreFetchRequest/ResultKind/rows``), as the other stores count them: a test hook.
     public var rowReads: Int { reads.load(ordering: .relaxed) }
+
+    /// Rows that fetch requests received from the database so far: every candidate SQL returned, before the
+    /// parts of a predicate left to memory filter them and before a sort or window done here: a test hook that
+    /// shows what SQL decided.
+    public var rowsReceived: Int { received.load(ordering: .relaxed) }
 
     /// Stops listening and closes the connections.
     ///

@@ -1,6 +1,8 @@
 #if Postgres
 import Foundation
 import Logging
+import PostgresNIO
+import Strata
 
 /// How a ``PostgresStore`` reaches its database: the server, the role, the database, the schema that holds the
 /// store's tables, and how many connections it keeps.
@@ -48,6 +50,16 @@ public struct PostgresStoreConfiguration: Sendable {
     /// Whether the store listens (`LISTEN`) for other processes' saves (default true): it then invalidates the
     /// rows they changed in its coordinators' row caches and calls its remote-change observers.
     public var observesRemoteChanges = true
+    /// Whether and how a schema written with an earlier model is migrated when the store is opened (as
+    /// ``StrataStoreConfiguration/migration`` for a Strata store; default: not at all, the model is refused):
+    /// ``PostgresSchemaMigrator``.
+    public var migration = MigrationOptions()
+    /// How long the store keeps trying to learn whether a transaction committed when its connection was lost
+    /// during `COMMIT` (default 30 seconds: the server may be restarting), before it reports
+    /// ``PostgresStoreError/commitOutcomeUnknown(transactionID:reason:)``.
+    public var commitResolutionTimeout: Duration = .seconds(30)
+    /// A fault seam for tests: called with a transaction's connection just before its `COMMIT` is sent.
+    package var beforeCommit: (@Sendable (PostgresConnection) -> Void)?
     /// Where the store logs: a note for each predicate it evaluates in memory rather than in SQL, and
     /// reconnections.
     public var logger = Logger(label: "strata.postgres")

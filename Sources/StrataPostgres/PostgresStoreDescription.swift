@@ -22,14 +22,25 @@ public struct PostgresStoreDescription: Sendable {
 }
 
 extension PersistentStoreCoordinator {
-    /// Opens a PostgreSQL store (creating its schema on first use) and adds it.
+    /// Opens a PostgreSQL store (creating its schema on first use) and adds it. A schema written with an earlier
+    /// model is migrated first when ``PostgresStoreConfiguration/migration`` asks for it (``PostgresSchemaMigrator``).
     ///
     /// - Parameter description: `.postgres(configuration)`.
     /// - Returns: the store.
-    /// - Throws: what ``PostgresStore/init(model:configuration:)`` throws.
+    /// - Throws: what ``PostgresStore/init(model:configuration:)`` throws; `MigrationError` and what a migration
+    ///   throws.
     @discardableResult
     public func addPersistentStore(_ description: PostgresStoreDescription) throws -> PostgresStore {
-        let store = try PostgresStore(model: model, configuration: description.configuration)
+        let configuration = description.configuration
+        let store: PostgresStore
+        do {
+            store = try PostgresStore(model: model, configuration: configuration)
+        } catch ObjectGraphError.incompatibleModel(let storeHash, _) where !configuration.migration.sourceModels.isEmpty
+        {
+            try PostgresSchemaMigrator(configuration: configuration, model: model, options: configuration.migration)
+                .migrate(storeHash: storeHash)
+            store = try PostgresStore(model: model, configuration: configuration)
+        }
         addPersistentStore(store)
         return store
     }

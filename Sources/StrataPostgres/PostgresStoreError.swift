@@ -20,6 +20,11 @@ public enum PostgresStoreError: Error, Sendable, Equatable, CustomStringConverti
     /// restarted, an administrator ended the session). When it broke during a save, the server rolled the
     /// transaction back: nothing of the save is in the database.
     case connectionLost(reason: String)
+    /// The connection was lost during a transaction's `COMMIT` and, for as long as
+    /// ``PostgresStoreConfiguration/commitResolutionTimeout`` allowed, no connection could learn whether the
+    /// transaction (`transactionID`, PostgreSQL's `txid_current()`) committed: the server stayed out of reach.
+    /// `txid_status(transactionID)` tells later. Not transient: trying the save again might apply it twice.
+    case commitOutcomeUnknown(transactionID: Int64, reason: String)
     /// A save still met a serialization failure or a deadlock (SQLSTATE 40001, 40P01) after `attempts` tries;
     /// each try was rolled back whole.
     case serializationFailure(attempts: Int, message: String)
@@ -50,6 +55,8 @@ public enum PostgresStoreError: Error, Sendable, Equatable, CustomStringConverti
         case .connectionLost(let reason): "the connection to PostgreSQL was lost: \(reason)"
         case .serializationFailure(let attempts, let message):
             "the save met a serialization failure \(attempts) times and was rolled back: \(message)"
+        case .commitOutcomeUnknown(let transactionID, let reason):
+            "whether transaction \(transactionID) committed is unknown (the server stayed out of reach): \(reason)"
         case .schemaMismatch(let schema, let reason): "PostgreSQL schema \(schema): \(reason)"
         case .unsupportedValue(let entity, let attribute, let reason):
             "\(entity).\(attribute): PostgreSQL cannot hold this value: \(reason)"

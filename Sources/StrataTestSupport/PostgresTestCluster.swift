@@ -9,6 +9,11 @@ import Glibc
 /// port (its unix socket in the same directory), no system service, no password (`trust` on loopback), and
 /// `pg_ctl stop` plus removal of the directory at the end.
 ///
+/// A test process that crashes (or is killed) never gets to its end: its server would run on. So each cluster's
+/// directory records its owner (`owner`: the test process's PID and start time, from `/proc/<pid>/stat`), and
+/// every new cluster first stops and removes the clusters whose owner is gone (``stopOrphans(in:)``), before
+/// making its own.
+///
 /// PostgreSQL refuses to run as root: when the tests run as root (CI does), the cluster's programs run as the
 /// unprivileged user `nobody` (`setpriv`), and the directory belongs to it. The binaries are found in
 /// `STRATA_POSTGRES_BIN`, Debian's `/usr/lib/postgresql/<version>/bin` (15 first) or `PATH`.
@@ -29,6 +34,7 @@ public final class PostgresTestCluster: Sendable {
     public let directory: String
     private let binaries: String
     private let runsAsNobody: Bool
+    private let durable: Bool
 
     /// A failure to set up or run the cluster, with the program's output.
     public struct Failure: Error, CustomStringConvertible {
@@ -37,14 +43,20 @@ public final class PostgresTestCluster: Sendable {
 
     /// Creates and starts a new cluster of its own (for tests that stop, kill or restart the server).
     ///
+    /// - Parameter durable: whether the server syncs (`fsync`, `full_page_writes` and `synchronous_commit` on,
+    ///   PostgreSQL's defaults, for benchmarks); tests run without (default false).
     /// - Throws: ``Failure`` naming the program that failed and what it printed.
-    public init() throws {
+    public init(durable: Bool = false) throws {
+        self.durable = durable
         binaries = try Self.findBinaries()
         runsAsNobody = getuid() == 0
         // Under /tmp when the programs run as nobody: a TMPDIR inside root's home would be out of its reach.
         let base = runsAsNobody ? "/tmp" : FileManager.default.temporaryDirectory.path
-        directory = "\(base)/strata-pg-\(UUID().uuidString)"
+        Self.stopOrphans(in: base)
+        directory = "\(base)/\(Self.directoryPrefix)\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try (Self.processIdentity(getpid()) ?? "\(getpid())").write(
+            toFile: "\(directory)/\(Self.ownerFile)", atomically: true, encoding: .utf8)
         if runsAsNobody {
             guard chown(directory, 65534, 65534) == 0 else {
                 throw Failure(description: "cannot give \(directory) to nobody: errno \(errno)")
@@ -78,13 +90,61 @@ public final class PostgresTestCluster: Sendable {
         for cluster in started.withLock({ $0 }) { cluster.destroy() }
     }
 
+    /// The start of every cluster directory's name.
+    static let directoryPrefix = "strata-pg-"
+    /// The file in a cluster's directory naming the process that owns it.
+    static let ownerFile = "owner"
+
+    /// A process's PID and start time (clock ticks after boot, field 22 of `/proc/<pid>/stat`): a PID alone may
+    /// have been reused by another process since. Nil when no such process runs.
+    static func processIdentity(_ pid: pid_t) -> String? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        // The fields after the command name (which may hold spaces) start with field 3, the state.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 19 else { return nil }
+        return "\(pid) \(fields[19])"
+    }
+
+    /// Stops and removes the clusters under `base` whose owning test process is gone (it crashed or was killed
+    /// before stopping them): a cluster directory whose `owner` file names a process that no longer runs (or a
+    /// PID now used by a process that started at another time). Directories of running owners, and ones without
+    /// an owner file yet (being made), are left alone.
+    ///
+    /// - Parameter base: the directory the clusters are made in.
+    /// - Returns: the directories removed.
+    @discardableResult
+    public static func stopOrphans(in base: String) -> [String] {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: base) else { return [] }
+        var removed: [String] = []
+        for entry in entries where entry.hasPrefix(directoryPrefix) {
+            let directory = "\(base)/\(entry)"
+            guard let owner = try? String(contentsOfFile: "\(directory)/\(ownerFile)", encoding: .utf8),
+                let pid = owner.split(separator: " ").first.flatMap({ pid_t($0) })
+            else { continue }
+            if processIdentity(pid) == owner { continue }
+            if let binaries = try? findBinaries() {
+                try? run(
+                    "pg_ctl", ["-D", "\(directory)/data", "-w", "-m", "immediate", "stop"], directory: directory,
+                    binaries: binaries, runsAsNobody: getuid() == 0)
+            }
+            try? FileManager.default.removeItem(atPath: directory)
+            removed.append(directory)
+        }
+        return removed
+    }
+
     /// Starts the server (again) and waits until it accepts connections.
     ///
     /// - Throws: ``Failure`` with the server log's tail when it does not start.
     public func start() throws {
         let options =
-            "-p \(port) -c listen_addresses=127.0.0.1 -c unix_socket_directories=\(directory) -c fsync=off "
-            + "-c full_page_writes=off -c max_connections=300 -c shared_buffers=64MB"
+            "-p \(port) -c listen_addresses=127.0.0.1 -c unix_socket_directories=\(directory) "
+            + (durable
+                ? "-c fsync=on -c full_page_writes=on -c synchronous_commit=on "
+                : "-c fsync=off -c full_page_writes=off ")
+            + "-c max_connections=300 -c shared_buffers=\(durable ? "256MB" : "64MB")"
         do {
             try run(
                 "pg_ctl",
@@ -115,6 +175,12 @@ public final class PostgresTestCluster: Sendable {
     /// `pg_ctl start` leaves running would inherit the descriptors `Process` watches to learn that its child
     /// ended (and any pipe another test has open), and keep them open as long as it runs.
     private func run(_ program: String, _ arguments: [String]) throws {
+        try Self.run(program, arguments, directory: directory, binaries: binaries, runsAsNobody: runsAsNobody)
+    }
+
+    private static func run(
+        _ program: String, _ arguments: [String], directory: String, binaries: String, runsAsNobody: Bool
+    ) throws {
         let outputPath = "\(directory)/\(program).out"
         let program = "\(binaries)/\(program)"
         // bash closes every descriptor above 2, moves to the cluster's directory, then becomes the program.
@@ -158,7 +224,7 @@ public final class PostgresTestCluster: Sendable {
     }
 
     /// Calls `body` with a NULL-terminated array of C strings.
-    private func withCStrings<T>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> T) -> T {
+    private static func withCStrings<T>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> T) -> T {
         let pointers = strings.map { strdup($0) } + [nil]
         defer { for pointer in pointers { free(pointer) } }
         return body(pointers)

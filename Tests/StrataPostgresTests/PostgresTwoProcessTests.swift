@@ -67,13 +67,128 @@ import Testing
         #expect(try saved.value(forKey: "title") as? String == "mine")
     }
 
+    /// What a note holds: its title, counter and tag.
+    struct NoteState: Equatable, CustomStringConvertible {
+        var title: String
+        var counter: Int64
+        var tag: String
+
+        init(title: String, counter: Int64, tag: String) {
+            self.title = title
+            self.counter = counter
+            self.tag = tag
+        }
+
+        init(_ note: ManagedObject) throws {
+            title = try note.value(forKey: "title") as? String ?? "?"
+            counter = try note.value(forKey: "counter") as? Int64 ?? -1
+            tag = try note.value(forKey: "tag") as? String ?? "?"
+        }
+
+        var description: String { "(\(title), \(counter), \(tag))" }
+    }
+
+    /// Every merge policy against a save of another process: this context changed the title and the counter of
+    /// a note, the other process the counter and the tag (MergePolicy's table: changed here only, in the store
+    /// only, in both).
+    @Test(arguments: MergePolicyType.allCases)
+    func everyMergePolicyResolvesAConflictWithAnotherProcessSave(_ policy: MergePolicyType) throws {
+        let cluster = try PostgresTestCluster.shared()
+        let schema = freshSchema()
+        let configuration = PostgresNotes.configuration(
+            port: cluster.port, user: cluster.user, database: cluster.database, schema: schema)
+        defer { try? PostgresStore.destroyPersistentStore(configuration: configuration) }
+        let coordinator = PersistentStoreCoordinator(model: PostgresNotes.model)
+        _ = try coordinator.addPersistentStore(.postgres(configuration))
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let note = ManagedObject(entity: PostgresNotes.model.entity(named: "PGNote")!, insertInto: context)
+        try note.setValue("p", forKey: "name")
+        try note.setValue("old", forKey: "title")
+        try context.save()
+
+        try note.setValue("mine", forKey: "title")
+        try note.setValue(Int64(100), forKey: "counter")
+        try Self.runWriter(cluster, schema: schema, name: "p", count: 1, tag: "theirs")
+        context.mergePolicy = MergePolicy(merge: policy)
+        let expected: NoteState
+        switch policy {
+        case .error:
+            #expect {
+                try context.save()
+            } throws: { error in
+                guard case ObjectGraphError.mergeConflicts(let conflicts) = error else { return false }
+                return conflicts.map(\.objectID) == [note.objectID]
+            }
+            expected = NoteState(title: "old", counter: 1, tag: "theirs")
+        case .mergeByPropertyStoreTrump:
+            try context.save()
+            expected = NoteState(title: "mine", counter: 1, tag: "theirs")
+        case .mergeByPropertyObjectTrump:
+            try context.save()
+            expected = NoteState(title: "mine", counter: 100, tag: "theirs")
+        case .overwrite:
+            try context.save()
+            expected = NoteState(title: "mine", counter: 100, tag: "")
+        case .rollback:
+            try context.save()
+            expected = NoteState(title: "old", counter: 1, tag: "theirs")
+        }
+        // In the database, as a new coordinator (its own connections, an empty cache) reads it.
+        let reader = PersistentStoreCoordinator(model: PostgresNotes.model)
+        _ = try reader.addPersistentStore(.postgres(configuration))
+        let readerContext = ManagedObjectContext(coordinator: reader)
+        let stored = try #require(try PostgresNotes.note(named: "p", in: readerContext))
+        #expect(try NoteState(stored) == expected, "\(policy)")
+        // And in the context that saved (the error policy leaves its changes in place).
+        if policy != .error { #expect(try NoteState(note) == expected, "\(policy) in the context") }
+    }
+
+    /// Every merge policy when this context deleted a note that another process updated meanwhile.
+    @Test(arguments: MergePolicyType.allCases)
+    func everyMergePolicyResolvesADeleteOfARowAnotherProcessUpdated(_ policy: MergePolicyType) throws {
+        let cluster = try PostgresTestCluster.shared()
+        let schema = freshSchema()
+        let configuration = PostgresNotes.configuration(
+            port: cluster.port, user: cluster.user, database: cluster.database, schema: schema)
+        defer { try? PostgresStore.destroyPersistentStore(configuration: configuration) }
+        let coordinator = PersistentStoreCoordinator(model: PostgresNotes.model)
+        _ = try coordinator.addPersistentStore(.postgres(configuration))
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let note = ManagedObject(entity: PostgresNotes.model.entity(named: "PGNote")!, insertInto: context)
+        try note.setValue("d", forKey: "name")
+        try context.save()
+        context.delete(note)
+        try Self.runWriter(cluster, schema: schema, name: "d", count: 1, tag: "theirs")
+        context.mergePolicy = MergePolicy(merge: policy)
+        let survives: Bool
+        switch policy {
+        case .error:
+            #expect(throws: ObjectGraphError.self) { try context.save() }
+            survives = true
+        case .mergeByPropertyStoreTrump, .rollback:
+            try context.save()
+            survives = true  // the deletion is dropped: the object takes the row
+        case .mergeByPropertyObjectTrump, .overwrite:
+            try context.save()
+            survives = false
+        }
+        let reader = PersistentStoreCoordinator(model: PostgresNotes.model)
+        _ = try reader.addPersistentStore(.postgres(configuration))
+        let readerContext = ManagedObjectContext(coordinator: reader)
+        let stored = try PostgresNotes.note(named: "d", in: readerContext)
+        #expect((stored != nil) == survives, "\(policy)")
+        if survives { #expect(try stored.map(NoteState.init)?.counter == 1) }
+    }
+
     /// Runs `StrataPostgresWriter` to its end.
-    static func runWriter(_ cluster: PostgresTestCluster, schema: String, name: String, count: Int) throws {
+    static func runWriter(
+        _ cluster: PostgresTestCluster, schema: String, name: String, count: Int, tag: String? = nil
+    ) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try locateWriter())
-        process.arguments = [
-            String(cluster.port), cluster.user, cluster.database, schema, name, String(count),
-        ]
+        process.arguments =
+            [String(cluster.port), cluster.user, cluster.database, schema, name, String(count)]
+            + (tag.map { [$0] } ?? [])
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice

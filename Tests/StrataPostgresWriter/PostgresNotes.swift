@@ -6,7 +6,7 @@ import StrataPostgres
 #endif
 
 /// The model the PostgreSQL store's two-process test shares with its writer process: notes with a title and a
-/// counter.
+/// counter and a tag.
 package enum PostgresNotes {
     package static let model: ManagedObjectModel = {
         try! ManagedObjectModel(entities: [
@@ -14,6 +14,7 @@ package enum PostgresNotes {
                 Attribute("name", .string)
                 Attribute("title", .string, default: .string(""))
                 Attribute("counter", .integer64, default: .integer(0))
+                Attribute("tag", .string, default: .string(""))
             }
         ])
     }()

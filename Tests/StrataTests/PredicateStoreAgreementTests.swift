@@ -110,6 +110,46 @@ let agreementCases: [AgreementCase] = {
         "ANY employees.rating == nil", "name ==[cd] 'emigre'", "name BEGINSWITH 'E'", "name == nil",
         "ANY employees.department.name == 'Sales'", "employees.@min.name == 'Ada'",
     ] { add(format, "FetchDepartment") }
+    // [c] and [d] beyond ASCII: full case folding (ß, the Kelvin sign, long s, final sigma, ligatures, dotted I),
+    // decomposed and precomposed forms, and MATCHES; the PostgreSQL store decides ASCII values in SQL and keeps
+    // the others for memory.
+    for format in [
+        "name ==[c] 'strasse'", "name ==[c] 'STRASSE'", "name ==[c] 'kelvin'", "name ==[c] 'sam'",
+        "name ==[c] 'σίσυφος'", "name ==[c] 'file'", "name ==[c] 'i̇stanbul'", "name ==[cd] 'eclair'",
+        "name ==[d] 'eclair'", "name ==[d] 'Ore'", "name ==[cd] 'ore'", "name ==[c] 'ÉCLAIR'", "name == 'éclair'",
+        "name CONTAINS[c] 'ss'", "name BEGINSWITH[c] 'σί'", "name BEGINSWITH[cd] 'e'", "name ENDSWITH[d] 'ir'",
+        "name LIKE[c] 'fi*'", "name LIKE 'a?b'", "name LIKE '*\\*'", "name <[c] 'f'", "name >=[cd] 'o'",
+        "name IN[c] {'straße', 'FILE', 'ada'}", "name !=[c] 'ada'", "name BETWEEN {'Z', 'é'}",
+        "name MATCHES '.*ß.*'", "name MATCHES[c] 'strasse'", "name MATCHES[cd] 'e.*'", "name MATCHES '\\p{Lu}.*'",
+        "NOT name ==[c] 'ada'", "name ==[c] 'ada' OR salary > 240",
+    ] { add(format) }
+    // To-manys: ANY, ALL, NONE, aggregates and SUBQUERY as SQL (EXISTS and correlated subqueries), from both
+    // sides and through a to-one.
+    for format in [
+        "ALL employees.name BEGINSWITH 'A'", "NONE employees.salary > 100", "ANY employees.salary BETWEEN {100, 120}",
+        "ALL employees.active == YES", "ANY employees.name ==[c] 'STRASSE'", "ANY employees == nil",
+        "employees.@max.salary BETWEEN {100, 200}", "employees.@sum.salary BETWEEN {500, 1500}",
+        "employees.@max.name > 'X'", "employees.@count != 5", "employees.@min.name ==[c] 'ada'",
+        "employees.@avg.salary == 150.5", "employees.@avg.salary > 140", "employees.@sum.salary == 0",
+        "employees.@min.hired < %@", "employees.@max.name == nil", "employees.@count IN {0, 5}",
+        "SUBQUERY(employees, $e, $e.salary > 100 AND $e.active == YES).@count >= 2",
+        "SUBQUERY(employees, $e, ANY $e.department.employees.salary > 240).@count > 0",
+        "SUBQUERY(employees, $e, $e.name BEGINSWITH 'A').@count == 1",
+        "SUBQUERY(employees, $e, SELF.salary < 100).@count == 0",
+        "NOT (ANY employees.salary > 200) AND employees.@count > 0", "ALL employees.department.name == 'Sales'",
+    ] {
+        cases.append(
+            AgreementCase(entity: "FetchDepartment", format: format, arguments: { _ in [.date(day2)] }))
+    }
+    for format in [
+        "department.employees.@sum.salary > 1000", "ANY department.employees.salary > 245",
+        "ALL department.employees.salary > 50", "NONE department.employees.name ==[c] 'ada'",
+        "department.employees.@max.rating > 5", "SUBQUERY(department.employees, $e, $e.serial < 5).@count == 1",
+        "department.employees.@avg.salary != 150",
+        // ANY/ALL over a single value: nil is no element (ANY false, ALL true).
+        "ANY name == nil", "ALL name == 'Ada'", "ANY rating == nil", "ALL rating > 3", "ANY department == nil",
+        "ALL department.name == 'Sales'", "ANY department.name == nil", "NONE rating < 2",
+    ] { add(format) }
     // Subentities.
     add("agency == 'Acme'", "FetchContractor")
     add("salary > 50", "FetchContractor")
@@ -126,6 +166,16 @@ let agreementCases: [AgreementCase] = {
     for keys in sorts {
         cases.append(AgreementCase(format: "TRUEPREDICATE", sortKeys: keys))
         cases.append(AgreementCase(format: "salary > 100", sortKeys: keys, offset: 2, limit: 5))
+    }
+    // Orders the database gives (sort keys and windows in SQL when the predicate translated exactly): mixed case,
+    // precomposed and decomposed forms, letters beyond Latin.
+    for keys in [
+        [SortKey("name")], [SortKey("name", ascending: false)], [SortKey("department.name"), SortKey("name")],
+        [SortKey("active", ascending: false), SortKey("name")], [SortKey("hired"), SortKey("rating")],
+    ] {
+        cases.append(AgreementCase(format: "TRUEPREDICATE", sortKeys: keys, offset: 3, limit: 12))
+        cases.append(AgreementCase(format: "salary > 90", sortKeys: keys, limit: 7))
+        cases.append(AgreementCase(format: "name ==[c] 'ada' OR salary > 200", sortKeys: keys, offset: 1, limit: 3))
     }
     cases.append(AgreementCase(format: "TRUEPREDICATE", offset: 4, limit: 3))
     cases.append(AgreementCase(format: "salary > 100", offset: 100))
@@ -177,20 +227,49 @@ let agreementCases: [AgreementCase] = {
         return matching.map(fetchKey)
     }
 
+    /// Names whose folds are not ASCII lowering: employees 101 and up, after the shared data set.
+    static let unicodeNames = [
+        "Straße", "STRASSE", "\u{212A}elvin", "kelvin", "ſam", "Σίσυφος", "ΣΊΣΥΦΟΣ", "ﬁle", "FILE", "İstanbul",
+        "istanbul", "e\u{301}clair", "éclair", "ÉCLAIR", "Øre", "øre", "a🇫🇷b", "a*", "Zebra", "zebra", "Émile",
+    ]
+
+    @discardableResult
+    static func insertUnicodeNames(
+        into context: ManagedObjectContext, departments: [FetchDepartment]
+    ) -> [ManagedObject] {
+        unicodeNames.enumerated().map { index, name in
+            let employee = FetchEmployee(context: context)
+            employee.serial = Int64(101 + index)
+            employee.name = name
+            employee.salary = Int64(40 + index * 11)
+            employee.rating = index % 4 == 0 ? nil : Double(index) / 2
+            employee.hired = FetchTestModel.epoch.addingTimeInterval(Double(index) * 3_600)
+            employee.active = index % 2 == 0
+            employee.department = index % 5 == 4 ? nil : departments[index % departments.count]
+            return employee
+        }
+    }
+
     @Test(arguments: agreementCases)
     func storesAndPendingObjectsAgree(_ testCase: AgreementCase) throws {
         // Unsaved objects, evaluated in memory by the fetch, and directly.
         let pendingStack = try TestStack(.inMemory, model: FetchTestModel.model)
         let pendingContext = pendingStack.context()
         let inserted = FetchTestModel.insertDataSet(into: pendingContext)
-        let all: [ManagedObject] = inserted.departments + inserted.employees
+        let all: [ManagedObject] =
+            inserted.departments + inserted.employees
+            + Self.insertUnicodeNames(into: pendingContext, departments: inserted.departments)
         let pendingLookup = FetchLookup(all)
         let direct = try Self.evaluateDirectly(testCase, all, lookup: pendingLookup)
         let pending = try Self.run(testCase, in: pendingContext, lookup: pendingLookup)
         #expect(pending == direct, "pending objects: \(testCase)")
 
         for kind in StoreKind.allCases {
-            let stack = try FetchTestModel.savedStack(kind)
+            let stack = try TestStack(kind, model: FetchTestModel.model)
+            let saving = stack.context()
+            let departments = FetchTestModel.insertDataSet(into: saving).departments
+            Self.insertUnicodeNames(into: saving, departments: departments)
+            try saving.save()
             let context = stack.context()
             let saved = try Self.run(testCase, in: context, lookup: try FetchLookup(context: stack.context()))
             #expect(saved == direct, "\(kind) store: \(testCase)")

@@ -88,6 +88,8 @@ final class Benchmark {
         try step("W7.graph") { try graphUpdates() }
         try step("W8.graph") { try graphCascadeDelete() }
         try step("M2.graph") { try graphMigration() }
+        // The graph figures again with the PostgreSQL store (GraphPostgresFigures.swift).
+        try graphPostgresFigures()
 
         for figure in deferredFigures { figure() }
         note("all figures checked; total \(format(now() - started)) s")

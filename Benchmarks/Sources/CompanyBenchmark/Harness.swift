@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 // MARK: - Output
 
@@ -21,9 +22,13 @@ enum Better {
     case lower
 }
 
+/// Every figure printed so far, by `<id>.<level>`: the graph-pg level takes its GRDB column from the graph level's.
+let printedFigures = Mutex<[String: (strata: Double?, sqlite: Double?)]>([:])
+
 /// Prints a figure in WORKLOAD.md's format: `<id>.<level> <strata> <sqlite> <unit> <advantage>`, with `-` for a
 /// missing value.
 func emitFigure(_ id: String, _ level: String, strata: Double?, sqlite: Double?, unit: String, better: Better) {
+    printedFigures.withLock { $0["\(id).\(level)"] = (strata, sqlite) }
     var advantage = "-"
     if let strata, let sqlite, strata > 0, sqlite > 0 {
         advantage = String(format: "%.2f", better == .higher ? strata / sqlite : sqlite / strata)

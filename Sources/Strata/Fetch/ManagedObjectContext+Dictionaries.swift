@@ -42,6 +42,12 @@ extension ManagedObjectContext {
         var storeRows: [[QueryValue]] = []
         let pushesWindow = !grouped && !request.returnsDistinctResults
         let stores = searchedStores(of: request)
+        if grouped,
+            let answered = try groupsFromStore(
+                request, entity: entity, properties: properties, groups: groups, stores: stores)
+        {
+            return try finish(answered, request: request, pushedWindow: false)
+        }
         var storeRequest = StoreFetchRequest(entity: entity)
         storeRequest.includesSubentities = request.includesSubentities
         storeRequest.predicate = request.predicate
@@ -115,16 +121,86 @@ extension ManagedObjectContext {
                 if let having = request.havingPredicate, !(try having.evaluate(with: dictionary)) { continue }
                 results.append(dictionary)
             }
-            if !request.sortKeys.isEmpty { results = try results.sorted(by: request.sortKeys) }
         }
+        return try finish(results, request: request, pushedWindow: pushesWindow && stores.count == 1)
+    }
+
+    /// The end of a dictionary request: the sort of grouped results, distinct results, the window (unless the
+    /// store applied it).
+    private func finish<Result>(
+        _ results: [[String: QueryValue]], request: FetchRequest<Result>, pushedWindow: Bool
+    ) throws -> [[String: QueryValue]] {
+        let grouped =
+            !(request.propertiesToGroupBy ?? []).isEmpty
+            || (request.propertiesToFetch ?? []).contains {
+                if case .expression(let description) = $0 { description.expression.isAggregate } else { false }
+            }
+        var results = results
+        if grouped, !request.sortKeys.isEmpty { results = try results.sorted(by: request.sortKeys) }
         if request.returnsDistinctResults {
             var seen = Set<[String: QueryValue]>()
             results = results.filter { seen.insert($0).inserted }
         }
-        if !(pushesWindow && stores.count == 1) {
+        if !pushedWindow {
             var window = results.dropFirst(min(request.fetchOffset, results.count))
             if request.fetchLimit > 0 { window = window.prefix(request.fetchLimit) }
             results = Array(window)
+        }
+        return results
+    }
+
+    /// The groups of a grouped dictionary request from its one store, when that store groups itself
+    /// (``GroupingStore``) and can answer this request: the dictionaries in the order of their group values, the
+    /// having predicate applied. Nil otherwise: the rows are then grouped here.
+    private func groupsFromStore<Result>(
+        _ request: FetchRequest<Result>, entity: EntityDescription, properties: [FetchProperty],
+        groups: [QueryKeyPath], stores: [any PersistentStore]
+    ) throws -> [[String: QueryValue]]? {
+        guard stores.count == 1, let store = stores[0] as? any GroupingStore else { return nil }
+        var storeRequest = StoreGroupRequest(entity: entity)
+        storeRequest.includesSubentities = request.includesSubentities
+        storeRequest.predicate = request.predicate
+        storeRequest.groupPaths = groups
+        // Where each property's value is in a group's array.
+        var positions: [Int] = []
+        for property in properties {
+            switch property {
+            case .keyPath(let path):
+                guard let index = groups.firstIndex(of: path) else { return nil }
+                positions.append(index)
+            case .expression(let description):
+                let aggregate: StoreGroupRequest.Aggregate
+                switch description.expression {
+                case .keyPath: return nil
+                case .count(let path): aggregate = .init(.count, path)
+                case .sum(let path): aggregate = .init(.sum, path)
+                case .average(let path): aggregate = .init(.average, path)
+                case .min(let path): aggregate = .init(.min, path)
+                case .max(let path): aggregate = .init(.max, path)
+                }
+                positions.append(groups.count + storeRequest.aggregates.count)
+                storeRequest.aggregates.append(aggregate)
+            }
+        }
+        guard var rows = try store.groups(storeRequest) else { return nil }
+        let groupOrder = groups.map { SortKey($0) }
+        rows.sort {
+            groupOrder.compare(values: Array($0.prefix(groups.count)), Array($1.prefix(groups.count)))
+                == .orderedAscending
+        }
+        var results: [[String: QueryValue]] = []
+        for row in rows {
+            var dictionary: [String: QueryValue] = [:]
+            for (property, position) in zip(properties, positions) {
+                var value = row[position]
+                if case .expression(let description) = property {
+                    value = Self.convert(value, to: description.resultType)
+                }
+                if value != .null { dictionary[property.name] = value }
+            }
+            for (path, value) in zip(groups, row) where value != .null { dictionary[path.description] = value }
+            if let having = request.havingPredicate, !(try having.evaluate(with: dictionary)) { continue }
+            results.append(dictionary)
         }
         return results
     }

@@ -103,7 +103,7 @@ extension MappingModel {
     }
 
     /// What differs between two models, one phrase per entity (for errors).
-    static func differences(from source: ManagedObjectModel, to destination: ManagedObjectModel) -> [String] {
+    package static func differences(from source: ManagedObjectModel, to destination: ManagedObjectModel) -> [String] {
         var phrases: [String] = []
         for entity in destination.entities {
             switch source.entityVersionHashesByName[entity.name] {

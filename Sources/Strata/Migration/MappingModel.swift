@@ -24,8 +24,8 @@ public struct MappingModel: Sendable, CustomStringConvertible {
     /// The version hash of the model the mapping writes.
     public let destinationVersionHash: String
     /// The models themselves (a migration step opens stores with them).
-    let sourceModel: ManagedObjectModel
-    let destinationModel: ManagedObjectModel
+    package let sourceModel: ManagedObjectModel
+    package let destinationModel: ManagedObjectModel
 
     init(entityMappings: [EntityMapping], source: ManagedObjectModel, destination: ManagedObjectModel) {
         sourceModel = source

@@ -9,8 +9,9 @@ import Foundation
 /// 2. Relationships: each destination relationship is set from its source relationship, through the objects
 ///    step 1 made (inverses are maintained by the destination context as for any change).
 ///
-/// Every save validates against the destination model and computes derived attributes.
-struct ObjectCopier {
+/// Every save validates against the destination model and computes derived attributes. `package`: the PostgreSQL
+/// store's schema migration copies with it too.
+package struct ObjectCopier {
     let old: PersistentStoreCoordinator
     let new: PersistentStoreCoordinator
     let mapping: MappingModel
@@ -18,7 +19,7 @@ struct ObjectCopier {
     /// Objects saved per batch: bounds the memory a migration holds.
     static let batchSize = 2000
 
-    init(from old: PersistentStoreCoordinator, to new: PersistentStoreCoordinator, mapping: MappingModel) {
+    package init(from old: PersistentStoreCoordinator, to new: PersistentStoreCoordinator, mapping: MappingModel) {
         self.old = old
         self.new = new
         self.mapping = mapping
@@ -28,7 +29,7 @@ struct ObjectCopier {
     ///
     /// - Throws: ``MigrationError/dataDoesNotFit(entity:property:reason:)`` when a to-one would take several
     ///   objects; what fetching and saving throw (``ValidationError`` for an object the new model refuses).
-    func copy(progress: ((Double) -> Void)?) throws {
+    package func copy(progress: ((Double) -> Void)?) throws {
         let destination = new.model
         let mappings = mapping.entityMappings.filter { $0.sourceEntityName != nil }
         var total = 0
