@@ -88,8 +88,11 @@ final class Benchmark {
         try step("W7.graph") { try graphUpdates() }
         try step("W8.graph") { try graphCascadeDelete() }
         try step("M2.graph") { try graphMigration() }
-        // The graph figures again with the PostgreSQL store (GraphPostgresFigures.swift).
+        // The graph figures again with the PostgreSQL store (GraphPostgresFigures.swift), when built with the
+        // package trait Postgres.
+        #if Postgres
         try graphPostgresFigures()
+        #endif
 
         for figure in deferredFigures { figure() }
         note("all figures checked; total \(format(now() - started)) s")

@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Logging
 import PostgresNIO
@@ -388,3 +389,4 @@ final class GraphPostgresRun {
         )
     }
 }
+#endif
