@@ -23,6 +23,7 @@ struct AgreementCase: CustomTestStringConvertible, Sendable {
 
 private let day1 = FetchTestModel.epoch.addingTimeInterval(86_400 * 5)
 private let day2 = FetchTestModel.epoch.addingTimeInterval(86_400 * 17)
+private func decimal(_ text: String) -> QueryValue { .decimal(Decimal(string: text)!) }
 
 let agreementCases: [AgreementCase] = {
     var cases: [AgreementCase] = []
@@ -67,6 +68,25 @@ let agreementCases: [AgreementCase] = {
     for format in ["floor == 2", "floor IN {1, 2}", "floor BETWEEN {1, 2} AND name != nil"] {
         add(format, "FetchDepartment")
     }
+    // Decimals (compiled: the field decoded, then StrataQuery's comparison), against decimals, integers, doubles.
+    for format in [
+        "bonus == nil", "bonus != nil", "bonus > 3", "bonus <= 2.25", "bonus < 0", "bonus == -1.75",
+        "bonus BETWEEN {0, 5}", "bonus IN {-2.75, 7.25, 100}", "NOT bonus > 1 AND bonus != nil",
+    ] { add(format) }
+    cases.append(AgreementCase(format: "bonus == %@", arguments: { _ in [decimal("4.25")] }))
+    cases.append(AgreementCase(format: "bonus >= %@", arguments: { _ in [decimal("2.2500")] }))
+    cases.append(
+        AgreementCase(format: "bonus BETWEEN %@", arguments: { _ in [.array([decimal("-1.75"), decimal("3.25")])] }))
+    cases.append(AgreementCase(format: "bonus IN %@ OR bonus == nil", arguments: { _ in [.array([decimal("6.25")])] }))
+    cases.append(AgreementCase(format: "TRUEPREDICATE", sortKeys: [SortKey("bonus"), SortKey("serial")]))
+    // Dates beside nil, strings with [cd] against nil and beside other compiled parts.
+    cases.append(AgreementCase(format: "hired != nil AND hired < %@", arguments: { _ in [.date(day2)] }))
+    cases.append(AgreementCase(format: "hired == nil OR hired >= %@", arguments: { _ in [.date(day2)] }))
+    cases.append(AgreementCase(format: "hired IN %@", arguments: { _ in [.array([.date(day1), .null])] }))
+    for format in [
+        "name ==[cd] nil", "name !=[cd] 'ADA'", "name BEGINSWITH[cd] 'u' AND salary > 60",
+        "name CONTAINS[cd] 'e' OR bonus == nil", "name IN[cd] {'zoe', 'adam'}", "name LIKE[cd] 'a*' AND active == YES",
+    ] { add(format) }
     cases.append(AgreementCase(format: "hired > %@", arguments: { _ in [.date(day1)] }))
     cases.append(AgreementCase(format: "hired <= %@", arguments: { _ in [.date(day2)] }))
     cases.append(AgreementCase(format: "hired BETWEEN %@", arguments: { _ in [.array([.date(day1), .date(day2)])] }))

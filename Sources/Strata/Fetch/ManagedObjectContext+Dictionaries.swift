@@ -38,10 +38,57 @@ extension ManagedObjectContext {
         }
         for path in paths { try checkSingleValued(path, in: entity) }
 
+        let stores = searchedStores(of: request)
+        // Groups and aggregates folded in the store: no value per row leaves it.
+        if grouped, stores.count == 1,
+            let aggregates = storeAggregates(of: properties, groups: groups, in: entity)
+        {
+            var storeRequest = StoreFetchRequest(entity: entity)
+            storeRequest.includesSubentities = request.includesSubentities
+            storeRequest.predicate = request.predicate
+            storeRequest.resultKind = .groups(keys: groups, aggregates: aggregates.compactMap { $0 })
+            var found = try stores[0].fetch(storeRequest).groups
+            if groups.isEmpty, found.isEmpty {
+                let empty = aggregates.compactMap { $0 }.map { AggregateAccumulator($0.function).result }
+                found = [StoreFetchResult.Group(keys: [], rowCount: 0, aggregates: empty)]
+            }
+            let groupOrder = groups.map { SortKey($0) }
+            found.sort { groupOrder.compare(values: $0.keys, $1.keys) == .orderedAscending }
+            var results: [[String: QueryValue]] = []
+            for group in found {
+                var dictionary: [String: QueryValue] = [:]
+                var aggregateIndex = 0
+                for (property, aggregate) in zip(properties, aggregates) {
+                    let value: QueryValue
+                    switch property {
+                    case .keyPath(let path):
+                        value = group.keys[groups.firstIndex(of: path)!]
+                    case .expression(let description):
+                        if case .count(nil) = description.expression {
+                            value = .int(Int64(group.rowCount))
+                        } else {
+                            let folded = group.aggregates[aggregateIndex]
+                            value =
+                                aggregate?.function == .count
+                                ? folded : Self.convert(folded, to: description.resultType)
+                        }
+                    }
+                    if aggregate != nil { aggregateIndex += 1 }
+                    if value != .null { dictionary[property.name] = value }
+                }
+                for (path, value) in zip(groups, group.keys) where value != .null {
+                    dictionary[path.description] = value
+                }
+                if let having = request.havingPredicate, !(try having.evaluate(with: dictionary)) { continue }
+                results.append(dictionary)
+            }
+            if !request.sortKeys.isEmpty { results = try results.sorted(by: request.sortKeys) }
+            return Self.finish(results, request)
+        }
+
         // Rows, sorted by the stores; the window applies to rows only when nothing combines them.
         var storeRows: [[QueryValue]] = []
         let pushesWindow = !grouped && !request.returnsDistinctResults
-        let stores = searchedStores(of: request)
         var storeRequest = StoreFetchRequest(entity: entity)
         storeRequest.includesSubentities = request.includesSubentities
         storeRequest.predicate = request.predicate
@@ -117,16 +164,72 @@ extension ManagedObjectContext {
             }
             if !request.sortKeys.isEmpty { results = try results.sorted(by: request.sortKeys) }
         }
+        if pushesWindow && stores.count == 1 {
+            // The store applied the window; distinct results are not asked (pushesWindow says so).
+            return results
+        }
+        return Self.finish(results, request)
+    }
+
+    /// Distinct results and the window, applied to the dictionaries of a request the stores could not window.
+    private static func finish<Result>(
+        _ dictionaries: [[String: QueryValue]], _ request: FetchRequest<Result>
+    ) -> [[String: QueryValue]] {
+        var results = dictionaries
         if request.returnsDistinctResults {
             var seen = Set<[String: QueryValue]>()
             results = results.filter { seen.insert($0).inserted }
         }
-        if !(pushesWindow && stores.count == 1) {
-            var window = results.dropFirst(min(request.fetchOffset, results.count))
-            if request.fetchLimit > 0 { window = window.prefix(request.fetchLimit) }
-            results = Array(window)
+        var window = results.dropFirst(min(request.fetchOffset, results.count))
+        if request.fetchLimit > 0 { window = window.prefix(request.fetchLimit) }
+        return Array(window)
+    }
+
+    /// For each property of a grouped request, the aggregate a store folds for it (nil for a grouping key and
+    /// for `count:` of rows, which the group's row count answers); nil when a property needs the rows' values:
+    /// a key path that is not a grouping key or an expression that is a plain key path (their value is the first
+    /// row's), or `sum:`/`average:` of a key path
+    /// that does not end at a numeric attribute (the key-path walk reports an error there).
+    private func storeAggregates(
+        of properties: [FetchProperty], groups: [QueryKeyPath], in entity: EntityDescription
+    ) -> [StoreFetchRequest.Aggregate?]? {
+        var aggregates: [StoreFetchRequest.Aggregate?] = []
+        for property in properties {
+            guard case .expression(let description) = property else {
+                // A key path that is not a grouping key is the first row's value.
+                guard case .keyPath(let path) = property, groups.contains(path) else { return nil }
+                aggregates.append(nil)
+                continue
+            }
+            switch description.expression {
+            case .keyPath: return nil
+            case .count(nil): aggregates.append(nil)
+            case .count(let path?): aggregates.append(.init(.count, path))
+            case .min(let path): aggregates.append(.init(.min, path))
+            case .max(let path): aggregates.append(.init(.max, path))
+            case .sum(let path), .average(let path):
+                guard let type = attributeType(at: path, in: entity),
+                    [.integer16, .integer32, .integer64, .double, .float, .decimal, .boolean].contains(type)
+                else { return nil }
+                let function: CollectionOperator = if case .sum = description.expression { .sum } else { .avg }
+                aggregates.append(.init(function, path))
+            }
         }
-        return results
+        return aggregates
+    }
+
+    /// The type of the attribute a key path through to-ones ends at (nil when it ends elsewhere).
+    private func attributeType(at path: QueryKeyPath, in entity: EntityDescription) -> AttributeType? {
+        var current = entity
+        for (index, component) in path.components.enumerated() {
+            guard case .key(let key) = component else { return nil }
+            if let attribute = current.attributesByName[key] {
+                return index == path.components.count - 1 ? attribute.type : nil
+            }
+            guard let relationship = current.relationshipsByName[key], !relationship.isToMany else { return nil }
+            current = relationship.destinationEntity
+        }
+        return nil
     }
 
     /// An expression's value over a group's values (nil: the number of rows for `count`), with StrataQuery's

@@ -60,6 +60,14 @@ final class StrataRowReader: StoreQueryReader {
         let (target, entityField) = try row.withBytes { buffer in
             (try RowRecord.field(at: position, in: buffer), try RowRecord.field(at: position + 1, in: buffer))
         }
+        return reference(through: relationship, target: target, entityField: entityField)
+    }
+
+    /// The destination a to-one's fields name: its reference field and the entity field after it (nil when the
+    /// reference field holds no reference).
+    func reference(
+        through relationship: RelationshipDescription, target: RowRecord.Field, entityField: RowRecord.Field
+    ) -> StoredReference? {
         guard case .reference(let rowID) = target else { return nil }
         if case .int64(let entityID) = entityField, let id = UInt16(exactly: entityID),
             let concrete = store.entitiesByID[id], concrete.isKind(of: relationship.destinationEntity)
@@ -268,16 +276,15 @@ extension StrataStore {
         let prefilter =
             compiled.flatMap { $0.isComplete ? $0 : nil }
             ?? CompiledRowPredicate(.constant(true), entity: request.entity)
-        var filtered = request
-        if compiled?.isComplete == true { filtered.predicate = nil }
-        let reader = StrataRowReader(store: self, snapshot: snapshot)
-        let query = StoreQuery(reader: reader, request: filtered)
         // Counted through a pointer: a variable the row loop captured would be checked for exclusive access on
         // every row (dynamically, 76 instructions a row under callgrind).
         var examinedHere = 0
         defer { examined.add(examinedHere, ordering: .relaxed) }
-        let result = try withUnsafeMutablePointer(to: &examinedHere) { counter in
-            try query.run { body in
+        /// Visits the plan's candidate rows of the wanted entities that the prefilter keeps, until `body` says stop.
+        func forEachCandidate(
+            _ body: (RowID, UnsafeRawBufferPointer, RowRecord.Header) throws -> Bool
+        ) throws {
+            try withUnsafeMutablePointer(to: &examinedHere) { counter in
                 func visit(_ id: RowID, _ bytes: UnsafeRawBufferPointer) throws -> Bool {
                     let header = try RowRecord.Header.decode(bytes)
                     let entityID = Int(header.entityID)
@@ -287,8 +294,7 @@ extension StrataStore {
                         preconditionFailure("a predicate compiled whole interprets nothing")
                     }
                     guard holds else { return true }
-                    let reference = StoredReference(entity: candidateEntities[entityID]!, rowID: id.rawValue)
-                    return try body(reference, .buffer(bytes))
+                    return try body(id, bytes, header)
                 }
                 switch plan {
                 case .scan:
@@ -301,6 +307,33 @@ extension StrataStore {
                         if go == false { break }
                     }
                 }
+            }
+        }
+        let reader = StrataRowReader(store: self, snapshot: snapshot)
+        // Groups of fields and aggregates of fields are folded on the row bytes: no values per row, no object IDs.
+        if case .groups(let keys, let aggregates) = request.resultKind, compiled?.isComplete ?? true,
+            var grouping = RowGrouping(keys: keys, aggregates: aggregates, entity: request.entity)
+        {
+            var visited = 0
+            try forEachCandidate { _, bytes, header in
+                visited &+= 1
+                if visited & 255 == 0 { try request.checkCancellation() }
+                try grouping.add(bytes, header: header)
+                return true
+            }
+            try request.checkCancellation()
+            var result = StoreFetchResult()
+            result.groups = grouping.groups(reader)
+            result.count = result.groups.count
+            return result
+        }
+        var filtered = request
+        if compiled?.isComplete == true { filtered.predicate = nil }
+        let query = StoreQuery(reader: reader, request: filtered)
+        let result = try query.run { body in
+            try forEachCandidate { id, bytes, header in
+                let reference = StoredReference(entity: candidateEntities[Int(header.entityID)]!, rowID: id.rawValue)
+                return try body(reference, .buffer(bytes))
             }
         }
         if request.resultKind == .rows { reads.add(result.rows.count, ordering: .relaxed) }
