@@ -22,8 +22,9 @@ struct RowGrouping {
     /// One key's part of a row's group: cheap to hash, no boxed value for a to-one.
     enum KeyPart: Hashable {
         case null
-        /// A to-one's destination: its row ID and the row's entity field (what the reader resolves it with).
-        case reference(rowID: UInt64, entityField: RowRecord.Field)
+        /// A to-one's destination: its row ID and the integer in the row's entity field (nil for anything else),
+        /// what the reader resolves it with.
+        case reference(rowID: UInt64, entityID: Int64?)
         case value(QueryValue)
     }
 
@@ -115,10 +116,11 @@ struct RowGrouping {
                 switch part {
                 case .null: return .null
                 case .value(let value): return value
-                case .reference(let rowID, let entityField):
+                case .reference(let rowID, let entityID):
                     guard case .toOne(_, let relationship) = keyFields[index] else { return .null }
                     let target = reader.reference(
-                        through: relationship, target: .reference(rowID), entityField: entityField)
+                        through: relationship, target: .reference(rowID),
+                        entityField: entityID.map { .int64($0) } ?? .null)
                     return target.map { StoredObjectView(reader: reader, reference: $0, row: nil).predicateIdentity }
                         ?? .null
                 }
@@ -138,8 +140,14 @@ struct RowGrouping {
                 guard case .reference(let rowID) = try RowRecord.field(at: field, in: bytes, header: header) else {
                     return .null
                 }
-                return .reference(
-                    rowID: rowID, entityField: try RowRecord.field(at: field + 1, in: bytes, header: header))
+                // The entity field's integer read in place; anything else decoded (and checked) in full.
+                var entityID = try RowRecord.integerField(at: field + 1, in: bytes, header: header)
+                if entityID == nil,
+                    case .int64(let number) = try RowRecord.field(at: field + 1, in: bytes, header: header)
+                {
+                    entityID = number
+                }
+                return .reference(rowID: rowID, entityID: entityID)
             } catch {
                 throw PredicateEvaluationError.evaluable(key: relationship.name, underlying: error)
             }
