@@ -36,13 +36,14 @@ enum FetchTestModel {
     }
 
     /// Salary, serial and hire date are indexed (the Strata store answers comparisons on them with index
-    /// ranges), as is the department's name (relationship key paths go through it).
+    /// ranges), as are the department's name (relationship key paths go through it) and floor (equal keys, for
+    /// sorted fetches with a limit read from an index).
     static let model: ManagedObjectModel = {
         registerClasses()
         return try! ManagedObjectModel(entities: [
             Entity("FetchDepartment", className: "FetchDepartment") {
                 Attribute("name", .string).indexed()
-                Attribute("floor", .integer16, default: .integer(0))
+                Attribute("floor", .integer16, default: .integer(0)).indexed()
                 Relationship.toMany("employees", "FetchEmployee", inverse: "department")
             },
             Entity("FetchEmployee", className: "FetchEmployee") {

@@ -147,6 +147,27 @@ let agreementCases: [AgreementCase] = {
         cases.append(AgreementCase(format: "TRUEPREDICATE", sortKeys: keys))
         cases.append(AgreementCase(format: "salary > 100", sortKeys: keys, offset: 2, limit: 5))
     }
+    // Sorted by an indexed integer with a limit: the Strata store reads the front (or back) of the index.
+    for (format, keys, offset, limit) in [
+        ("TRUEPREDICATE", [SortKey("serial", ascending: false)], 2, 4), ("TRUEPREDICATE", [SortKey("salary")], 0, 3),
+        ("active == YES", [SortKey("salary", ascending: false)], 0, 5), ("salary > 100", [SortKey("serial")], 3, 2),
+        ("department.name == 'Sales'", [SortKey("salary")], 0, 2), ("rating == nil", [SortKey("salary")], 1, 30),
+        ("TRUEPREDICATE", [SortKey("salary"), SortKey("name")], 28, 5),
+    ] as [(String, [SortKey], Int, Int)] {
+        cases.append(AgreementCase(format: format, sortKeys: keys, offset: offset, limit: limit))
+        cases.append(AgreementCase(entity: "FetchContractor", format: format, sortKeys: keys, limit: limit))
+        cases.append(
+            AgreementCase(format: format, sortKeys: keys, offset: offset, limit: limit, includesSubentities: false))
+    }
+    for (format, keys, offset, limit) in [
+        ("TRUEPREDICATE", [SortKey("floor")], 0, 1), ("TRUEPREDICATE", [SortKey("floor")], 0, 3),
+        ("TRUEPREDICATE", [SortKey("floor", ascending: false), SortKey("name")], 1, 2),
+        ("name != nil", [SortKey("floor"), SortKey("name", ascending: false)], 0, 4),
+        ("floor != 1", [SortKey("floor", ascending: false)], 2, 1),
+    ] as [(String, [SortKey], Int, Int)] {
+        cases.append(
+            AgreementCase(entity: "FetchDepartment", format: format, sortKeys: keys, offset: offset, limit: limit))
+    }
     cases.append(AgreementCase(format: "TRUEPREDICATE", offset: 4, limit: 3))
     cases.append(AgreementCase(format: "salary > 100", offset: 100))
     cases.append(AgreementCase(format: "salary BETWEEN {60, 200}", limit: 4))

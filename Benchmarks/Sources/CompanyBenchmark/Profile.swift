@@ -16,6 +16,8 @@ import StrataWorkload
 /// - `w8 <engine store> <N>`: W8's cascade delete (10 departments through `employee_department`), then a
 ///   checkpoint. It deletes: profile a copy.
 /// - `w4a-graph <graph store> <N>`: W4a.graph's 20 salary-range fetches without an index (new context each).
+/// - `w4b-graph <graph store> <N>`: the same with `salary` marked indexed (the open builds `attr.Employee.salary`
+///   when the store does not have it yet: `open_seconds`; it stays in the store).
 /// - `w5-graph <graph store> <N>`: W5.graph's 10 dictionary fetches, average salary and count grouped by department.
 /// - `w4c-graph <graph store> <N>`: W4c.graph's 20 departments by name and their employees through the
 ///   relationship, 3 times. `w8-graph <graph store> <N>`: W8.graph's delete through a context (a copy!).
@@ -37,6 +39,7 @@ enum Profile {
         case "w8": try cascade(directory, count: count)
         case "w4c-graph": try graphRelationship(directory, count: count)
         case "w4a-graph": try graphPredicateScan(directory, count: count)
+        case "w4b-graph": try graphPredicateScan(directory, count: count, indexed: true)
         case "w5-graph": try graphAggregate(directory, count: count)
         case "w8-graph": try graphCascade(directory, count: count)
         case "w1-index": try indexCost(directory, count: count)
@@ -231,10 +234,12 @@ enum Profile {
 
     /// W4a.graph's Strata side: 20 fetches with the salary range predicate (no index), a new context each,
     /// reading each result's name and salary.
-    static func graphPredicateScan(_ directory: String, count: Int) throws {
-        let model = try GraphModel.make()
+    static func graphPredicateScan(_ directory: String, count: Int, indexed: Bool = false) throws {
+        let model = try GraphModel.make(salaryIndexed: indexed)
         GraphModel.registerClasses()
+        let opening = now()
         let (coordinator, store) = try GraphModel.open(directory, model: model, create: false)
+        report("open_seconds", now() - opening)
         var read = 0
         let start = now()
         for _ in 0..<20 {

@@ -253,7 +253,7 @@ extension StrataStore {
     func fetch(_ request: StoreFetchRequest, in snapshot: Snapshot) throws -> StoreFetchResult {
         let table = table(for: request.entity)
         let wanted = request.entityIDs
-        let plan = try candidates(for: request, in: snapshot)
+        var plan = try candidates(for: request, in: snapshot)
         if request.resultKind == .count, request.predicate == nil, request.rowIDs == nil,
             Set(request.entity.rootEntity.allEntitiesInHierarchyBelow.map(\.entityID)).isSubset(of: wanted)
         {
@@ -300,11 +300,10 @@ extension StrataStore {
                 case .scan:
                     try snapshot.forEachRow(in: table) { id, bytes in try visit(id, bytes) }
                 case .rows(let rowIDs):
-                    for rowID in rowIDs {
-                        let go = try snapshot.withRow(RowID(rowID), in: table) { bytes in
-                            try visit(RowID(rowID), bytes)
-                        }
-                        if go == false { break }
+                    // In increasing order: one walk of the tree, no descent for a row in the leaf of the one before.
+                    try snapshot.forEachRow(rowIDs.map(RowID.init), in: table) { id, bytes in
+                        guard let bytes else { return true }
+                        return try visit(id, bytes)
                     }
                 }
             }
@@ -326,6 +325,12 @@ extension StrataStore {
             result.groups = grouping.groups(reader)
             result.count = result.groups.count
             return result
+        }
+        if case .scan = plan,
+            let prefix = try sortedPrefix(
+                request, snapshot, table, prefilter: compiled?.isComplete ?? true ? prefilter : nil)
+        {
+            plan = .rows(prefix)
         }
         var filtered = request
         if compiled?.isComplete == true { filtered.predicate = nil }
@@ -370,6 +375,59 @@ extension StrataStore {
         }
         guard let best else { return .scan }
         return .rows(Array(Set(best)).sorted())
+    }
+
+    /// The rows that can be in the window of a request sorted first by an indexed integer attribute with a limit,
+    /// read from the front of the index (its back for a descending key) instead of a scan: entries in order until
+    /// `fetchOffset + fetchLimit` of them are rows that match, then the rest of the last one's key (rows equal by
+    /// the first key are ordered by the others, or by row ID). The query then sorts just these rows. Nil when it
+    /// does not apply: no limit, a first key that is not such an attribute (strings and doubles are left out:
+    /// the index's byte order is not the sort's), several concrete entities, or a predicate not compiled whole
+    /// (`prefilter` nil), which could not be tested on the entries' rows.
+    private func sortedPrefix(
+        _ request: StoreFetchRequest, _ snapshot: Snapshot, _ table: TableID, prefilter: CompiledRowPredicate?
+    ) throws -> [UInt64]? {
+        guard request.fetchLimit > 0, let prefilter, let first = request.sortKeys.first,
+            first.comparison == .standard, let key = first.keyPath.singleKey,
+            let attribute = request.entity.attributesByName[key], attribute.storageIndex != nil,
+            [.integer16, .integer32, .integer64].contains(attribute.type)
+        else { return nil }
+        switch request.resultKind {
+        case .rows, .objectIDs, .values: break
+        case .count, .groups: return nil
+        }
+        let concretes = request.entity.allEntitiesInHierarchyBelow.filter { request.includes($0) && !$0.isAbstract }
+        guard concretes.count == 1, let concrete = concretes.first else { return nil }
+        let name: String
+        if attribute.isIndexed {
+            name = Self.attributeIndexName(attribute, of: concrete)
+        } else if let fetchIndex = request.entity.indexes.first(where: { $0.elements.first?.attribute === attribute }) {
+            // The engine keeps every element's keys ascending (a descending element is read backwards).
+            name = Self.fetchIndexName(fetchIndex, of: concrete)
+        } else {
+            return nil
+        }
+        guard let index = indexes[name] else { return nil }
+        let wanted = request.fetchOffset + request.fetchLimit
+        var rows: [UInt64] = []
+        var matched = 0
+        var cutoff: RowRecord.Field?
+        try snapshot.forEachIndexEntry(in: index, from: nil, through: nil, reverse: !first.ascending) { entry in
+            if let cutoff { guard entry.key.first == cutoff else { return false } }
+            let holds = try snapshot.withRow(entry.row, in: table) { bytes in
+                let header = try RowRecord.Header.decode(bytes)
+                guard header.entityID == concrete.entityID else { return false }
+                return try prefilter.matches(bytes, header: header) { _ in
+                    preconditionFailure("a predicate compiled whole interprets nothing")
+                }
+            }
+            guard holds == true else { return true }
+            rows.append(entry.row.rawValue)
+            matched += 1
+            if matched == wanted { cutoff = entry.key.first }
+            return true
+        }
+        return rows.sorted()
     }
 
     /// `SELF == id`, `SELF IN {ids}`: the rows of this store's hierarchy those IDs name.
