@@ -373,6 +373,9 @@ extension StrataStore {
             if rows == nil { rows = try relatedRows(comparison, request, snapshot) }
             if let rows, best == nil || rows.count < best!.count { best = rows }
         }
+        if let rows = try compoundRows(terms, request, snapshot), best == nil || rows.count < best!.count {
+            best = rows
+        }
         guard let best else { return .scan }
         return .rows(Array(Set(best)).sorted())
     }
@@ -466,25 +469,98 @@ extension StrataStore {
         }
     }
 
+    /// `key op constant` of a top-level term, when the key is one attribute compared without options.
+    private func simpleComparison(
+        _ comparison: PredicateComparison
+    ) -> (String, PredicateComparison.Operator, QueryValue)? {
+        guard comparison.modifier == .direct else { return nil }
+        if let simple = comparison.keyComparison {
+            guard simple.options.isEmpty else { return nil }
+            return (simple.key, simple.operator, simple.value)
+        }
+        if comparison.operator == .between, comparison.options.isEmpty,
+            case .keyPath(let path, .evaluatedObject) = comparison.left, let single = path.singleKey,
+            case .constant(let bounds) = comparison.right
+        {
+            return (single, .between, bounds)
+        }
+        return nil
+    }
+
+    /// The rows a compound fetch index gives for terms of the predicate's top-level `AND` that fix its leading
+    /// elements (`a == x AND b == y`) and then, optionally, bound the next one (`AND c > z`, `<`, `<=`, `>=`,
+    /// `BETWEEN`): one range of the index, on two parts of its key or more (a single part is
+    /// ``indexedRows(_:_:_:)``'s). Nil when no index of the entity applies; the smallest range when several do.
+    /// The whole predicate still filters the rows: the range only narrows the candidates.
+    private func compoundRows(
+        _ terms: [ObjectPredicate], _ request: StoreFetchRequest, _ snapshot: Snapshot
+    ) throws -> [UInt64]? {
+        let comparisons = terms.compactMap { term -> (String, PredicateComparison.Operator, QueryValue)? in
+            guard case .comparison(let comparison) = term else { return nil }
+            return simpleComparison(comparison)
+        }
+        guard comparisons.count >= 2 else { return nil }
+        let concretes = request.entity.allEntitiesInHierarchyBelow.filter { request.includes($0) && !$0.isAbstract }
+        var best: [UInt64]?
+        indexes: for fetchIndex in request.entity.indexes where fetchIndex.elements.count >= 2 {
+            var prefix: [RowRecord.Field] = []
+            var range: (IndexBound, IndexBound)?
+            for element in fetchIndex.elements {
+                guard let attribute = element.attribute else { break }
+                let mine = comparisons.filter { $0.0 == attribute.name }
+                if let equal = mine.first(where: { $0.1 == .equal }), let field = indexField(equal.2, for: attribute) {
+                    prefix.append(field)
+                    continue
+                }
+                range = mine.lazy.compactMap { self.bounds(after: prefix, $0.1, $0.2, attribute) }.first
+                break
+            }
+            guard prefix.count + (range == nil ? 0 : 1) >= 2 else { continue }
+            let (lower, upper) = range ?? (IndexBound(prefix), IndexBound(prefix))
+            var rows: [UInt64] = []
+            for concrete in concretes {
+                guard let index = indexes[Self.fetchIndexName(fetchIndex, of: concrete)] else { continue indexes }
+                try snapshot.forEachIndexEntry(in: index, from: lower, through: upper, reverse: false) { entry in
+                    rows.append(entry.row.rawValue)
+                    return true
+                }
+            }
+            if best == nil || rows.count < best!.count { best = rows }
+        }
+        return best
+    }
+
+    /// The index bounds of `attribute op value` on the key part after `prefix` (nil values excluded, as the
+    /// comparison excludes them), or nil when the operator is not a range or the value not of the attribute's kind.
+    private func bounds(
+        after prefix: [RowRecord.Field], _ op: PredicateComparison.Operator, _ value: QueryValue,
+        _ attribute: AttributeDescription
+    ) -> (IndexBound, IndexBound)? {
+        let notNull = IndexBound(prefix + [.null], inclusive: false)
+        switch op {
+        case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
+            guard let field = indexField(value, for: attribute) else { return nil }
+            switch op {
+            case .lessThan: return (notNull, IndexBound(prefix + [field], inclusive: false))
+            case .lessThanOrEqual: return (notNull, IndexBound(prefix + [field]))
+            case .greaterThan: return (IndexBound(prefix + [field], inclusive: false), IndexBound(prefix))
+            default: return (IndexBound(prefix + [field]), IndexBound(prefix))
+            }
+        case .between:
+            guard case .array(let ends) = value, ends.count == 2, let low = indexField(ends[0], for: attribute),
+                let high = indexField(ends[1], for: attribute)
+            else { return nil }
+            return (IndexBound(prefix + [low]), IndexBound(prefix + [high]))
+        default:
+            return nil
+        }
+    }
+
     /// The rows an attribute index range gives for `attribute op constant`, or nil when no index applies.
     private func indexedRows(
         _ comparison: PredicateComparison, _ request: StoreFetchRequest, _ snapshot: Snapshot
     ) throws -> [UInt64]? {
-        guard comparison.modifier == .direct else { return nil }
-        var key: String
-        var op: PredicateComparison.Operator
-        var value: QueryValue
-        if let simple = comparison.keyComparison {
-            guard simple.options.isEmpty else { return nil }
-            (key, op, value) = (simple.key, simple.operator, simple.value)
-        } else if comparison.operator == .between, comparison.options.isEmpty,
-            case .keyPath(let path, .evaluatedObject) = comparison.left, let single = path.singleKey,
-            case .constant(let bounds) = comparison.right
-        {
-            (key, op, value) = (single, .between, bounds)
-        } else {
-            return nil
-        }
+        guard let (key, op, value) = simpleComparison(comparison) else { return nil }
         guard let attribute = request.entity.attributesByName[key], attribute.storageIndex != nil else { return nil }
         // An attribute index, or else a fetch index whose first element is the attribute (its keys start with
         // the attribute's value, so the same bounds select the same rows as prefixes).
