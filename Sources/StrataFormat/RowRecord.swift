@@ -613,6 +613,26 @@ public enum RowRecord {
         return value
     }
 
+    /// Field `index` read in place when it is a reference (``Field/reference``): the referenced row ID; nil for any
+    /// other tag. What grouping by a to-one reads on every row.
+    ///
+    /// - Throws: the same ``FormatError`` cases as ``field(at:in:)-(_,UnsafeRawBufferPointer)``.
+    @inlinable @inline(__always)
+    package static func referenceField(
+        at index: Int, in bytes: UnsafeRawBufferPointer, header: Header
+    ) throws(FormatError) -> UInt64? {
+        let span = try header.span(ofField: index, in: bytes)
+        // Safe: span is not empty (every field has a tag) and lies within bytes.
+        guard bytes[span.lowerBound] == Tag.reference.rawValue else { return nil }
+        return try referencePayload(
+            UnsafeRawBufferPointer(rebasing: bytes[(span.lowerBound &+ 1)..<span.upperBound]), field: index)
+    }
+
+    @usableFromInline
+    static func referencePayload(_ payload: UnsafeRawBufferPointer, field index: Int) throws(FormatError) -> UInt64 {
+        try CompactInteger.readUnsigned(payload, field: index)
+    }
+
     // Out of line: the slow road and the error of the inlined integerField(at:in:header:).
     @usableFromInline
     static func integerPayload(_ payload: UnsafeRawBufferPointer, field index: Int) throws(FormatError) -> Int64 {

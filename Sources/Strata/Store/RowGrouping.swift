@@ -6,7 +6,7 @@ import StrataQuery
 /// object ID; an attribute as its value) and each aggregate folded from its field (integers in place), into a
 /// ``GroupFold``. Only the groups' keys become values, once per group.
 ///
-/// It applies when every key is a stored attribute or a to-one of the fetched entity and every aggregate reads a
+/// It applies when every key (two at most) is a stored attribute or a to-one of the fetched entity and every aggregate reads a
 /// stored attribute that is never kept as a blob (``init(keys:aggregates:entity:)`` returns nil otherwise, and
 /// ``StoreQuery`` reads the values). Values are the ones ``StrataRowReader``'s values reader gives for the same
 /// paths, folded by the same accumulators in the same (row-ID) order.
@@ -19,19 +19,29 @@ struct RowGrouping {
         case toOne(Int, RelationshipDescription)
     }
 
-    /// One key's part of a row's group: cheap to hash, no boxed value for a to-one.
-    enum KeyPart: Hashable {
-        case null
-        /// A to-one's destination: its row ID and the integer in the row's entity field (nil for anything else),
-        /// what the reader resolves it with.
-        case reference(rowID: UInt64, entityID: Int64?)
-        case value(QueryValue)
+    /// One key's part of a row's group, as plain words (no boxed value, nothing to retain): `kind` 0 for nil, 1
+    /// for a to-one's destination (`a` its row ID, `b` the integer in the row's entity field), 2 for a destination
+    /// whose entity field holds no integer, 3 for an attribute's value (`a` its number among the values seen).
+    struct KeyPart: Hashable {
+        var kind: UInt64 = 0
+        var a: UInt64 = 0
+        var b: UInt64 = 0
     }
 
-    /// A row's group: its first key's part, and the others' (no array for one key).
+    /// A row's group: one part per key (at most two).
     struct Key: Hashable {
-        var first: KeyPart
-        var rest: [KeyPart]
+        var first = KeyPart()
+        var second = KeyPart()
+
+        /// Two words a part (the kind folded into the second): half the hasher's rounds of hashing every word.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(first.a)
+            hasher.combine(first.b &+ first.kind &* 0x9E37_79B9_7F4A_7C15)
+            if second.kind != 0 {
+                hasher.combine(second.a)
+                hasher.combine(second.b &+ second.kind &* 0x9E37_79B9_7F4A_7C15)
+            }
+        }
     }
 
     /// How one aggregate's value is read from a row.
@@ -44,14 +54,18 @@ struct RowGrouping {
     private let keyFields: [KeyField]
     private let aggregateFields: [AggregateField]
     private var fold: GroupFold<Key>
+    /// The attribute values keys hold, numbered in the order they came.
+    private var valueNumbers: [QueryValue: UInt64] = [:]
+    private var values: [QueryValue] = []
 
     /// The grouping of `keys` and `aggregates` over rows of `entity`, or nil when a key or an aggregate is not
-    /// one it reads on bytes.
+    /// one it reads on bytes, or for more than two keys.
     init?(keys: [QueryKeyPath], aggregates: [StoreFetchRequest.Aggregate], entity: EntityDescription) {
         func single(_ path: QueryKeyPath) -> String? {
             guard path.components.count == 1, case .key(let key) = path.components[0] else { return nil }
             return key
         }
+        guard keys.count <= 2 else { return nil }
         var keyFields: [KeyField] = []
         for path in keys {
             guard let key = single(path) else { return nil }
@@ -90,11 +104,9 @@ struct RowGrouping {
     /// - Throws: `PredicateEvaluationError.evaluable` for a field that does not decode (as the values reader
     ///   reports it); `PredicateEvaluationError.invalidCollectionOperator` for a value `@sum` or `@avg` cannot add.
     mutating func add(_ bytes: UnsafeRawBufferPointer, header: RowRecord.Header) throws {
-        var key = Key(first: .null, rest: [])
-        for (index, keyField) in keyFields.enumerated() {
-            let part = try Self.part(keyField, bytes, header)
-            if index == 0 { key.first = part } else { key.rest.append(part) }
-        }
+        var key = Key()
+        if !keyFields.isEmpty { key.first = try part(keyFields[0], bytes, header) }
+        if keyFields.count > 1 { key.second = try part(keyFields[1], bytes, header) }
         var position = fold.row(key)
         for aggregate in aggregateFields {
             if aggregate.isInteger,
@@ -112,42 +124,52 @@ struct RowGrouping {
     /// The groups, their keys as the values reader gives them (a to-one as its destination's identity).
     func groups(_ reader: StrataRowReader) -> [StoreFetchResult.Group] {
         fold.groups { key in
-            ([key.first] + key.rest).enumerated().map { index, part in
-                switch part {
-                case .null: return .null
-                case .value(let value): return value
-                case .reference(let rowID, let entityID):
-                    guard case .toOne(_, let relationship) = keyFields[index] else { return .null }
+            zip(keyFields, [key.first, key.second]).map { keyField, part in
+                switch part.kind {
+                case 3:
+                    return values[Int(part.a)]
+                case 1, 2:
+                    guard case .toOne(_, let relationship) = keyField else { return .null }
+                    let entityField: RowRecord.Field = part.kind == 1 ? .int64(Int64(bitPattern: part.b)) : .null
                     let target = reader.reference(
-                        through: relationship, target: .reference(rowID),
-                        entityField: entityID.map { .int64($0) } ?? .null)
+                        through: relationship, target: .reference(part.a), entityField: entityField)
                     return target.map { StoredObjectView(reader: reader, reference: $0, row: nil).predicateIdentity }
                         ?? .null
+                default:
+                    return .null
                 }
             }
         }
     }
 
-    private static func part(
+    private mutating func part(
         _ keyField: KeyField, _ bytes: UnsafeRawBufferPointer, _ header: RowRecord.Header
     ) throws -> KeyPart {
         switch keyField {
         case .attribute(let field, let attribute):
-            let value = try value(field, attribute, bytes, header)
-            return value == .null ? .null : .value(value)
+            let value = try Self.value(field, attribute, bytes, header)
+            guard value != .null else { return KeyPart() }
+            if let number = valueNumbers[value] { return KeyPart(kind: 3, a: number) }
+            let number = UInt64(values.count)
+            valueNumbers[value] = number
+            values.append(value)
+            return KeyPart(kind: 3, a: number)
         case .toOne(let field, let relationship):
             do {
-                guard case .reference(let rowID) = try RowRecord.field(at: field, in: bytes, header: header) else {
-                    return .null
+                // Both fields read in place; anything else in them decoded (and checked) in full.
+                var rowID = try RowRecord.referenceField(at: field, in: bytes, header: header)
+                if rowID == nil, case .reference(let row) = try RowRecord.field(at: field, in: bytes, header: header) {
+                    rowID = row
                 }
-                // The entity field's integer read in place; anything else decoded (and checked) in full.
+                guard let rowID else { return KeyPart() }
                 var entityID = try RowRecord.integerField(at: field + 1, in: bytes, header: header)
                 if entityID == nil,
                     case .int64(let number) = try RowRecord.field(at: field + 1, in: bytes, header: header)
                 {
                     entityID = number
                 }
-                return .reference(rowID: rowID, entityID: entityID)
+                guard let entityID else { return KeyPart(kind: 2, a: rowID) }
+                return KeyPart(kind: 1, a: rowID, b: UInt64(bitPattern: entityID))
             } catch {
                 throw PredicateEvaluationError.evaluable(key: relationship.name, underlying: error)
             }
