@@ -338,12 +338,12 @@ public enum RowRecord {
         /// The number of fields.
         public let fieldCount: Int
         /// Where the field end table starts: after the form byte and the three varints.
-        let endsOffset: Int
+        @usableFromInline let endsOffset: Int
         /// Bytes of one field end: 1, 2 or 4.
-        let endWidth: Int
+        @usableFromInline let endWidth: Int
 
         /// Where the fields area starts: after the header and the field end table.
-        public var fieldsOffset: Int { endsOffset &+ endWidth &* fieldCount }
+        @inlinable public var fieldsOffset: Int { endsOffset &+ endWidth &* fieldCount }
 
         /// A header from its parts, laid out as the writer lays it out for a fields area of
         /// `fieldsLength` bytes.
@@ -421,7 +421,7 @@ public enum RowRecord {
         }
 
         /// Field end `index` (which must be below fieldCount, in bytes that hold the table).
-        @inline(__always)
+        @inlinable @inline(__always)
         func end(at index: Int, in bytes: UnsafeRawBufferPointer) -> Int {
             let at = endsOffset &+ endWidth &* index
             switch endWidth {
@@ -433,22 +433,32 @@ public enum RowRecord {
 
         /// The byte range of field `index` within the whole row, checked against the bytes (which must be
         /// the ones the header was decoded from).
-        @inline(__always)
-        package func span(ofField index: Int, in bytes: UnsafeRawBufferPointer) throws(FormatError) -> Range<Int> {
-            guard index >= 0, index < fieldCount else {
-                throw .invalid("field index \(index) outside 0..<\(fieldCount)")
-            }
+        // Public, not `package`, as integerField and referenceField: the body of a `package` function is not
+        // serialized, so the object graph's scans could neither inline nor specialize them (see the Strata
+        // documentation, Objects in Memory).
+        @inlinable @inline(__always)
+        public func span(ofField index: Int, in bytes: UnsafeRawBufferPointer) throws(FormatError) -> Range<Int> {
+            guard index >= 0, index < fieldCount else { throw Self.fieldOutside(index, fieldCount) }
             // Safe: decode checked that the table fits (index < fieldCount).
             let start = index == 0 ? 0 : end(at: index &- 1, in: bytes)
             let end = self.end(at: index, in: bytes)
             // Safe: decode checked bytes.count >= fieldsOffset.
             let fieldsLength = bytes.count &- fieldsOffset
-            guard start < end else {
-                throw .invalid("field \(index) spans \(start)..<\(end): offsets must increase, every field has a tag")
-            }
+            guard start < end else { throw Self.fieldOffsetsDecrease(index, start, end) }
             guard end <= fieldsLength else { throw .truncated(needed: end, available: fieldsLength) }
             // Safe: end ≤ fieldsLength, so both sums are at most bytes.count.
             return (fieldsOffset &+ start)..<(fieldsOffset &+ end)
+        }
+
+        // Out of line: the errors of the inlined span(ofField:in:).
+        @usableFromInline
+        static func fieldOutside(_ index: Int, _ fieldCount: Int) -> FormatError {
+            .invalid("field index \(index) outside 0..<\(fieldCount)")
+        }
+
+        @usableFromInline
+        static func fieldOffsetsDecrease(_ index: Int, _ start: Int, _ end: Int) -> FormatError {
+            .invalid("field \(index) spans \(start)..<\(end): offsets must increase, every field has a tag")
         }
     }
 
@@ -579,8 +589,9 @@ public enum RowRecord {
     /// decodes in full. The fast path of the object store's compiled predicates.
     ///
     /// - Throws: the same ``FormatError`` cases as ``field(at:in:)-(_,UnsafeRawBufferPointer)``.
-    @inline(__always)
-    package static func integerField(
+    /// Inlinable (with ``Header/span(ofField:in:)``), so that a scan's predicate reads the integer without a call.
+    @inlinable @inline(__always)
+    public static func integerField(
         at index: Int, in bytes: UnsafeRawBufferPointer, header: Header
     ) throws(FormatError) -> Int64? {
         let span = try header.span(ofField: index, in: bytes)
@@ -591,17 +602,49 @@ public enum RowRecord {
         // Safe: start + 8 ≤ bytes.count is checked first. One unaligned load of the payload's word, its low
         // `width` bytes kept: the payload is least significant byte first (FORMAT.md §6).
         guard width >= 1, width <= 8, start &+ 8 <= bytes.count else {
-            return try CompactInteger.readSigned(
-                UnsafeRawBufferPointer(rebasing: bytes[start..<span.upperBound]), field: index)
+            return try integerPayload(UnsafeRawBufferPointer(rebasing: bytes[start..<span.upperBound]), field: index)
         }
         let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt64.self))
         // Safe: width is 1 ... 8, so the shift is 0 ... 56.
         let shift = UInt64(64 &- 8 &* width)
         let value = Int64(bitPattern: word << shift) >> shift
-        guard CompactInteger.signedWidth(value) == width else {
-            throw .invalid("field \(index): integer \(value) in \(width) bytes, not its shortest form")
+        // The shortest form's width (CompactInteger.signedWidth): the bits that differ from the sign, plus the sign.
+        let magnitude = UInt64(bitPattern: value ^ (value >> 63))
+        guard (64 &- magnitude.leadingZeroBitCount &+ 8) / 8 == width else {
+            throw notShortest(value, width: width, field: index)
         }
         return value
+    }
+
+    /// Field `index` read in place when it is a reference (``Field/reference``): the referenced row ID; nil for any
+    /// other tag. What grouping by a to-one reads on every row.
+    ///
+    /// - Throws: the same ``FormatError`` cases as ``field(at:in:)-(_,UnsafeRawBufferPointer)``.
+    @inlinable @inline(__always)
+    public static func referenceField(
+        at index: Int, in bytes: UnsafeRawBufferPointer, header: Header
+    ) throws(FormatError) -> UInt64? {
+        let span = try header.span(ofField: index, in: bytes)
+        // Safe: span is not empty (every field has a tag) and lies within bytes.
+        guard bytes[span.lowerBound] == Tag.reference.rawValue else { return nil }
+        return try referencePayload(
+            UnsafeRawBufferPointer(rebasing: bytes[(span.lowerBound &+ 1)..<span.upperBound]), field: index)
+    }
+
+    @usableFromInline
+    static func referencePayload(_ payload: UnsafeRawBufferPointer, field index: Int) throws(FormatError) -> UInt64 {
+        try CompactInteger.readUnsigned(payload, field: index)
+    }
+
+    // Out of line: the slow road and the error of the inlined integerField(at:in:header:).
+    @usableFromInline
+    static func integerPayload(_ payload: UnsafeRawBufferPointer, field index: Int) throws(FormatError) -> Int64 {
+        try CompactInteger.readSigned(payload, field: index)
+    }
+
+    @usableFromInline
+    static func notShortest(_ value: Int64, width: Int, field index: Int) -> FormatError {
+        .invalid("field \(index): integer \(value) in \(width) bytes, not its shortest form")
     }
 
     /// Decodes field `index` of a row whose header was decoded already (a scan that read it to filter by entity).

@@ -18,6 +18,15 @@ extension PostgresStore {
     /// - Throws: ``PostgresStoreError``; `PredicateEvaluationError`; `CancellationError`.
     public func fetch(_ request: StoreFetchRequest) throws -> StoreFetchResult {
         try request.checkCancellation()
+        // Groups and aggregates in the server when it computes exactly what StoreQuery would; else rows are read
+        // and grouped here as every store does.
+        if case .groups(let keys, let aggregates) = request.resultKind, request.rowIDs == nil,
+            let groups = try groups(of: request, keys: keys, aggregates: aggregates)
+        {
+            var result = StoreFetchResult()
+            result.groups = groups
+            return result
+        }
         var statement = PostgresStatement()
         var conditions = [entityCondition(request.entity, includesSubentities: request.includesSubentities)]
         if let rowIDs = request.rowIDs {

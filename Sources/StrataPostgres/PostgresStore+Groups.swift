@@ -4,7 +4,7 @@ import PostgresNIO
 import Strata
 import StrataQuery
 
-extension PostgresStore: GroupingStore {
+extension PostgresStore {
     /// Groups and aggregates in the server (`GROUP BY`): one row per group leaves it.
     ///
     /// Answered only when the result is exactly the context's own grouping (StrataQuery's collection operators):
@@ -18,7 +18,9 @@ extension PostgresStore: GroupingStore {
     /// groups the rows itself.
     ///
     /// - Throws: ``PostgresStoreError``.
-    package func groups(_ request: StoreGroupRequest) throws -> [[QueryValue]]? {
+    func groups(
+        of request: StoreFetchRequest, keys groupPaths: [QueryKeyPath], aggregates: [StoreFetchRequest.Aggregate]
+    ) throws -> [StoreFetchResult.Group]? {
         var statement = PostgresStatement()
         var conditions = [entityCondition(request.entity, includesSubentities: request.includesSubentities)]
         if let predicate = request.predicate {
@@ -48,7 +50,7 @@ extension PostgresStore: GroupingStore {
         var selects: [String] = []
         var groupBy: [String] = []
         var keys: [Key] = []
-        for path in request.groupPaths {
+        for path in groupPaths {
             guard let found = key(path) else { return nil }
             keys.append(found)
             switch found {
@@ -62,21 +64,22 @@ extension PostgresStore: GroupingStore {
                 groupBy += ["t.\(id)", "t.\(entity)"]
             }
         }
-        // Per aggregate: its expression, and a guard that must hold for the answer to be exact.
+        // The group's row count, then per aggregate its expression, and a guard that must hold for the answer to be
+        // exact.
+        selects.append("count(*)")
         var guards: [String] = []
         var attributes: [AttributeDescription?] = []
-        for aggregate in request.aggregates {
+        for aggregate in aggregates {
             if aggregate.function == .count {
-                switch aggregate.path.map(key) {
-                case nil: selects.append("count(*)")
-                case .some(.attribute(let attribute))?: selects.append("count(t.\(schema.column(attribute)))")
-                case .some(.toOne(let relationship))?: selects.append("count(t.\(schema.columns(relationship).id))")
-                case .some(nil): return nil
+                switch key(aggregate.keyPath) {
+                case .attribute(let attribute)?: selects.append("count(t.\(schema.column(attribute)))")
+                case .toOne(let relationship)?: selects.append("count(t.\(schema.columns(relationship).id))")
+                case nil: return nil
                 }
                 attributes.append(nil)
                 continue
             }
-            guard case .attribute(let attribute)? = key(aggregate.path) else { return nil }
+            guard case .attribute(let attribute)? = key(aggregate.keyPath) else { return nil }
             let isInteger = [.integer16, .integer32, .integer64].contains(attribute.type)
             let column = "t.\(schema.column(attribute))"
             let bound = "count(\(column)) * max(abs(\(column)::numeric))"
@@ -88,11 +91,11 @@ extension PostgresStore: GroupingStore {
                 guard isInteger else { return nil }
                 selects.append("COALESCE(sum(\(column)), 0)::text")
                 if attribute.type == .integer64 { guards.append("COALESCE(\(bound) < 9223372036854775808, TRUE)") }
-            case .average:
+            case .avg:
                 guard isInteger else { return nil }
                 selects.append("avg(\(column)::float8)")
                 if attribute.type != .integer16 { guards.append("COALESCE(\(bound) < 9007199254740992, TRUE)") }
-            case .count:
+            default:
                 return nil
             }
             attributes.append(attribute)
@@ -104,7 +107,7 @@ extension PostgresStore: GroupingStore {
         if !groupBy.isEmpty { sql += " GROUP BY \(groupBy.joined(separator: ", "))" }
         let result = try withConnection { try $0.run(sql, statement.binds, logger: logger) }
         let table = schema.tableName(of: request.entity)
-        var groups: [[QueryValue]] = []
+        var groups: [StoreFetchResult.Group] = []
         for row in result.rows {
             let cells = row.makeRandomAccess()
             guard try cells[cells.count - 1].decode(Bool.self) else { return nil }
@@ -137,22 +140,25 @@ extension PostgresStore: GroupingStore {
                                 ManagedObjectID(entity: entity, storeIdentifier: identifier, rowID: UInt64(rowID)))))
                 }
             }
-            for (aggregate, attribute) in zip(request.aggregates, attributes) {
+            let rowCount = Int(try cells[index].decode(Int64.self))
+            index += 1
+            var folded: [QueryValue] = []
+            for (aggregate, attribute) in zip(aggregates, attributes) {
                 let cell = cells[index]
                 index += 1
                 switch aggregate.function {
                 case .count:
-                    values.append(.int(try cell.decode(Int64.self)))
+                    folded.append(.int(try cell.decode(Int64.self)))
                 case .sum:
                     guard let sum = Int64(try cell.decode(String.self)) else { return nil }
-                    values.append(.int(sum))
-                case .average:
-                    values.append(try cell.decode(Double?.self).map(QueryValue.double) ?? .null)
-                case .min, .max:
-                    values.append(try cell.attributeValue(of: attribute!, table: table, rowID: 0)?.queryValue ?? .null)
+                    folded.append(.int(sum))
+                case .avg:
+                    folded.append(try cell.decode(Double?.self).map(QueryValue.double) ?? .null)
+                default:
+                    folded.append(try cell.attributeValue(of: attribute!, table: table, rowID: 0)?.queryValue ?? .null)
                 }
             }
-            groups.append(values)
+            groups.append(StoreFetchResult.Group(keys: values, rowCount: rowCount, aggregates: folded))
         }
         return groups
     }

@@ -60,6 +60,18 @@ public struct QueryKeyPath: Hashable, Sendable, ExpressibleByStringLiteral, Cust
         return nil
     }
 
+    /// The value of the path from `object`: the one walk of key paths, shared by predicates, sort keys and key-value
+    /// coding (`value(forKeyPath:)`). A key steps into an object (nil from nil) or over a collection's elements
+    /// (flattening nested collections); a collection operator combines a collection.
+    ///
+    /// - Parameter object: where the path starts.
+    /// - Returns: a value, an object or a collection.
+    /// - Throws: ``PredicateEvaluationError``: an unknown key, a key of a value that is not an object, an operator on
+    ///   something that is not a collection or on values it cannot combine, or what the object throws.
+    public func value(in object: some PredicateEvaluable) throws(PredicateEvaluationError) -> EvaluatedValue {
+        try ObjectExpression.walk(.object(object), components[...])
+    }
+
     /// The dotted form, with keys that are reserved words or not identifiers escaped with `#` where the format
     /// language allows it (`#in`).
     public var description: String {

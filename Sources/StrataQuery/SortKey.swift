@@ -70,7 +70,7 @@ public struct SortKey: Hashable, Sendable, CustomStringConvertible {
     /// - Returns: the resolved value at ``keyPath``.
     /// - Throws: ``PredicateEvaluationError``, as from a predicate.
     public func value(of object: some PredicateEvaluable) throws(PredicateEvaluationError) -> QueryValue {
-        try ObjectExpression.walk(.object(object), keyPath.components[...]).resolved
+        try keyPath.value(in: object).resolved
     }
 
     /// How two objects order by this key.

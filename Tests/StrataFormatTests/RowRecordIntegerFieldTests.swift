@@ -46,4 +46,36 @@ import Testing
             #expect(throws: FormatError.self) { try RowRecord.integerField(at: 0, in: bytes, header: header) }
         }
     }
+
+    /// `referenceField(at:in:header:)`, the in-place read of grouping by a to-one: what the decoder reads, nil for
+    /// other tags, and a payload longer than its value needs refused.
+    @Test(arguments: [UInt64(0), 1, 255, 256, 65_535, 1 << 40, .max])
+    func referencesReadWhatTheDecoderReads(_ value: UInt64) throws {
+        let fields: [RowRecord.Field] = [.int64(7), .reference(value), .null]
+        let row = RowRecord.encode(entityID: 3, rowVersion: 9, fields: fields)
+        try row.withUnsafeBytes { bytes in
+            let header = try RowRecord.Header.decode(bytes)
+            #expect(try RowRecord.referenceField(at: 1, in: bytes, header: header) == value)
+            #expect(try RowRecord.field(at: 1, in: bytes) == .reference(value))
+            #expect(try RowRecord.referenceField(at: 0, in: bytes, header: header) == nil)
+            #expect(try RowRecord.referenceField(at: 2, in: bytes, header: header) == nil)
+            #expect(throws: FormatError.self) { try RowRecord.referenceField(at: 3, in: bytes, header: header) }
+        }
+    }
+
+    @Test func aReferenceLongerThanItsValueNeedsIsRefused() throws {
+        var row = RowRecord.encode(entityID: 1, rowVersion: 1, fields: [.reference(300), .string("padding")])
+        try row.withUnsafeMutableBytes { bytes in
+            let header = try RowRecord.Header.decode(UnsafeRawBufferPointer(bytes))
+            let span = try header.span(ofField: 0, in: UnsafeRawBufferPointer(bytes))
+            #expect(span.count == 3)
+            bytes[span.lowerBound + 1] = 5
+            bytes[span.lowerBound + 2] = 0
+        }
+        try row.withUnsafeBytes { bytes in
+            let header = try RowRecord.Header.decode(bytes)
+            #expect(throws: FormatError.self) { try RowRecord.field(at: 0, in: bytes) }
+            #expect(throws: FormatError.self) { try RowRecord.referenceField(at: 0, in: bytes, header: header) }
+        }
+    }
 }

@@ -98,6 +98,47 @@ import Testing
         #expect(second.rows == names.count && second.results == ["Lamarr"])
     }
 
+    /// Terms that fix the leading elements and bound the next one read one range of the compound index; the rows
+    /// are those the in-memory store finds.
+    @Test func equalityThenARangeReadOneRangeOfTheCompoundIndex() throws {
+        let model = try Self.model(indexes: [Self.byNameAndAge])
+        func load(_ kind: StoreKind) throws -> TestStack {
+            let stack = try TestStack(kind, model: model)
+            let context = stack.context()
+            for number in 0..<60 {
+                let person = ManagedObject(entity: model.entity(named: "IndexedPerson")!, insertInto: context)
+                try person.setValue(["Lee", "Kim", "Park"][number % 3], forKey: "lastName")
+                if number % 7 != 0 { try person.setValue(Int16(20 + number), forKey: "age") }
+            }
+            try context.save()
+            return stack
+        }
+        let strata = try load(.strata)
+        let memory = try load(.inMemory)
+        let store = try #require(strata.store as? StrataStore)
+        func ages(_ stack: TestStack, _ format: String) throws -> [Int] {
+            let request = FetchRequest<ManagedObject>(entityName: "IndexedPerson")
+            request.predicate = try ObjectPredicate(format: format)
+            let context = stack.context()
+            return try context.fetch(request).map { (try $0.value(forKey: "age") as? Int) ?? -1 }.sorted()
+        }
+        // Lee, Kim, Park in turn for numbers 0 ..< 60; age 20 + number, nil for multiples of 7.
+        for (format, examined, results) in [
+            ("lastName == 'Lee' AND age > 60", 5, 5), ("age >= 50 AND lastName == 'Kim'", 9, 9),
+            ("lastName == 'Park' AND age < 30", 3, 3), ("lastName == 'Lee' AND age <= 23", 1, 1),
+            ("lastName == 'Kim' AND age BETWEEN {30, 40} AND age != 33", 4, 3),
+            ("lastName == 'Park' AND age == 25", 1, 1),
+            // nil is not an index key: the leading element alone.
+            ("lastName == 'Lee' AND age == nil", 20, 3),
+        ] {
+            let before = store.rowsExamined
+            let found = try ages(strata, format)
+            #expect(store.rowsExamined - before == examined, "\(format)")
+            #expect(found.count == results, "\(format)")
+            #expect(found == (try ages(memory, format)), "\(format)")
+        }
+    }
+
     @Test func reopeningWithAChangedIndexReplacesTheEngineIndex() throws {
         let first = try TestStack(.strata, model: try Self.model(indexes: [Self.byNameAndAge]))
         let context = first.context()

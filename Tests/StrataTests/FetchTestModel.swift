@@ -18,6 +18,7 @@ class FetchEmployee: ManagedObject {
     @Managed("rating") var rating: Double?
     @Managed("hired") var hired: Date?
     @Managed("active") var active: Bool
+    @Managed("bonus") var bonus: Decimal?
     @ManagedRelationship("department") var department: FetchDepartment?
 }
 
@@ -35,13 +36,14 @@ enum FetchTestModel {
     }
 
     /// Salary, serial and hire date are indexed (the Strata store answers comparisons on them with index
-    /// ranges), as is the department's name (relationship key paths go through it).
+    /// ranges), as are the department's name (relationship key paths go through it) and floor (equal keys, for
+    /// sorted fetches with a limit read from an index).
     static let model: ManagedObjectModel = {
         registerClasses()
         return try! ManagedObjectModel(entities: [
             Entity("FetchDepartment", className: "FetchDepartment") {
                 Attribute("name", .string).indexed()
-                Attribute("floor", .integer16, default: .integer(0))
+                Attribute("floor", .integer16, default: .integer(0)).indexed()
                 Relationship.toMany("employees", "FetchEmployee", inverse: "department")
             },
             Entity("FetchEmployee", className: "FetchEmployee") {
@@ -51,6 +53,7 @@ enum FetchTestModel {
                 Attribute("rating", .double)
                 Attribute("hired", .date).indexed()
                 Attribute("active", .boolean, default: .boolean(true))
+                Attribute("bonus", .decimal)
                 Relationship.toOne("department", "FetchDepartment", inverse: "employees")
             },
             Entity("FetchContractor", parent: "FetchEmployee", className: "FetchContractor") {
@@ -91,6 +94,7 @@ enum FetchTestModel {
             employee.rating = serial % 5 == 0 ? nil : Double(serial % 7) + 0.5
             employee.hired = serial % 6 == 0 ? nil : epoch.addingTimeInterval(Double(serial) * 86_400)
             employee.active = serial % 3 != 0
+            employee.bonus = serial % 4 == 0 ? nil : Decimal(string: "\(serial % 11).25")! - 3
             employee.department = serial % 9 == 0 ? nil : departments[Int(serial % 4)]
             employees.append(employee)
         }

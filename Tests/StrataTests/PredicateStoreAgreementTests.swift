@@ -23,6 +23,7 @@ struct AgreementCase: CustomTestStringConvertible, Sendable {
 
 private let day1 = FetchTestModel.epoch.addingTimeInterval(86_400 * 5)
 private let day2 = FetchTestModel.epoch.addingTimeInterval(86_400 * 17)
+private func decimal(_ text: String) -> QueryValue { .decimal(Decimal(string: text)!) }
 
 let agreementCases: [AgreementCase] = {
     var cases: [AgreementCase] = []
@@ -67,6 +68,25 @@ let agreementCases: [AgreementCase] = {
     for format in ["floor == 2", "floor IN {1, 2}", "floor BETWEEN {1, 2} AND name != nil"] {
         add(format, "FetchDepartment")
     }
+    // Decimals (compiled: the field decoded, then StrataQuery's comparison), against decimals, integers, doubles.
+    for format in [
+        "bonus == nil", "bonus != nil", "bonus > 3", "bonus <= 2.25", "bonus < 0", "bonus == -1.75",
+        "bonus BETWEEN {0, 5}", "bonus IN {-2.75, 7.25, 100}", "NOT bonus > 1 AND bonus != nil",
+    ] { add(format) }
+    cases.append(AgreementCase(format: "bonus == %@", arguments: { _ in [decimal("4.25")] }))
+    cases.append(AgreementCase(format: "bonus >= %@", arguments: { _ in [decimal("2.2500")] }))
+    cases.append(
+        AgreementCase(format: "bonus BETWEEN %@", arguments: { _ in [.array([decimal("-1.75"), decimal("3.25")])] }))
+    cases.append(AgreementCase(format: "bonus IN %@ OR bonus == nil", arguments: { _ in [.array([decimal("6.25")])] }))
+    cases.append(AgreementCase(format: "TRUEPREDICATE", sortKeys: [SortKey("bonus"), SortKey("serial")]))
+    // Dates beside nil, strings with [cd] against nil and beside other compiled parts.
+    cases.append(AgreementCase(format: "hired != nil AND hired < %@", arguments: { _ in [.date(day2)] }))
+    cases.append(AgreementCase(format: "hired == nil OR hired >= %@", arguments: { _ in [.date(day2)] }))
+    cases.append(AgreementCase(format: "hired IN %@", arguments: { _ in [.array([.date(day1), .null])] }))
+    for format in [
+        "name ==[cd] nil", "name !=[cd] 'ADA'", "name BEGINSWITH[cd] 'u' AND salary > 60",
+        "name CONTAINS[cd] 'e' OR bonus == nil", "name IN[cd] {'zoe', 'adam'}", "name LIKE[cd] 'a*' AND active == YES",
+    ] { add(format) }
     cases.append(AgreementCase(format: "hired > %@", arguments: { _ in [.date(day1)] }))
     cases.append(AgreementCase(format: "hired <= %@", arguments: { _ in [.date(day2)] }))
     cases.append(AgreementCase(format: "hired BETWEEN %@", arguments: { _ in [.array([.date(day1), .date(day2)])] }))
@@ -176,6 +196,27 @@ let agreementCases: [AgreementCase] = {
         cases.append(AgreementCase(format: "TRUEPREDICATE", sortKeys: keys, offset: 3, limit: 12))
         cases.append(AgreementCase(format: "salary > 90", sortKeys: keys, limit: 7))
         cases.append(AgreementCase(format: "name ==[c] 'ada' OR salary > 200", sortKeys: keys, offset: 1, limit: 3))
+    }
+    // Sorted by an indexed integer with a limit: the Strata store reads the front (or back) of the index.
+    for (format, keys, offset, limit) in [
+        ("TRUEPREDICATE", [SortKey("serial", ascending: false)], 2, 4), ("TRUEPREDICATE", [SortKey("salary")], 0, 3),
+        ("active == YES", [SortKey("salary", ascending: false)], 0, 5), ("salary > 100", [SortKey("serial")], 3, 2),
+        ("department.name == 'Sales'", [SortKey("salary")], 0, 2), ("rating == nil", [SortKey("salary")], 1, 30),
+        ("TRUEPREDICATE", [SortKey("salary"), SortKey("name")], 28, 5),
+    ] as [(String, [SortKey], Int, Int)] {
+        cases.append(AgreementCase(format: format, sortKeys: keys, offset: offset, limit: limit))
+        cases.append(AgreementCase(entity: "FetchContractor", format: format, sortKeys: keys, limit: limit))
+        cases.append(
+            AgreementCase(format: format, sortKeys: keys, offset: offset, limit: limit, includesSubentities: false))
+    }
+    for (format, keys, offset, limit) in [
+        ("TRUEPREDICATE", [SortKey("floor")], 0, 1), ("TRUEPREDICATE", [SortKey("floor")], 0, 3),
+        ("TRUEPREDICATE", [SortKey("floor", ascending: false), SortKey("name")], 1, 2),
+        ("name != nil", [SortKey("floor"), SortKey("name", ascending: false)], 0, 4),
+        ("floor != 1", [SortKey("floor", ascending: false)], 2, 1),
+    ] as [(String, [SortKey], Int, Int)] {
+        cases.append(
+            AgreementCase(entity: "FetchDepartment", format: format, sortKeys: keys, offset: offset, limit: limit))
     }
     cases.append(AgreementCase(format: "TRUEPREDICATE", offset: 4, limit: 3))
     cases.append(AgreementCase(format: "salary > 100", offset: 100))

@@ -16,6 +16,9 @@ import StrataWorkload
 /// - `w8 <engine store> <N>`: W8's cascade delete (10 departments through `employee_department`), then a
 ///   checkpoint. It deletes: profile a copy.
 /// - `w4a-graph <graph store> <N>`: W4a.graph's 20 salary-range fetches without an index (new context each).
+/// - `w4b-graph <graph store> <N>`: the same with `salary` marked indexed (the open builds `attr.Employee.salary`
+///   when the store does not have it yet: `open_seconds`; it stays in the store).
+/// - `w5-graph <graph store> <N>`: W5.graph's 10 dictionary fetches, average salary and count grouped by department.
 /// - `w4c-graph <graph store> <N>`: W4c.graph's 20 departments by name and their employees through the
 ///   relationship, 3 times. `w8-graph <graph store> <N>`: W8.graph's delete through a context (a copy!).
 /// - `w1-index <directory> <N>`: the engine's bulk load three ways (no index; `employee_department` kept from
@@ -36,6 +39,8 @@ enum Profile {
         case "w8": try cascade(directory, count: count)
         case "w4c-graph": try graphRelationship(directory, count: count)
         case "w4a-graph": try graphPredicateScan(directory, count: count)
+        case "w4b-graph": try graphPredicateScan(directory, count: count, indexed: true)
+        case "w5-graph": try graphAggregate(directory, count: count)
         case "w8-graph": try graphCascade(directory, count: count)
         case "w1-index": try indexCost(directory, count: count)
         default: throw BenchmarkFailure("unknown profile \(figure)")
@@ -229,10 +234,12 @@ enum Profile {
 
     /// W4a.graph's Strata side: 20 fetches with the salary range predicate (no index), a new context each,
     /// reading each result's name and salary.
-    static func graphPredicateScan(_ directory: String, count: Int) throws {
-        let model = try GraphModel.make()
+    static func graphPredicateScan(_ directory: String, count: Int, indexed: Bool = false) throws {
+        let model = try GraphModel.make(salaryIndexed: indexed)
         GraphModel.registerClasses()
+        let opening = now()
         let (coordinator, store) = try GraphModel.open(directory, model: model, create: false)
+        report("open_seconds", now() - opening)
         var read = 0
         let start = now()
         for _ in 0..<20 {
@@ -248,6 +255,33 @@ enum Profile {
             }
         }
         report("read", read)
+        report("query_seconds", now() - start)
+        try coordinator.removePersistentStore(store)
+    }
+
+    static func graphAggregate(_ directory: String, count: Int) throws {
+        let model = try GraphModel.make()
+        GraphModel.registerClasses()
+        let (coordinator, store) = try GraphModel.open(directory, model: model, create: false)
+        let request = FetchRequest<[String: QueryValue]>(entityName: "Employee")
+        request.propertiesToFetch = [
+            "department",
+            .expression(ExpressionDescription(name: "average", .average("salary"), resultType: .double)),
+            .expression(ExpressionDescription(name: "count", .count(nil))),
+        ]
+        request.propertiesToGroupBy = ["department"]
+        var counted: Int64 = 0
+        let start = now()
+        for _ in 0..<10 {
+            let context = GraphModel.context(coordinator)
+            for group in try context.fetch(request) {
+                guard case .int(let number)? = group["count"] else {
+                    throw BenchmarkFailure("w5-graph: a group is \(group)")
+                }
+                counted += number
+            }
+        }
+        try check(counted == 10 * Int64(count), "w5-graph: counted \(counted)")
         report("query_seconds", now() - start)
         try coordinator.removePersistentStore(store)
     }

@@ -38,16 +38,57 @@ extension ManagedObjectContext {
         }
         for path in paths { try checkSingleValued(path, in: entity) }
 
+        let stores = searchedStores(of: request)
+        // Groups and aggregates folded in the store: no value per row leaves it.
+        if grouped, stores.count == 1,
+            let aggregates = storeAggregates(of: properties, groups: groups, in: entity)
+        {
+            var storeRequest = StoreFetchRequest(entity: entity)
+            storeRequest.includesSubentities = request.includesSubentities
+            storeRequest.predicate = request.predicate
+            storeRequest.resultKind = .groups(keys: groups, aggregates: aggregates.compactMap { $0 })
+            var found = try stores[0].fetch(storeRequest).groups
+            if groups.isEmpty, found.isEmpty {
+                let empty = aggregates.compactMap { $0 }.map { AggregateAccumulator($0.function).result }
+                found = [StoreFetchResult.Group(keys: [], rowCount: 0, aggregates: empty)]
+            }
+            let groupOrder = groups.map { SortKey($0) }
+            found.sort { groupOrder.compare(values: $0.keys, $1.keys) == .orderedAscending }
+            var results: [[String: QueryValue]] = []
+            for group in found {
+                var dictionary: [String: QueryValue] = [:]
+                var aggregateIndex = 0
+                for (property, aggregate) in zip(properties, aggregates) {
+                    let value: QueryValue
+                    switch property {
+                    case .keyPath(let path):
+                        value = group.keys[groups.firstIndex(of: path)!]
+                    case .expression(let description):
+                        if case .count(nil) = description.expression {
+                            value = .int(Int64(group.rowCount))
+                        } else {
+                            let folded = group.aggregates[aggregateIndex]
+                            value =
+                                aggregate?.function == .count
+                                ? folded : Self.convert(folded, to: description.resultType)
+                        }
+                    }
+                    if aggregate != nil { aggregateIndex += 1 }
+                    if value != .null { dictionary[property.name] = value }
+                }
+                for (path, value) in zip(groups, group.keys) where value != .null {
+                    dictionary[path.description] = value
+                }
+                if let having = request.havingPredicate, !(try having.evaluate(with: dictionary)) { continue }
+                results.append(dictionary)
+            }
+            if !request.sortKeys.isEmpty { results = try results.sorted(by: request.sortKeys) }
+            return Self.finish(results, request)
+        }
+
         // Rows, sorted by the stores; the window applies to rows only when nothing combines them.
         var storeRows: [[QueryValue]] = []
         let pushesWindow = !grouped && !request.returnsDistinctResults
-        let stores = searchedStores(of: request)
-        if grouped,
-            let answered = try groupsFromStore(
-                request, entity: entity, properties: properties, groups: groups, stores: stores)
-        {
-            return try finish(answered, request: request, pushedWindow: false)
-        }
         var storeRequest = StoreFetchRequest(entity: entity)
         storeRequest.includesSubentities = request.includesSubentities
         storeRequest.predicate = request.predicate
@@ -121,88 +162,74 @@ extension ManagedObjectContext {
                 if let having = request.havingPredicate, !(try having.evaluate(with: dictionary)) { continue }
                 results.append(dictionary)
             }
+            if !request.sortKeys.isEmpty { results = try results.sorted(by: request.sortKeys) }
         }
-        return try finish(results, request: request, pushedWindow: pushesWindow && stores.count == 1)
+        if pushesWindow && stores.count == 1 {
+            // The store applied the window; distinct results are not asked (pushesWindow says so).
+            return results
+        }
+        return Self.finish(results, request)
     }
 
-    /// The end of a dictionary request: the sort of grouped results, distinct results, the window (unless the
-    /// store applied it).
-    private func finish<Result>(
-        _ results: [[String: QueryValue]], request: FetchRequest<Result>, pushedWindow: Bool
-    ) throws -> [[String: QueryValue]] {
-        let grouped =
-            !(request.propertiesToGroupBy ?? []).isEmpty
-            || (request.propertiesToFetch ?? []).contains {
-                if case .expression(let description) = $0 { description.expression.isAggregate } else { false }
-            }
-        var results = results
-        if grouped, !request.sortKeys.isEmpty { results = try results.sorted(by: request.sortKeys) }
+    /// Distinct results and the window, applied to the dictionaries of a request the stores could not window.
+    private static func finish<Result>(
+        _ dictionaries: [[String: QueryValue]], _ request: FetchRequest<Result>
+    ) -> [[String: QueryValue]] {
+        var results = dictionaries
         if request.returnsDistinctResults {
             var seen = Set<[String: QueryValue]>()
             results = results.filter { seen.insert($0).inserted }
         }
-        if !pushedWindow {
-            var window = results.dropFirst(min(request.fetchOffset, results.count))
-            if request.fetchLimit > 0 { window = window.prefix(request.fetchLimit) }
-            results = Array(window)
-        }
-        return results
+        var window = results.dropFirst(min(request.fetchOffset, results.count))
+        if request.fetchLimit > 0 { window = window.prefix(request.fetchLimit) }
+        return Array(window)
     }
 
-    /// The groups of a grouped dictionary request from its one store, when that store groups itself
-    /// (``GroupingStore``) and can answer this request: the dictionaries in the order of their group values, the
-    /// having predicate applied. Nil otherwise: the rows are then grouped here.
-    private func groupsFromStore<Result>(
-        _ request: FetchRequest<Result>, entity: EntityDescription, properties: [FetchProperty],
-        groups: [QueryKeyPath], stores: [any PersistentStore]
-    ) throws -> [[String: QueryValue]]? {
-        guard stores.count == 1, let store = stores[0] as? any GroupingStore else { return nil }
-        var storeRequest = StoreGroupRequest(entity: entity)
-        storeRequest.includesSubentities = request.includesSubentities
-        storeRequest.predicate = request.predicate
-        storeRequest.groupPaths = groups
-        // Where each property's value is in a group's array.
-        var positions: [Int] = []
+    /// For each property of a grouped request, the aggregate a store folds for it (nil for a grouping key and
+    /// for `count:` of rows, which the group's row count answers); nil when a property needs the rows' values:
+    /// a key path that is not a grouping key or an expression that is a plain key path (their value is the first
+    /// row's), or `sum:`/`average:` of a key path
+    /// that does not end at a numeric attribute (the key-path walk reports an error there).
+    private func storeAggregates(
+        of properties: [FetchProperty], groups: [QueryKeyPath], in entity: EntityDescription
+    ) -> [StoreFetchRequest.Aggregate?]? {
+        var aggregates: [StoreFetchRequest.Aggregate?] = []
         for property in properties {
-            switch property {
-            case .keyPath(let path):
-                guard let index = groups.firstIndex(of: path) else { return nil }
-                positions.append(index)
-            case .expression(let description):
-                let aggregate: StoreGroupRequest.Aggregate
-                switch description.expression {
-                case .keyPath: return nil
-                case .count(let path): aggregate = .init(.count, path)
-                case .sum(let path): aggregate = .init(.sum, path)
-                case .average(let path): aggregate = .init(.average, path)
-                case .min(let path): aggregate = .init(.min, path)
-                case .max(let path): aggregate = .init(.max, path)
-                }
-                positions.append(groups.count + storeRequest.aggregates.count)
-                storeRequest.aggregates.append(aggregate)
+            guard case .expression(let description) = property else {
+                // A key path that is not a grouping key is the first row's value.
+                guard case .keyPath(let path) = property, groups.contains(path) else { return nil }
+                aggregates.append(nil)
+                continue
+            }
+            switch description.expression {
+            case .keyPath: return nil
+            case .count(nil): aggregates.append(nil)
+            case .count(let path?): aggregates.append(.init(.count, path))
+            case .min(let path): aggregates.append(.init(.min, path))
+            case .max(let path): aggregates.append(.init(.max, path))
+            case .sum(let path), .average(let path):
+                guard let type = attributeType(at: path, in: entity),
+                    [.integer16, .integer32, .integer64, .double, .float, .decimal, .boolean].contains(type)
+                else { return nil }
+                let function: CollectionOperator = if case .sum = description.expression { .sum } else { .avg }
+                aggregates.append(.init(function, path))
             }
         }
-        guard var rows = try store.groups(storeRequest) else { return nil }
-        let groupOrder = groups.map { SortKey($0) }
-        rows.sort {
-            groupOrder.compare(values: Array($0.prefix(groups.count)), Array($1.prefix(groups.count)))
-                == .orderedAscending
-        }
-        var results: [[String: QueryValue]] = []
-        for row in rows {
-            var dictionary: [String: QueryValue] = [:]
-            for (property, position) in zip(properties, positions) {
-                var value = row[position]
-                if case .expression(let description) = property {
-                    value = Self.convert(value, to: description.resultType)
-                }
-                if value != .null { dictionary[property.name] = value }
+        return aggregates
+    }
+
+    /// The type of the attribute a key path through to-ones ends at (nil when it ends elsewhere).
+    private func attributeType(at path: QueryKeyPath, in entity: EntityDescription) -> AttributeType? {
+        var current = entity
+        for (index, component) in path.components.enumerated() {
+            guard case .key(let key) = component else { return nil }
+            if let attribute = current.attributesByName[key] {
+                return index == path.components.count - 1 ? attribute.type : nil
             }
-            for (path, value) in zip(groups, row) where value != .null { dictionary[path.description] = value }
-            if let having = request.havingPredicate, !(try having.evaluate(with: dictionary)) { continue }
-            results.append(dictionary)
+            guard let relationship = current.relationshipsByName[key], !relationship.isToMany else { return nil }
+            current = relationship.destinationEntity
         }
-        return results
+        return nil
     }
 
     /// An expression's value over a group's values (nil: the number of rows for `count`), with StrataQuery's

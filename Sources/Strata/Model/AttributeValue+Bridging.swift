@@ -51,19 +51,3 @@ extension QueryValue {
         }
     }
 }
-
-/// Swift numbers computed by key-path operators (`@count`, `@sum`, ...) as `NSNumber`, like attribute values.
-enum NumberBridging {
-    static func bridged(_ value: Any?) -> Any? {
-        switch value {
-        case let number as Int: NSNumber(value: number)
-        case let number as Int64: NSNumber(value: number)
-        case let number as Int32: NSNumber(value: number)
-        case let number as Int16: NSNumber(value: number)
-        case let number as Double: NSNumber(value: number)
-        case let number as Float: NSNumber(value: number)
-        case let number as Bool: NSNumber(value: number)
-        default: value
-        }
-    }
-}

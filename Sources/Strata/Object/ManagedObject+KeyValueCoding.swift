@@ -55,11 +55,91 @@ extension ManagedObject {
     /// `@distinctUnionOfObjects.x` (e.g. `"employees.@sum.salary"`, `"department.employees.@count"`). Numbers,
     /// the operators' results among them, are `NSNumber`s, as ``value(forKey:)`` gives them.
     ///
+    /// A path through a to-many is walked as predicates and sort keys walk it (StrataQuery's key paths), so the
+    /// operators mean the same everywhere: `@sum` of integers is an integer while it fits, `@avg` a double (a
+    /// decimal over decimals), nil values are skipped, and an operator over a nil to-one's collection is nil.
+    ///
     /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` for an unknown key;
     ///   ``ObjectGraphError/invalidKeyPath(_:reason:)`` for an unknown operator, an operator applied to
     ///   something that is not a collection or values it cannot combine; what ``value(forKey:)`` throws.
     public func value(forKeyPath keyPath: String) throws -> Any? {
-        NumberBridging.bridged(try KeyPathEvaluator(path: keyPath).value(of: self))
+        let path = QueryKeyPath(keyPath)
+        let shape = try keyPathShape(path, keyPath)
+        guard shape.isCollection else {
+            // To-ones then a key: the key's value as value(forKey:) gives it (a float attribute stays a Float).
+            var object = self
+            for component in path.components.dropLast() {
+                guard case .key(let key) = component, let next = try object.value(forKey: key) as? ManagedObject
+                else { return nil }
+                object = next
+            }
+            guard case .key(let last) = path.components[path.components.count - 1] else { return nil }
+            return try object.value(forKey: last)
+        }
+        // Through a to-many: StrataQuery's walk, the one predicates and sort keys use (same collection operators).
+        let value: EvaluatedValue
+        do {
+            value = try path.value(in: self)
+        } catch {
+            if case .evaluable(_, let underlying) = error { throw underlying }
+            throw ObjectGraphError.invalidKeyPath(keyPath, reason: error.description)
+        }
+        return Self.keyValue(value, asArray: shape.isArray)
+    }
+
+    /// What a key path reaches, checked against the model before anything is read: whether it goes through a
+    /// to-many (and so gives a collection or an operator's value), and whether a collection it gives is an array
+    /// (through an ordered to-many, or a union operator's result) rather than a set.
+    ///
+    /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` for a key the entity reached does not have, or a key
+    ///   after an attribute; ``ObjectGraphError/invalidKeyPath(_:reason:)`` for an empty step, an unknown operator,
+    ///   an operator that no to-many precedes, or a step after `@count`.
+    private func keyPathShape(_ path: QueryKeyPath, _ keyPath: String) throws -> (isCollection: Bool, isArray: Bool) {
+        var current: EntityDescription? = entity
+        var isCollection = false
+        var isArray = false
+        for (position, component) in path.components.enumerated() {
+            switch component {
+            case .key(let key):
+                guard !key.isEmpty else { throw ObjectGraphError.invalidKeyPath(keyPath, reason: "an empty step") }
+                guard key.first != "@" else {
+                    throw ObjectGraphError.invalidKeyPath(keyPath, reason: "unknown collection operator \(key)")
+                }
+                guard let here = current else { throw ObjectGraphError.unknownKey(entity: entity.name, key: keyPath) }
+                if here.attributesByName[key] != nil {
+                    current = nil
+                } else if let relationship = here.relationshipsByName[key] {
+                    current = relationship.destinationEntity
+                    if relationship.isToMany {
+                        isCollection = true
+                        isArray = isArray || relationship.isOrdered
+                    }
+                } else {
+                    throw ObjectGraphError.unknownKey(entity: entity.name, key: keyPath)
+                }
+            case .collectionOperator(let op):
+                guard isCollection else {
+                    throw ObjectGraphError.invalidKeyPath(keyPath, reason: "@\(op.rawValue) needs a collection")
+                }
+                if op == .count, position != path.components.count - 1 {
+                    throw ObjectGraphError.invalidKeyPath(keyPath, reason: "@count ends a key path")
+                }
+                isArray = isArray || op == .unionOfObjects || op == .distinctUnionOfObjects
+            }
+        }
+        return (isCollection, isArray)
+    }
+
+    /// A walk's value as key-value coding gives it: objects as themselves, numbers as `NSNumber`, a collection as a
+    /// set (an array when `asArray`) of its elements that are not nil.
+    private static func keyValue(_ value: EvaluatedValue, asArray: Bool) -> Any? {
+        switch value {
+        case .value(let value): return value.objectValue
+        case .object(let object): return object as? ManagedObject
+        case .collection(let elements):
+            let present = elements.compactMap { keyValue($0, asArray: asArray) }
+            return asArray ? present : Set(present.compactMap { $0 as? AnyHashable })
+        }
     }
 
     /// The stored value of a property without access or change notifications (fires the fault).

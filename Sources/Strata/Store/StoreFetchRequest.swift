@@ -29,6 +29,32 @@ public struct StoreFetchRequest: Sendable {
         /// For each matching row, the values of these key paths (``StoreFetchResult/values``): attributes as
         /// values, to-one relationships as the related object's ``ManagedObjectID`` identity.
         case values([QueryKeyPath])
+        /// The matching rows grouped by the values of `keys` (as ``values(_:)`` gives them), and for each group
+        /// its number of rows and the `aggregates` over its rows (``StoreFetchResult/groups``): no value per row
+        /// leaves the store. The window and the sort keys do not apply.
+        case groups(keys: [QueryKeyPath], aggregates: [Aggregate])
+    }
+
+    /// A collection operator over the values of a key path in a group's rows: `@sum`, `@avg`, `@min`, `@max` as
+    /// the key-path walk computes them over the same values in row-ID order, or `@count`, the number of those
+    /// values that are not nil.
+    public struct Aggregate: Sendable, Hashable {
+        /// The operator: `.count`, `.sum`, `.avg`, `.min` or `.max`.
+        public var function: CollectionOperator
+        /// The values it folds: a key path through to-ones, read on each row of the group.
+        public var keyPath: QueryKeyPath
+
+        /// `function` over the values of `keyPath`.
+        ///
+        /// - Parameters:
+        ///   - function: `.count`, `.sum`, `.avg`, `.min` or `.max`.
+        ///   - keyPath: the values it folds.
+        public init(_ function: CollectionOperator, _ keyPath: QueryKeyPath) {
+            precondition(
+                [.count, .sum, .avg, .min, .max].contains(function), "@\(function.rawValue) is not an aggregate")
+            self.function = function
+            self.keyPath = keyPath
+        }
     }
 
     /// The entity whose rows are fetched.
@@ -89,6 +115,9 @@ public struct StoreFetchResult: Sendable {
     public var rows: [StoredRow] = []
     /// The values of the requested key paths, one array per row (``StoreFetchRequest/ResultKind/values(_:)``).
     public var values: [[QueryValue]] = []
+    /// The groups of ``StoreFetchRequest/ResultKind/groups(keys:aggregates:)``, each once, in the order their
+    /// first rows came.
+    public var groups: [Group] = []
     /// Each row's values of the sort keys, when ``StoreFetchRequest/returnsSortValues`` is set.
     public var sortValues: [[QueryValue]] = []
     /// The number of results: ``references``' count, or the count alone for
@@ -97,4 +126,21 @@ public struct StoreFetchResult: Sendable {
 
     /// An empty result.
     public init() {}
+
+    /// One group of rows that share their values of the grouping key paths.
+    public struct Group: Sendable {
+        /// The values of the key paths, in the request's order.
+        public var keys: [QueryValue]
+        /// How many rows the group has.
+        public var rowCount: Int
+        /// The value of each of the request's aggregates over the group's rows, in the request's order.
+        public var aggregates: [QueryValue]
+
+        /// A group with these values.
+        public init(keys: [QueryValue], rowCount: Int, aggregates: [QueryValue]) {
+            self.keys = keys
+            self.rowCount = rowCount
+            self.aggregates = aggregates
+        }
+    }
 }

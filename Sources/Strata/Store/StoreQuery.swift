@@ -67,9 +67,13 @@ package struct StoreQuery<Reader: StoreQueryReader> {
     package func run(
         _ enumerate: (_ body: (StoredReference, Reader.Row) throws -> Bool) throws -> Void
     ) throws -> StoreFetchResult {
-        let sorted = !request.sortKeys.isEmpty
+        var isGrouped = false
+        if case .groups = request.resultKind { isGrouped = true }
+        // Groups take every matching row, unsorted, with no window.
+        let sorted = !request.sortKeys.isEmpty && !isGrouped
+        let offset = isGrouped ? 0 : request.fetchOffset
         // Without sort keys the window is known as rows come: stop once it is full.
-        let stopAfter = !sorted && request.fetchLimit > 0 ? request.fetchOffset + request.fetchLimit : nil
+        let stopAfter = !sorted && !isGrouped && request.fetchLimit > 0 ? offset + request.fetchLimit : nil
         var result = StoreFetchResult()
         var matches: [Match] = []
         var matched = 0
@@ -80,15 +84,28 @@ package struct StoreQuery<Reader: StoreQueryReader> {
         if case .values(let paths) = request.resultKind {
             readValues = reader.valuesReader(for: paths, entity: request.entity)
         }
+        var fold: GroupFold<[QueryValue]>?
+        var keyCount = 0
+        if case .groups(let keys, let aggregates) = request.resultKind {
+            fold = GroupFold(aggregates.map(\.function))
+            keyCount = keys.count
+            readValues = reader.valuesReader(for: keys + aggregates.map(\.keyPath), entity: request.entity)
+        }
         try enumerate { reference, row in
             visited &+= 1
             if visited & 255 == 0 { try request.checkCancellation() }
             if let filter, !(try filter(reference, row)) { return true }
             matched += 1
-            if !sorted, matched <= request.fetchOffset { return stopAfter.map { matched < $0 } ?? true }
+            if !sorted, matched <= offset { return stopAfter.map { matched < $0 } ?? true }
             switch request.resultKind {
             case .count:
                 break
+            case .groups:
+                let values = try readValues!(reference, row)
+                let position = fold!.row(Array(values[..<keyCount]))
+                for slot in keyCount..<values.count {
+                    try fold!.add(values[slot], at: position + slot - keyCount)
+                }
             case .rows, .objectIDs, .values:
                 var match = Match(
                     reference: reference, version: try reader.version(of: row),
@@ -104,6 +121,11 @@ package struct StoreQuery<Reader: StoreQueryReader> {
             var count = max(0, matched - request.fetchOffset)
             if request.fetchLimit > 0 { count = min(count, request.fetchLimit) }
             result.count = count
+            return result
+        }
+        if let fold {
+            result.groups = fold.groups { $0 }
+            result.count = result.groups.count
             return result
         }
         if sorted {

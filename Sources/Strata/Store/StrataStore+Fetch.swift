@@ -60,6 +60,14 @@ final class StrataRowReader: StoreQueryReader {
         let (target, entityField) = try row.withBytes { buffer in
             (try RowRecord.field(at: position, in: buffer), try RowRecord.field(at: position + 1, in: buffer))
         }
+        return reference(through: relationship, target: target, entityField: entityField)
+    }
+
+    /// The destination a to-one's fields name: its reference field and the entity field after it (nil when the
+    /// reference field holds no reference).
+    func reference(
+        through relationship: RelationshipDescription, target: RowRecord.Field, entityField: RowRecord.Field
+    ) -> StoredReference? {
         guard case .reference(let rowID) = target else { return nil }
         if case .int64(let entityID) = entityField, let id = UInt16(exactly: entityID),
             let concrete = store.entitiesByID[id], concrete.isKind(of: relationship.destinationEntity)
@@ -245,7 +253,7 @@ extension StrataStore {
     func fetch(_ request: StoreFetchRequest, in snapshot: Snapshot) throws -> StoreFetchResult {
         let table = table(for: request.entity)
         let wanted = request.entityIDs
-        let plan = try candidates(for: request, in: snapshot)
+        var plan = try candidates(for: request, in: snapshot)
         if request.resultKind == .count, request.predicate == nil, request.rowIDs == nil,
             Set(request.entity.rootEntity.allEntitiesInHierarchyBelow.map(\.entityID)).isSubset(of: wanted)
         {
@@ -268,16 +276,15 @@ extension StrataStore {
         let prefilter =
             compiled.flatMap { $0.isComplete ? $0 : nil }
             ?? CompiledRowPredicate(.constant(true), entity: request.entity)
-        var filtered = request
-        if compiled?.isComplete == true { filtered.predicate = nil }
-        let reader = StrataRowReader(store: self, snapshot: snapshot)
-        let query = StoreQuery(reader: reader, request: filtered)
         // Counted through a pointer: a variable the row loop captured would be checked for exclusive access on
         // every row (dynamically, 76 instructions a row under callgrind).
         var examinedHere = 0
         defer { examined.add(examinedHere, ordering: .relaxed) }
-        let result = try withUnsafeMutablePointer(to: &examinedHere) { counter in
-            try query.run { body in
+        /// Visits the plan's candidate rows of the wanted entities that the prefilter keeps, until `body` says stop.
+        func forEachCandidate(
+            _ body: (RowID, UnsafeRawBufferPointer, RowRecord.Header) throws -> Bool
+        ) throws {
+            try withUnsafeMutablePointer(to: &examinedHere) { counter in
                 func visit(_ id: RowID, _ bytes: UnsafeRawBufferPointer) throws -> Bool {
                     let header = try RowRecord.Header.decode(bytes)
                     let entityID = Int(header.entityID)
@@ -287,20 +294,51 @@ extension StrataStore {
                         preconditionFailure("a predicate compiled whole interprets nothing")
                     }
                     guard holds else { return true }
-                    let reference = StoredReference(entity: candidateEntities[entityID]!, rowID: id.rawValue)
-                    return try body(reference, .buffer(bytes))
+                    return try body(id, bytes, header)
                 }
                 switch plan {
                 case .scan:
                     try snapshot.forEachRow(in: table) { id, bytes in try visit(id, bytes) }
                 case .rows(let rowIDs):
-                    for rowID in rowIDs {
-                        let go = try snapshot.withRow(RowID(rowID), in: table) { bytes in
-                            try visit(RowID(rowID), bytes)
-                        }
-                        if go == false { break }
+                    // In increasing order: one walk of the tree, no descent for a row in the leaf of the one before.
+                    try snapshot.forEachRow(rowIDs.map(RowID.init), in: table) { id, bytes in
+                        guard let bytes else { return true }
+                        return try visit(id, bytes)
                     }
                 }
+            }
+        }
+        let reader = StrataRowReader(store: self, snapshot: snapshot)
+        // Groups of fields and aggregates of fields are folded on the row bytes: no values per row, no object IDs.
+        if case .groups(let keys, let aggregates) = request.resultKind, compiled?.isComplete ?? true,
+            var grouping = RowGrouping(keys: keys, aggregates: aggregates, entity: request.entity)
+        {
+            var visited = 0
+            try forEachCandidate { _, bytes, header in
+                visited &+= 1
+                if visited & 255 == 0 { try request.checkCancellation() }
+                try grouping.add(bytes, header: header)
+                return true
+            }
+            try request.checkCancellation()
+            var result = StoreFetchResult()
+            result.groups = grouping.groups(reader)
+            result.count = result.groups.count
+            return result
+        }
+        if case .scan = plan,
+            let prefix = try sortedPrefix(
+                request, snapshot, table, prefilter: compiled?.isComplete ?? true ? prefilter : nil)
+        {
+            plan = .rows(prefix)
+        }
+        var filtered = request
+        if compiled?.isComplete == true { filtered.predicate = nil }
+        let query = StoreQuery(reader: reader, request: filtered)
+        let result = try query.run { body in
+            try forEachCandidate { id, bytes, header in
+                let reference = StoredReference(entity: candidateEntities[Int(header.entityID)]!, rowID: id.rawValue)
+                return try body(reference, .buffer(bytes))
             }
         }
         if request.resultKind == .rows { reads.add(result.rows.count, ordering: .relaxed) }
@@ -335,8 +373,64 @@ extension StrataStore {
             if rows == nil { rows = try relatedRows(comparison, request, snapshot) }
             if let rows, best == nil || rows.count < best!.count { best = rows }
         }
+        if let rows = try compoundRows(terms, request, snapshot), best == nil || rows.count < best!.count {
+            best = rows
+        }
         guard let best else { return .scan }
         return .rows(Array(Set(best)).sorted())
+    }
+
+    /// The rows that can be in the window of a request sorted first by an indexed integer attribute with a limit,
+    /// read from the front of the index (its back for a descending key) instead of a scan: entries in order until
+    /// `fetchOffset + fetchLimit` of them are rows that match, then the rest of the last one's key (rows equal by
+    /// the first key are ordered by the others, or by row ID). The query then sorts just these rows. Nil when it
+    /// does not apply: no limit, a first key that is not such an attribute (strings and doubles are left out:
+    /// the index's byte order is not the sort's), several concrete entities, or a predicate not compiled whole
+    /// (`prefilter` nil), which could not be tested on the entries' rows.
+    private func sortedPrefix(
+        _ request: StoreFetchRequest, _ snapshot: Snapshot, _ table: TableID, prefilter: CompiledRowPredicate?
+    ) throws -> [UInt64]? {
+        guard request.fetchLimit > 0, let prefilter, let first = request.sortKeys.first,
+            first.comparison == .standard, let key = first.keyPath.singleKey,
+            let attribute = request.entity.attributesByName[key], attribute.storageIndex != nil,
+            [.integer16, .integer32, .integer64].contains(attribute.type)
+        else { return nil }
+        switch request.resultKind {
+        case .rows, .objectIDs, .values: break
+        case .count, .groups: return nil
+        }
+        let concretes = request.entity.allEntitiesInHierarchyBelow.filter { request.includes($0) && !$0.isAbstract }
+        guard concretes.count == 1, let concrete = concretes.first else { return nil }
+        let name: String
+        if attribute.isIndexed {
+            name = Self.attributeIndexName(attribute, of: concrete)
+        } else if let fetchIndex = request.entity.indexes.first(where: { $0.elements.first?.attribute === attribute }) {
+            // The engine keeps every element's keys ascending (a descending element is read backwards).
+            name = Self.fetchIndexName(fetchIndex, of: concrete)
+        } else {
+            return nil
+        }
+        guard let index = indexes[name] else { return nil }
+        let wanted = request.fetchOffset + request.fetchLimit
+        var rows: [UInt64] = []
+        var matched = 0
+        var cutoff: RowRecord.Field?
+        try snapshot.forEachIndexEntry(in: index, from: nil, through: nil, reverse: !first.ascending) { entry in
+            if let cutoff { guard entry.key.first == cutoff else { return false } }
+            let holds = try snapshot.withRow(entry.row, in: table) { bytes in
+                let header = try RowRecord.Header.decode(bytes)
+                guard header.entityID == concrete.entityID else { return false }
+                return try prefilter.matches(bytes, header: header) { _ in
+                    preconditionFailure("a predicate compiled whole interprets nothing")
+                }
+            }
+            guard holds == true else { return true }
+            rows.append(entry.row.rawValue)
+            matched += 1
+            if matched == wanted { cutoff = entry.key.first }
+            return true
+        }
+        return rows.sorted()
     }
 
     /// `SELF == id`, `SELF IN {ids}`: the rows of this store's hierarchy those IDs name.
@@ -375,25 +469,98 @@ extension StrataStore {
         }
     }
 
+    /// `key op constant` of a top-level term, when the key is one attribute compared without options.
+    private func simpleComparison(
+        _ comparison: PredicateComparison
+    ) -> (String, PredicateComparison.Operator, QueryValue)? {
+        guard comparison.modifier == .direct else { return nil }
+        if let simple = comparison.keyComparison {
+            guard simple.options.isEmpty else { return nil }
+            return (simple.key, simple.operator, simple.value)
+        }
+        if comparison.operator == .between, comparison.options.isEmpty,
+            case .keyPath(let path, .evaluatedObject) = comparison.left, let single = path.singleKey,
+            case .constant(let bounds) = comparison.right
+        {
+            return (single, .between, bounds)
+        }
+        return nil
+    }
+
+    /// The rows a compound fetch index gives for terms of the predicate's top-level `AND` that fix its leading
+    /// elements (`a == x AND b == y`) and then, optionally, bound the next one (`AND c > z`, `<`, `<=`, `>=`,
+    /// `BETWEEN`): one range of the index, on two parts of its key or more (a single part is
+    /// ``indexedRows(_:_:_:)``'s). Nil when no index of the entity applies; the smallest range when several do.
+    /// The whole predicate still filters the rows: the range only narrows the candidates.
+    private func compoundRows(
+        _ terms: [ObjectPredicate], _ request: StoreFetchRequest, _ snapshot: Snapshot
+    ) throws -> [UInt64]? {
+        let comparisons = terms.compactMap { term -> (String, PredicateComparison.Operator, QueryValue)? in
+            guard case .comparison(let comparison) = term else { return nil }
+            return simpleComparison(comparison)
+        }
+        guard comparisons.count >= 2 else { return nil }
+        let concretes = request.entity.allEntitiesInHierarchyBelow.filter { request.includes($0) && !$0.isAbstract }
+        var best: [UInt64]?
+        indexes: for fetchIndex in request.entity.indexes where fetchIndex.elements.count >= 2 {
+            var prefix: [RowRecord.Field] = []
+            var range: (IndexBound, IndexBound)?
+            for element in fetchIndex.elements {
+                guard let attribute = element.attribute else { break }
+                let mine = comparisons.filter { $0.0 == attribute.name }
+                if let equal = mine.first(where: { $0.1 == .equal }), let field = indexField(equal.2, for: attribute) {
+                    prefix.append(field)
+                    continue
+                }
+                range = mine.lazy.compactMap { self.bounds(after: prefix, $0.1, $0.2, attribute) }.first
+                break
+            }
+            guard prefix.count + (range == nil ? 0 : 1) >= 2 else { continue }
+            let (lower, upper) = range ?? (IndexBound(prefix), IndexBound(prefix))
+            var rows: [UInt64] = []
+            for concrete in concretes {
+                guard let index = indexes[Self.fetchIndexName(fetchIndex, of: concrete)] else { continue indexes }
+                try snapshot.forEachIndexEntry(in: index, from: lower, through: upper, reverse: false) { entry in
+                    rows.append(entry.row.rawValue)
+                    return true
+                }
+            }
+            if best == nil || rows.count < best!.count { best = rows }
+        }
+        return best
+    }
+
+    /// The index bounds of `attribute op value` on the key part after `prefix` (nil values excluded, as the
+    /// comparison excludes them), or nil when the operator is not a range or the value not of the attribute's kind.
+    private func bounds(
+        after prefix: [RowRecord.Field], _ op: PredicateComparison.Operator, _ value: QueryValue,
+        _ attribute: AttributeDescription
+    ) -> (IndexBound, IndexBound)? {
+        let notNull = IndexBound(prefix + [.null], inclusive: false)
+        switch op {
+        case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
+            guard let field = indexField(value, for: attribute) else { return nil }
+            switch op {
+            case .lessThan: return (notNull, IndexBound(prefix + [field], inclusive: false))
+            case .lessThanOrEqual: return (notNull, IndexBound(prefix + [field]))
+            case .greaterThan: return (IndexBound(prefix + [field], inclusive: false), IndexBound(prefix))
+            default: return (IndexBound(prefix + [field]), IndexBound(prefix))
+            }
+        case .between:
+            guard case .array(let ends) = value, ends.count == 2, let low = indexField(ends[0], for: attribute),
+                let high = indexField(ends[1], for: attribute)
+            else { return nil }
+            return (IndexBound(prefix + [low]), IndexBound(prefix + [high]))
+        default:
+            return nil
+        }
+    }
+
     /// The rows an attribute index range gives for `attribute op constant`, or nil when no index applies.
     private func indexedRows(
         _ comparison: PredicateComparison, _ request: StoreFetchRequest, _ snapshot: Snapshot
     ) throws -> [UInt64]? {
-        guard comparison.modifier == .direct else { return nil }
-        var key: String
-        var op: PredicateComparison.Operator
-        var value: QueryValue
-        if let simple = comparison.keyComparison {
-            guard simple.options.isEmpty else { return nil }
-            (key, op, value) = (simple.key, simple.operator, simple.value)
-        } else if comparison.operator == .between, comparison.options.isEmpty,
-            case .keyPath(let path, .evaluatedObject) = comparison.left, let single = path.singleKey,
-            case .constant(let bounds) = comparison.right
-        {
-            (key, op, value) = (single, .between, bounds)
-        } else {
-            return nil
-        }
+        guard let (key, op, value) = simpleComparison(comparison) else { return nil }
         guard let attribute = request.entity.attributesByName[key], attribute.storageIndex != nil else { return nil }
         // An attribute index, or else a fetch index whose first element is the attribute (its keys start with
         // the attribute's value, so the same bounds select the same rows as prefixes).

@@ -104,9 +104,8 @@ extension StoreState {
             return true
         }
         entries.sort { IndexKey.compare($0, $1) < 0 }
-        for entry in entries {
-            index.root = try indexTree.insert(index.root, entry, owner: owner).root
-        }
+        // Sorted and distinct (each ends with its row ID): built bottom up, no descent per entry.
+        index.root = indexTree.build(entries, owner: owner)
         index.entryCount = UInt64(entries.count)
         indexes[id] = index
         indexIDs[definition.name] = id

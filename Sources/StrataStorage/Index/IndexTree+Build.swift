@@ -1,0 +1,89 @@
+import StrataFormat
+
+extension IndexTree {
+    /// A new tree holding `entries`, built bottom up: leaves filled in order as far as a page holds them (with the
+    /// prefix their first and last entries share stored once, §4.6), then each level of internal nodes over the
+    /// one below, separated by the shortest separators, until one node is left. What inserting the same sorted
+    /// entries one by one gives on the right edge (full leaves), without a descent per entry.
+    ///
+    /// - Parameters:
+    ///   - entries: strictly increasing (a precondition), each at most ``maximumEntry`` bytes.
+    ///   - owner: the tag of the write transaction the new nodes belong to.
+    /// - Returns: the root, or nil for no entries.
+    func build(_ entries: [[UInt8]], owner: UInt64) -> IndexNodeRef? {
+        guard !entries.isEmpty else { return nil }
+        // One level: its nodes, each after the separator that divides it from the node before (the first's unused).
+        var level: [(separator: [UInt8], node: IndexNode)] = []
+        var start = 0
+        var cellBytes = 0
+        func closeLeaf(_ end: Int) {
+            let separator =
+                start == 0 ? [] : IndexKey.shortestSeparator(after: entries[start - 1], upTo: entries[start])
+            let leaf = IndexNode(
+                level: 0, keys: Array(entries[start..<end]), children: [], owner: owner, bodySize: cellBytes)
+            level.append((separator, leaf))
+        }
+        for index in entries.indices {
+            precondition(entry: entries[index], follows: index > 0 ? entries[index - 1] : nil)
+            let cell = PageFormat.indexLengthSize + entries[index].count
+            if index > start,
+                IndexLeafPage.bodySize(
+                    count: index - start + 1, first: entries[start], last: entries[index], cellBytes: cellBytes + cell)
+                    > capacity
+            {
+                closeLeaf(index)
+                start = index
+                cellBytes = 0
+            }
+            cellBytes += cell
+        }
+        closeLeaf(entries.count)
+        var height = 0
+        while level.count > 1 {
+            height += 1
+            // Children `bounds[g] ..< bounds[g + 1]` go to parent g: as many as a page holds.
+            var bounds = [0]
+            var size = PageFormat.internalFirstChildSize
+            for child in level.indices.dropFirst() {
+                let cost = PageFormat.indexInternalEntryOverhead + level[child].separator.count
+                if child > bounds[bounds.count - 1], size + cost > capacity {
+                    bounds.append(child)
+                    size = PageFormat.internalFirstChildSize
+                } else {
+                    size += cost
+                }
+            }
+            bounds.append(level.count)
+            // Every internal node has two children or more: a last parent with one takes one from the one before
+            // when that one keeps two, else the two become one (three children: separators take at most a
+            // quarter of a page each, so they fit).
+            var groups = bounds.count - 1
+            if groups > 1, bounds[groups] - bounds[groups - 1] == 1 {
+                if bounds[groups - 1] - bounds[groups - 2] >= 3 {
+                    bounds[groups - 1] -= 1
+                } else {
+                    bounds.remove(at: groups - 1)
+                    groups -= 1
+                }
+            }
+            var parents: [(separator: [UInt8], node: IndexNode)] = []
+            for group in 0..<groups {
+                let children = level[bounds[group]..<bounds[group + 1]]
+                let keys = [[]] + children.dropFirst().map(\.separator)
+                let parent = IndexNode(
+                    level: height, keys: keys, children: children.map { .node($0.node) }, owner: owner,
+                    bodySize: IndexInternalPage.bodySize(separatorLengths: keys.dropFirst().lazy.map(\.count)))
+                parents.append((children.first!.separator, parent))
+            }
+            level = parents
+        }
+        return .node(level[0].node)
+    }
+
+    private func precondition(entry: [UInt8], follows previous: [UInt8]?) {
+        Swift.precondition(entry.count <= maximumEntry, "index entry longer than the tree allows")
+        if let previous {
+            Swift.precondition(IndexKey.compare(previous, entry) < 0, "index entries to build must strictly increase")
+        }
+    }
+}
