@@ -25,6 +25,7 @@ extension PostgresStore {
         {
             var result = StoreFetchResult()
             result.groups = groups
+            result.count = groups.count
             return result
         }
         var statement = PostgresStatement()

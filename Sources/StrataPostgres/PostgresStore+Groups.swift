@@ -104,7 +104,10 @@ extension PostgresStore {
         var sql =
             "SELECT \(selects.joined(separator: ", ")), \(guardColumn) FROM \(schema.table(of: request.entity)) t "
             + "WHERE \(conditions.joined(separator: " AND "))"
-        if !groupBy.isEmpty { sql += " GROUP BY \(groupBy.joined(separator: ", "))" }
+        // Groups in the order their first rows come in row order, as every store returns them.
+        if !groupBy.isEmpty {
+            sql += " GROUP BY \(groupBy.joined(separator: ", ")) ORDER BY min(t.strata_row_id)"
+        }
         let result = try withConnection { try $0.run(sql, statement.binds, logger: logger) }
         let table = schema.tableName(of: request.entity)
         var groups: [StoreFetchResult.Group] = []
