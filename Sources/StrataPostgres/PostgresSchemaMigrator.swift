@@ -32,30 +32,9 @@ struct PostgresSchemaMigrator {
     /// - Throws: ``MigrationError`` (before anything is written when no step applies or a mapping cannot be
     ///   inferred); ``PostgresStoreError``; what a save of the copy throws.
     func migrate(storeHash: String) throws {
-        let known = options.sourceModels + [model]
-        var current = storeHash
-        // Each step moves to another version; more steps than versions means the custom mappings loop.
-        for _ in 0...known.count where current != model.versionHash {
-            guard let source = known.first(where: { $0.versionHash == current }) else {
-                throw MigrationError.unknownSourceModel(storeHash: current)
-            }
-            let differences = MappingModel.differences(from: source, to: model)
-            guard options.shouldMigrateStoreAutomatically else {
-                throw MigrationError.migrationNotRequested(differences: differences)
-            }
-            let mapping: MappingModel
-            if let custom = options.mappingModels.first(where: { $0.sourceVersionHash == current }) {
-                mapping = custom
-            } else {
-                guard options.shouldInferMappingModelAutomatically else {
-                    throw MigrationError.migrationNotRequested(differences: differences)
-                }
-                mapping = try MappingModel.inferredMappingModel(forSourceModel: source, destinationModel: model)
-            }
+        try options.forEachStep(from: storeHash, to: model) { source, mapping in
             try step(from: source, mapping: mapping)
-            current = mapping.destinationVersionHash
         }
-        guard current == model.versionHash else { throw MigrationError.unknownSourceModel(storeHash: current) }
     }
 
     /// The schema the copy is made in.

@@ -81,33 +81,12 @@ public final class PersistentStoreCoordinator: Sendable {
     /// ``StoreMigrator``.
     private func migrate(directory: String, storeHash: String, options configuration: StrataStoreConfiguration) throws {
         let options = configuration.migration
-        let known = options.sourceModels + [model]
-        var current = storeHash
-        // Each step moves to another version; more steps than versions means the custom mappings loop.
-        for _ in 0...known.count where current != model.versionHash {
-            guard let source = known.first(where: { $0.versionHash == current }) else {
-                throw MigrationError.unknownSourceModel(storeHash: current)
-            }
-            let differences = MappingModel.differences(from: source, to: model)
-            guard options.shouldMigrateStoreAutomatically else {
-                throw MigrationError.migrationNotRequested(differences: differences)
-            }
-            let mapping: MappingModel
-            if let custom = options.mappingModels.first(where: { $0.sourceVersionHash == current }) {
-                mapping = custom
-            } else {
-                guard options.shouldInferMappingModelAutomatically else {
-                    throw MigrationError.migrationNotRequested(differences: differences)
-                }
-                mapping = try MappingModel.inferredMappingModel(forSourceModel: source, destinationModel: model)
-            }
+        try options.forEachStep(from: storeHash, to: model) { source, mapping in
             let migrator = StoreMigrator(
                 directory: directory, source: source, destination: mapping.destinationModel, mapping: mapping,
                 configuration: configuration)
             try migrator.migrate(progress: options.progress)
-            current = mapping.destinationVersionHash
         }
-        guard current == model.versionHash else { throw MigrationError.unknownSourceModel(storeHash: current) }
     }
 
     /// Adds a store made elsewhere (it must have been made for this coordinator's model). An

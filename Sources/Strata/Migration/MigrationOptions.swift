@@ -38,3 +38,42 @@ public struct MigrationOptions: Sendable {
         self.progress = progress
     }
 }
+
+extension MigrationOptions {
+    /// Walks the migration steps from the model of hash `storeHash` to `model`, one version at a time, calling `step`
+    /// with each step's source model and mapping (a custom mapping for that version, else an inferred one): what every
+    /// store's migration follows.
+    ///
+    /// - Throws: ``MigrationError/unknownSourceModel(storeHash:)`` when a version is none of ``sourceModels`` (or the
+    ///   custom mappings loop); ``MigrationError/migrationNotRequested(differences:)`` when migrating or inferring is
+    ///   off; what inferring a mapping or `step` throws.
+    package func forEachStep(
+        from storeHash: String, to model: ManagedObjectModel,
+        _ step: (_ source: ManagedObjectModel, _ mapping: MappingModel) throws -> Void
+    ) throws {
+        let known = sourceModels + [model]
+        var current = storeHash
+        // Each step moves to another version; more steps than versions means the custom mappings loop.
+        for _ in 0...known.count where current != model.versionHash {
+            guard let source = known.first(where: { $0.versionHash == current }) else {
+                throw MigrationError.unknownSourceModel(storeHash: current)
+            }
+            let differences = MappingModel.differences(from: source, to: model)
+            guard shouldMigrateStoreAutomatically else {
+                throw MigrationError.migrationNotRequested(differences: differences)
+            }
+            let mapping: MappingModel
+            if let custom = mappingModels.first(where: { $0.sourceVersionHash == current }) {
+                mapping = custom
+            } else {
+                guard shouldInferMappingModelAutomatically else {
+                    throw MigrationError.migrationNotRequested(differences: differences)
+                }
+                mapping = try MappingModel.inferredMappingModel(forSourceModel: source, destinationModel: model)
+            }
+            try step(source, mapping)
+            current = mapping.destinationVersionHash
+        }
+        guard current == model.versionHash else { throw MigrationError.unknownSourceModel(storeHash: current) }
+    }
+}
