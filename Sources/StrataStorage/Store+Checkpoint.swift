@@ -31,20 +31,29 @@ extension Store {
     /// 4. Publish the state with on-disk roots, so memory held by in-memory nodes can be freed.
     /// 5. Replace the log with a new empty one starting at the next LSN (write, sync, rename, sync directory).
     ///
-    /// - Parameter startingNewLog: start a new log even when there is nothing to checkpoint (after the log was cut
-    ///   back: other opens must not read on in it, FORMAT.md §11.5).
-    func checkpointHoldingGate(startingNewLog: Bool = false) throws {
-        var startingNewLog = startingNewLog
+    /// A large transaction commits through the same steps (FORMAT.md, "Large transactions"): the state written is the
+    /// transaction's (`committing`, one LSN past the newest commit), and step 3's root record is its commit point. Its
+    /// changes never reach the log; once the root record is durable the commit stands, even if step 5 fails (the next
+    /// writer then starts the new log first, ``Shared/logBehindCheckpoint``).
+    ///
+    /// - Parameters:
+    ///   - startingNewLog: start a new log even when there is nothing to checkpoint (after the log was cut back:
+    ///     other opens must not read on in it, FORMAT.md §11.5).
+    ///   - committing: the state of a large transaction, based on the newest state.
+    func checkpointHoldingGate(startingNewLog: Bool = false, committing large: StoreState? = nil) throws {
+        var startingNewLog = startingNewLog || shared.withLock { $0.logBehindCheckpoint }
         if let failure = wal.failed {
-            guard wal.isRepairable else { throw failure }
+            guard wal.isRepairable, large == nil else { throw failure }
             try repairLog()
             startingNewLog = true
         }
-        let (state, coveredLSN, generation, startPage, previousRoot) = shared.withLock {
+        let (latest, coveredLSN, generation, startPage, previousRoot) = shared.withLock {
             ($0.latest, $0.checkpointLSN, $0.generation, $0.nextPage, $0.rootRecordPage)
         }
         try wal.syncAll()
-        publish(state)
+        publish(latest)
+        if let large { precondition(large.lsn == latest.lsn + 1, "a large commit follows the newest state") }
+        let state = large ?? latest
         guard state.lsn > coveredLSN else {
             if startingNewLog { try resetLog(startLSN: state.lsn + 1) }
             return
@@ -89,6 +98,7 @@ extension Store {
             pages.cache.forget(startPage..<max(startPage, writer.nextPage))
             pages.indexCache.forget(startPage..<max(startPage, writer.nextPage))
             shared.withLock { $0.pageFileExamined = 0 }
+            if large != nil { discardFailedLargeCommit(from: startPage) }
             throw error
         }
         pages.setPageCount(writer.nextPage)
@@ -109,14 +119,38 @@ extension Store {
             shared.rootRecordPage = rootRecordPage
             shared.nextPage = writer.nextPage
             shared.checkpointCount += 1
+            if large != nil {
+                shared.commitCount += 1
+                shared.largeCommitCount += 1
+                shared.logBehindCheckpoint = true
+            }
         }
         logger.debug(
-            "checkpoint written",
+            large == nil ? "checkpoint written" : "large transaction committed",
             metadata: [
                 "generation": "\(generation + 1)", "lsn": "\(state.lsn)", "pages": "\(writer.pagesWritten)",
                 "rootRecordPage": "\(rootRecordPage)",
             ])
-        try resetLog(startLSN: state.lsn + 1)
+        guard large != nil else { return try resetLog(startLSN: state.lsn + 1) }
+        // The commit stands: a log that cannot be replaced now is replaced by the next writer.
+        do { try resetLog(startLSN: state.lsn + 1) } catch {
+            logger.error(
+                "a large transaction committed, but no new log could follow it yet", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// A large commit that failed may have left its root record in the file, unsynced or synced by a failed sync that
+    /// reached the disk after all: then it would commit the transaction the caller was told failed, at the next open
+    /// or for another process that finds it. The pages are cut off and the cut synced; if even that fails, the store
+    /// writes nothing more (the outcome is unknown, as for a log whose sync failed).
+    private func discardFailedLargeCommit(from startPage: UInt64) {
+        do throws(IOError) {
+            try pages.file.truncate(to: startPage * UInt64(pageSize))
+            try pages.file.sync()
+        } catch {
+            logger.error("could not cut off a failed large commit's pages", metadata: ["error": "\(error)"])
+            wal.fail(.storeFailed(reason: "a failed large commit's pages could not be cut off: \(error)"))
+        }
     }
 
     /// Replaces the log with an empty one whose first record will have `startLSN`.
@@ -140,7 +174,8 @@ extension Store {
                 try? handle.close()
                 throw StorageError.io(error)
             }
-            wal.replace(with: handle, salt: salt, endOffset: UInt64(WALFormat.fileHeaderSize))
+            wal.replace(
+                with: handle, salt: salt, endOffset: UInt64(WALFormat.fileHeaderSize), lastLSN: startLSN - 1)
             position = LogPosition(
                 file: identity, header: WALFileHeader(storeID: header.storeID, startLSN: startLSN, salt: salt),
                 committedEnd: UInt64(WALFormat.fileHeaderSize), noticeMapping: position.noticeMapping)
@@ -148,7 +183,10 @@ extension Store {
             // log holds nothing yet, and the next notice any open writes sends them to it.
             try? postNotice(&position, lastCommitLSN: startLSN - 1, logStartLSN: startLSN)
         }
-        shared.withLock { $0.directorySyncPending = true }
+        shared.withLock {
+            $0.directorySyncPending = true
+            $0.logBehindCheckpoint = false
+        }
         try syncDirectoryIfPending()
     }
 

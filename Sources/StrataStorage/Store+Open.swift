@@ -15,8 +15,9 @@ extension Store {
     ///    invalid record (a torn tail). A first pass over the log (checksums only) finds where its last commit
     ///    record ends, so that the transactions before it, which are known to commit, are applied to the state in
     ///    place (``LogReplay``), not each to a copy of what the one before changed.
-    /// 5. If no other process is writing (the writer lock is free): if anything was replayed, checkpoint at once (this
-    ///    also starts a new log); else cut the log back to the end of its last commit, so new records follow valid
+    /// 5. If no other process is writing (the writer lock is free): if anything was replayed, or the log ends before
+    ///    the root record's LSN (a large transaction's commit, FORMAT.md), checkpoint at once (this also starts a new
+    ///    log); else cut the log back to the end of its last commit, so new records follow valid
     ///    ones. Otherwise the writer that holds the lock is alive, and the log's tail is its.
     ///
     /// - Parameters:
@@ -221,10 +222,12 @@ extension Store {
         let wal = WALWriter(
             handle: walFile, salt: walHeader.salt, endOffset: replay.committedEnd, lastLSN: state.lsn,
             repairsFailedSyncs: configuration.durability == .full)
-        let shared = Shared(
+        var shared = Shared(
             latest: state, published: state, checkpointLSN: coveredLSN, generation: found?.generation ?? 0,
             rootRecordPage: found?.firstPage ?? PageFormat.noPage, nextPage: durablePages,
             pageFileExamined: pageFileSize, nextTransactionTag: replay.nextTag)
+        // A large transaction committed by its root record, and the crash came before a new log followed it.
+        shared.logBehindCheckpoint = summary.lastLSN < coveredLSN
         let report = RecoveryReport(
             created: created, checkpointGeneration: found?.generation ?? 0, checkpointLSN: coveredLSN,
             replayedTransactions: replay.replayedTransactions, discardedRecords: replay.uncommittedRecords,
@@ -259,7 +262,7 @@ extension Store {
         guard let writers = try lockWriters(waiting: false) else { return }
         defer { writers.unlock() }
         try catchUp(writing: true, trustingNotice: false)
-        if recoveryReport.replayedTransactions > 0 {
+        if recoveryReport.replayedTransactions > 0 || shared.withLock({ $0.logBehindCheckpoint }) {
             try checkpointHoldingGate()
         } else {
             // A crash may have left a notice naming commits the log lost, or a torn one: make it this log's.

@@ -56,7 +56,12 @@ public final class Store: Sendable {
         var flushScheduled = false
         /// A new log was renamed into place but the directory sync that makes it durable failed.
         var directorySyncPending = false
+        /// The newest root record covers an LSN past the log's last record (a large transaction committed by its root
+        /// record, and no new log followed it yet): nothing may be appended to this log, whose next record would
+        /// leave a gap in the LSNs; the next writer starts a new log first (FORMAT.md, "Large transactions").
+        var logBehindCheckpoint = false
         var commitCount = 0
+        var largeCommitCount = 0
         var checkpointCount = 0
     }
 
@@ -147,12 +152,16 @@ public final class Store: Sendable {
             // anew from the page file, instead of reading on from a position inside what is written next.
             try checkpointHoldingGate(startingNewLog: true)
         }
+        // A large commit's root record with no new log after it: records appended here would follow a gap.
+        if shared.withLock({ $0.logBehindCheckpoint }) { try checkpointHoldingGate(startingNewLog: true) }
         try syncDirectoryIfPending()
         let (base, tag) = shared.withLock { shared -> (StoreState, UInt64) in
             shared.nextTransactionTag += 1
             return (shared.latest, shared.nextTransactionTag)
         }
-        let transaction = WriteTransaction(state: base, tree: tree, blobs: blobs, tag: tag, salt: wal.currentSalt)
+        let transaction = WriteTransaction(
+            state: base, tree: tree, blobs: blobs, tag: tag, salt: wal.currentSalt,
+            largeBytes: configuration.largeTransactionBytes)
         let result: T
         do {
             result = try body(transaction)
@@ -165,6 +174,12 @@ public final class Store: Sendable {
 
         // A blob is durable before the commit that references it can be.
         if transaction.wroteBlobs { try blobs.syncWritten() }
+        if transaction.log.isLarge {
+            var committed = transaction.state
+            committed.lsn = base.lsn + 1
+            try checkpointHoldingGate(committing: committed)
+            return result
+        }
         let (bytes, commitLSN) = transaction.log.finish()
         var committed = transaction.state
         committed.lsn = commitLSN
@@ -284,7 +299,7 @@ public final class Store: Sendable {
         return StoreStatistics(
             walBytes: wal.size, pageFileBytes: pages.pageCount * UInt64(pageSize),
             checkpointCount: shared.checkpointCount,
-            commitCount: shared.commitCount, walSyncCount: wal.syncs, lastLSN: shared.latest.lsn,
+            commitCount: shared.commitCount, largeCommitCount: shared.largeCommitCount, walSyncCount: wal.syncs, lastLSN: shared.latest.lsn,
             checkpointLSN: shared.checkpointLSN, generation: shared.generation, pageCacheHits: cache.hits,
             pageCacheMisses: cache.misses)
     }

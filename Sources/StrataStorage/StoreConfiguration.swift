@@ -23,6 +23,11 @@ public struct StoreConfiguration: Sendable {
     public var pageSize: Int
     /// A checkpoint runs after a commit once the log holds this many bytes.
     public var checkpointThresholdBytes: UInt64
+    /// A write transaction whose log records pass this many bytes is a large transaction: it stops logging and
+    /// commits by writing its pages to the page file, with a root record as its commit point (FORMAT.md, "Large
+    /// transactions"). A bulk load then costs one write of its pages instead of a copy in the log and a copy in the
+    /// page file, and the log never holds it.
+    public var largeTransactionBytes: UInt64
     /// How many decoded pages the page cache keeps.
     public var pageCacheCapacity: Int
     /// Binary values at least this long belong in blob segments rather than inside rows
@@ -40,6 +45,8 @@ public struct StoreConfiguration: Sendable {
     ///   - durability: when a commit is durable.
     ///   - pageSize: page size in bytes for a new store: a power of two in 512...65536.
     ///   - checkpointThresholdBytes: the log size in bytes that triggers a checkpoint after a commit (64 MiB).
+    ///   - largeTransactionBytes: the size in bytes of a transaction's log records from which it commits by writing
+    ///     its pages instead (8 MiB).
     ///   - pageCacheCapacity: how many decoded pages the page cache keeps.
     ///   - blobThreshold: the length in bytes from which binary values go to blob segments (16 KiB).
     ///   - blobSegmentSizeLimit: the size in bytes at which a blob segment rolls over (256 MiB).
@@ -49,6 +56,7 @@ public struct StoreConfiguration: Sendable {
         durability: Durability = .full,
         pageSize: Int = 4096,
         checkpointThresholdBytes: UInt64 = 64 << 20,
+        largeTransactionBytes: UInt64 = 8 << 20,
         pageCacheCapacity: Int = 16384,
         blobThreshold: Int = 16 << 10,
         blobSegmentSizeLimit: UInt64 = 256 << 20,
@@ -58,6 +66,7 @@ public struct StoreConfiguration: Sendable {
         self.durability = durability
         self.pageSize = pageSize
         self.checkpointThresholdBytes = checkpointThresholdBytes
+        self.largeTransactionBytes = largeTransactionBytes
         self.pageCacheCapacity = pageCacheCapacity
         self.blobThreshold = blobThreshold
         self.blobSegmentSizeLimit = blobSegmentSizeLimit

@@ -8,6 +8,8 @@ public struct StoreStatistics: Sendable, Equatable {
     public var checkpointCount: Int
     /// Transactions committed since the store was opened.
     public var commitCount: Int
+    /// Of those, the large ones, which committed by writing their pages (``StoreConfiguration/largeTransactionBytes``).
+    public var largeCommitCount: Int
     /// Log syncs since the store was opened (fewer than commits when group commit shares them).
     public var walSyncCount: Int
     /// The LSN of the newest commit.

@@ -14,7 +14,7 @@ import StrataFormat
 /// ```
 public final class WriteTransaction {
     var state: StoreState
-    var log: WALRecordBuilder
+    var log: TransactionLog
     let tree: BTree
     let blobs: BlobStore
     let tag: UInt64
@@ -22,12 +22,12 @@ public final class WriteTransaction {
     /// Whether blob chunks were appended, which must be synced before the commit is logged.
     var wroteBlobs = false
 
-    init(state: StoreState, tree: BTree, blobs: BlobStore, tag: UInt64, salt: UInt32) {
+    init(state: StoreState, tree: BTree, blobs: BlobStore, tag: UInt64, salt: UInt32, largeBytes: UInt64) {
         self.state = state
         self.tree = tree
         self.blobs = blobs
         self.tag = tag
-        self.log = WALRecordBuilder(salt: salt, firstLSN: state.lsn + 1)
+        self.log = TransactionLog(salt: salt, firstLSN: state.lsn + 1, largeBytes: largeBytes)
     }
 
     func end() { isActive = false }

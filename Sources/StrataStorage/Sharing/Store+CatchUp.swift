@@ -76,9 +76,13 @@ extension Store {
         _ position: inout LogPosition, writing: Bool, trustingNotice: Bool
     ) throws -> ExternalCommits? {
         let notice = readNotice(&position)
-        if writing {
-            try followRootRecordsWithoutNewLog()
-        } else if let notice, notice == position.notice {
+        if writing, try followRootRecordsWithoutNewLog() {
+            // A large transaction elsewhere committed by its root record and stopped before a new log followed it:
+            // the state is that root record's (FORMAT.md, "Large transactions").
+            let found = try followNewLog(&position, writing: writing, reloading: true)
+            position.notice = notice
+            return found
+        } else if !writing, let notice, notice == position.notice {
             return nil
         }
         let now: FileIdentity
@@ -236,6 +240,7 @@ extension Store {
                 } else {
                     shared.unacknowledged.removeAll { $0.lsn <= replay.state.lsn }
                 }
+                shared.logBehindCheckpoint = summary.lastLSN < (found?.record.walLSN ?? 0)
             }
             // A state older than this store's means the log it had read was cut back (§11.5): it is not the truth.
             let replacing = reloading || replay.state.lsn < before.lsn
@@ -272,24 +277,32 @@ extension Store {
     /// checkpoint holds the writer lock until its root record is durable), so they may be written over.
     ///
     /// Looks only at growth of the page file since the last look; the caller holds the writer lock.
-    private func followRootRecordsWithoutNewLog() throws {
+    ///
+    /// - Returns: whether the root record found covers commits this store does not have: a large transaction's
+    ///   (FORMAT.md, "Large transactions"), whose state only that root record holds.
+    private func followRootRecordsWithoutNewLog() throws -> Bool {
         let size: UInt64
         do { size = try pages.file.size() } catch { throw StorageError.io(error) }
         let (examined, known) = shared.withLock { ($0.pageFileExamined, $0.nextPage) }
         let pageSize = UInt64(self.pageSize)
-        guard size > examined, size > known * pageSize else { return }
+        guard size > examined, size > known * pageSize else { return false }
         let found = try RootRecordLocator(pages: pages).locate(pageCount: (size + pageSize - 1) / pageSize)
-        shared.withLock { shared in
+        let newer = shared.withLock { shared -> Bool in
             shared.pageFileExamined = size
-            guard let found, found.generation > shared.generation, found.lastPage + 1 > shared.nextPage else { return }
+            guard let found, found.generation > shared.generation, found.lastPage + 1 > shared.nextPage else {
+                return false
+            }
+            if found.record.walLSN > shared.latest.lsn { return true }
             logger.debug(
                 "following a root record written elsewhere without a new log",
                 metadata: ["generation": "\(found.generation)", "page": "\(found.firstPage)"])
             shared.generation = found.generation
             shared.rootRecordPage = found.firstPage
             shared.nextPage = found.lastPage + 1
+            return false
         }
         pages.setPageCount(max(pages.pageCount, found.map { $0.lastPage + 1 } ?? 0))
+        return newer
     }
 
     /// Makes `state` (which contains every commit this store had, unless `replacing` a state the log no longer

@@ -221,16 +221,23 @@ final class WALWriter: @unchecked Sendable {
         try? old.close()
     }
 
-    /// Switches to a new, empty log file (after a checkpoint). Everything appended must be durable.
-    func replace(with newHandle: any StrataIO.FileHandle, salt newSalt: UInt32, endOffset newEnd: UInt64) {
+    /// Switches to a new, empty log file (after a checkpoint) whose first record will follow `lastLSN` (past the
+    /// old log's last record when a large transaction committed in the checkpoint). Everything appended must be
+    /// durable.
+    func replace(
+        with newHandle: any StrataIO.FileHandle, salt newSalt: UInt32, endOffset newEnd: UInt64, lastLSN: UInt64
+    ) {
         let old: any StrataIO.FileHandle = locked {
             while syncInProgress { condition.wait() }
             precondition(durableLSN == appendedLSN, "replacing a log that holds records not yet synced")
+            precondition(lastLSN >= appendedLSN, "a new log cannot go back before the old one's records")
             let old = handle
             handle = newHandle
             salt = newSalt
             endOffset = newEnd
             durableEnd = newEnd
+            appendedLSN = lastLSN
+            durableLSN = lastLSN
             followedEnd = 0
             return old
         }

@@ -24,6 +24,8 @@ import Testing
             var lostTransactions = 0
             var partialTransactions = 0
             var failures: [String] = []
+            /// Transactions that committed by writing their pages.
+            var largeCommits = 0
         }
         let counts = Lock(Counts())
     }
@@ -47,6 +49,7 @@ import Testing
         var total = Tally.Counts()
         for seed in seeds {
             let counts = try runWorkload(seed: seed)
+            #expect(counts.largeCommits == 0)
             total.crashPoints += counts.crashPoints
             total.lostTransactions += counts.lostTransactions
             total.partialTransactions += counts.partialTransactions
@@ -62,18 +65,50 @@ import Testing
         #expect(total.crashPoints >= (TestEnvironment.seedOverride == nil ? 10_000 : 1))
     }
 
-    func runWorkload(seed: UInt64) throws -> Tally.Counts {
+    /// The crash-point workload where most transactions are large (FORMAT.md, "Large transactions"): they commit by
+    /// writing their pages, with a root record as the commit point, and the log never holds them.
+    static let largeTransactions: StoreConfiguration = {
+        var configuration = Self.configuration
+        configuration.largeTransactionBytes = 600
+        return configuration
+    }()
+
+    /// The same crash points when transactions commit by writing their pages: every acknowledged one is there, none
+    /// partly, and the commits after a large one (appended to the new log that follows it) survive too.
+    @Test func everyCrashPointRecoversEveryAcknowledgedLargeTransaction() throws {
+        let seeds: [UInt64] = TestEnvironment.seedOverride.map { [$0] } ?? Array(31...36)
+        var total = Tally.Counts()
+        for seed in seeds {
+            let counts = try runWorkload(seed: seed, configuration: Self.largeTransactions)
+            #expect(counts.largeCommits >= 5, "seed \(seed): \(counts.largeCommits) large commits")
+            total.crashPoints += counts.crashPoints
+            total.lostTransactions += counts.lostTransactions
+            total.partialTransactions += counts.partialTransactions
+            total.failures += counts.failures
+        }
+        for failure in total.failures.prefix(20) { print("crash failure: \(failure)") }
+        #expect(total.failures.isEmpty)
+        #expect(total.lostTransactions == 0)
+        #expect(total.partialTransactions == 0)
+        #expect(total.crashPoints >= (TestEnvironment.seedOverride == nil ? 3_000 : 1))
+    }
+
+    func runWorkload(seed: UInt64, configuration: StoreConfiguration = Self.configuration) throws -> Tally.Counts {
         let workload = CrashWorkload(seed: seed)
         let tally = Tally()
         let faulty = try Self.checkingFileSystem(seed: seed, workload: workload, tally: tally)
-        let store = try Store.open(at: "/db", configuration: Self.configuration, fileSystem: faulty)
+        let store = try Store.open(at: "/db", configuration: configuration, fileSystem: faulty)
         for k in workload.transactions.indices {
             tally.counts.withLock { $0.attempted = k + 1 }
             try workload.run(k, on: store)
             tally.counts.withLock { $0.acknowledged = k + 1 }
         }
+        let largeCommits = store.statistics.largeCommitCount
         try store.close()
-        return tally.counts.withLock { $0 }
+        return tally.counts.withLock {
+            $0.largeCommits = largeCommits
+            return $0
+        }
     }
 
     /// A new in-memory file system with the store directory `/db`, behind a fault-injecting one that, after every

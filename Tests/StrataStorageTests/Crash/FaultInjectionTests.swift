@@ -9,9 +9,14 @@ import Testing
 /// A failed commit throws a typed error and leaves no trace; the store stays open and consistent, and
 /// later commits succeed once the fault is gone; a failed checkpoint loses nothing.
 @Suite struct FaultInjectionTests {
-    static func configuration(_ durability: StoreConfiguration.Durability = .full) -> StoreConfiguration {
+    /// - Parameter largeTransactionBytes: small values make transactions with a long value large (FORMAT.md, "Large
+    ///   transactions").
+    static func configuration(
+        _ durability: StoreConfiguration.Durability = .full, largeTransactionBytes: UInt64 = 8 << 20
+    ) -> StoreConfiguration {
         StoreConfiguration(
             durability: durability, pageSize: 512, checkpointThresholdBytes: 1 << 30,
+            largeTransactionBytes: largeTransactionBytes,
             logger: Logger(label: "fault-test") { _ in SwiftLogNoOpLogHandler() })
     }
 
@@ -22,12 +27,14 @@ import Testing
         let store: Store
         let table: TableID
 
-        init(_ durability: StoreConfiguration.Durability = .full) throws {
+        init(_ durability: StoreConfiguration.Durability = .full, largeTransactionBytes: UInt64 = 8 << 20) throws {
             try memory.createDirectory(at: "/db")
             try memory.syncDirectory(at: "/")
             faulty = FaultInjectingFileSystem(wrapping: memory)
             store = try Store.open(
-                at: "/db", configuration: FaultInjectionTests.configuration(durability), fileSystem: faulty)
+                at: "/db",
+                configuration: FaultInjectionTests.configuration(durability, largeTransactionBytes: largeTransactionBytes),
+                fileSystem: faulty)
             table = try store.write { try $0.createTable(named: "t") }
         }
 
@@ -180,14 +187,20 @@ import Testing
     /// One transient fault at every operation index of a workload, in turn: every commit either succeeds
     /// or throws and leaves nothing; at the end the store (and what survives a power loss) holds exactly the
     /// transactions that succeeded.
-    @Test func aFaultAtEveryOperationLosesNothingAndAppliesNothingThatFailed() throws {
+    ///
+    /// With `largeTransactionBytes` 500, every transaction with a 700-byte value is large: it commits by writing its
+    /// pages, and a fault after its root record is written (its sync, the new log) must neither lose it once
+    /// acknowledged nor let it appear once refused.
+    @Test(arguments: [UInt64(8 << 20), 500])
+    func aFaultAtEveryOperationLosesNothingAndAppliesNothingThatFailed(largeTransactionBytes: UInt64) throws {
         var tried = 0
+        var largeCommits = 0
         var operationIndex = 0
         var exhausted = false
         let kinds: [(IOError.Code, Double?)] = [(.noSpace, nil), (.ioFailure, nil), (.noSpace, 0.5)]
         while !exhausted {
             let (code, fraction) = kinds[operationIndex % kinds.count]
-            let fixture = try Fixture()
+            let fixture = try Fixture(largeTransactionBytes: largeTransactionBytes)
             fixture.faulty.inject(
                 .init(
                     on: [.write, .sync, .truncate, .rename, .syncDirectory, .open], after: operationIndex, code: code,
@@ -206,9 +219,15 @@ import Testing
                     model[nextRow] = value
                     nextRow += 1
                     if let victim { model[victim] = nil }
-                } catch StorageError.io {}
+                } catch StorageError.io {
+                } catch StorageError.storeFailed {
+                    // A failed large commit whose pages could not be cut off: nothing more is written here.
+                    #expect(largeTransactionBytes < 8 << 20)
+                    break
+                }
                 if k % 7 == 6 { try? fixture.store.checkpoint() }
             }
+            largeCommits = max(largeCommits, fixture.store.statistics.largeCommitCount)
             exhausted = fixture.faulty.failuresInjected == 0
             if !exhausted {
                 tried += 1
@@ -225,5 +244,6 @@ import Testing
         }
         print("injected errors tried: \(tried)")
         #expect(tried > 100)
+        #expect(largeTransactionBytes < 8 << 20 ? largeCommits >= 5 : largeCommits == 0)
     }
 }

@@ -14,6 +14,28 @@ import Testing
 /// however many checkpoints happened since it last looked. After every operation that changes the file system, every
 /// crash picture must recover every acknowledged transaction and no partial one, as in ``CrashPointTests``.
 @Suite struct SharedStoreCrashPointTests {
+    /// Two writers whose transactions are mostly large: each must load the other's root records (a large commit is in
+    /// no log), and a writer that follows a large commit left without its new log starts that log itself.
+    @Test func everyCrashPointOfTwoWritersRecoversEveryAcknowledgedLargeTransaction() throws {
+        let seeds: [UInt64] = TestEnvironment.seedOverride.map { [$0] } ?? Array(131...134)
+        var total = CrashPointTests.Tally.Counts()
+        var reads = 0
+        for seed in seeds {
+            let (counts, checkedReads) = try runWorkload(seed: seed, configuration: CrashPointTests.largeTransactions)
+            total.crashPoints += counts.crashPoints
+            total.lostTransactions += counts.lostTransactions
+            total.partialTransactions += counts.partialTransactions
+            total.failures += counts.failures
+            reads += checkedReads
+        }
+        for failure in total.failures.prefix(20) { print("crash failure: \(failure)") }
+        #expect(total.failures.isEmpty)
+        #expect(total.lostTransactions == 0)
+        #expect(total.partialTransactions == 0)
+        #expect(total.crashPoints >= (TestEnvironment.seedOverride == nil ? 2_000 : 1))
+        #expect(reads > 0)
+    }
+
     @Test func everyCrashPointOfTwoWritersRecoversEveryAcknowledgedTransaction() throws {
         let seeds: [UInt64] = TestEnvironment.seedOverride.map { [$0] } ?? Array(101...106)
         var total = CrashPointTests.Tally.Counts()
@@ -39,16 +61,18 @@ import Testing
 
     /// Runs the workload over two writing opens and one reading open; returns the crash points' counts and how many
     /// reads of the idle open were compared with the model.
-    func runWorkload(seed: UInt64) throws -> (CrashPointTests.Tally.Counts, Int) {
+    func runWorkload(
+        seed: UInt64, configuration: StoreConfiguration = CrashPointTests.configuration
+    ) throws -> (CrashPointTests.Tally.Counts, Int) {
         let workload = CrashWorkload(seed: seed)
         let tally = CrashPointTests.Tally()
         let faulty = try CrashPointTests.checkingFileSystem(seed: seed, workload: workload, tally: tally)
         var random = RepeatableRandomNumberGenerator(seed: seed)
         let writers = [
-            try Store.open(at: "/db", configuration: CrashPointTests.configuration, fileSystem: faulty),
-            try Store.open(at: "/db", configuration: CrashPointTests.configuration, fileSystem: faulty),
+            try Store.open(at: "/db", configuration: configuration, fileSystem: faulty),
+            try Store.open(at: "/db", configuration: configuration, fileSystem: faulty),
         ]
-        let reader = try Store.open(at: "/db", configuration: CrashPointTests.configuration, fileSystem: faulty)
+        let reader = try Store.open(at: "/db", configuration: configuration, fileSystem: faulty)
         var reads = 0
         for k in workload.transactions.indices {
             tally.counts.withLock { $0.attempted = k + 1 }
@@ -65,6 +89,11 @@ import Testing
         }
         // Both writers checkpointed, so each had to follow a new log the other started.
         #expect(writers.allSatisfy { $0.statistics.checkpointCount > 0 }, "seed \(seed): a writer never checkpointed")
+        let largeCommits = writers.map(\.statistics.largeCommitCount)
+        #expect(
+            configuration.largeTransactionBytes == CrashPointTests.configuration.largeTransactionBytes
+                ? largeCommits == [0, 0] : largeCommits.allSatisfy { $0 > 0 },
+            "seed \(seed): large commits \(largeCommits)")
         for writer in writers { try writer.close() }
         let (last, state) = try CrashWorkload.read(reader)
         #expect(last == workload.transactions.count - 1 && state == workload.states[last])

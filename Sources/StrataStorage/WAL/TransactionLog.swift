@@ -1,0 +1,39 @@
+import StrataFormat
+
+/// The log records of one write transaction, until they pass the store's large-transaction size
+/// (``StoreConfiguration/largeTransactionBytes``): from then on the transaction is large, its records are
+/// dropped and no more are encoded, and it commits by writing its pages instead (FORMAT.md, "Large transactions").
+struct TransactionLog {
+    private var builder: WALRecordBuilder
+    private let largeBytes: UInt64
+    /// Whether the records passed the limit: the commit writes pages, not records.
+    private(set) var isLarge = false
+    /// Whether any operation was appended (large or not): the transaction changed something.
+    private(set) var hasChanges = false
+
+    init(salt: UInt32, firstLSN: UInt64, largeBytes: UInt64) {
+        self.builder = WALRecordBuilder(salt: salt, firstLSN: firstLSN)
+        self.largeBytes = largeBytes
+    }
+
+    /// Whether the transaction changed nothing.
+    var isEmpty: Bool { !hasChanges }
+
+    /// Appends one operation; `encode` is not called once the transaction is large.
+    mutating func appendOperation(_ encode: (inout ByteWriter) -> Void) {
+        hasChanges = true
+        guard !isLarge else { return }
+        builder.appendOperation(encode)
+        if UInt64(builder.writer.count) >= largeBytes {
+            isLarge = true
+            // Frees the records: a large transaction's memory is its changed nodes, not a copy of them.
+            builder = WALRecordBuilder(salt: builder.salt, firstLSN: builder.nextLSN)
+        }
+    }
+
+    /// Seals the records of a transaction that is not large, with its commit record.
+    mutating func finish() -> (bytes: [UInt8], commitLSN: UInt64) {
+        precondition(!isLarge, "a large transaction commits by writing pages")
+        return builder.finish()
+    }
+}
