@@ -299,7 +299,8 @@ public final class Store: Sendable {
         return StoreStatistics(
             walBytes: wal.size, pageFileBytes: pages.pageCount * UInt64(pageSize),
             checkpointCount: shared.checkpointCount,
-            commitCount: shared.commitCount, largeCommitCount: shared.largeCommitCount, walSyncCount: wal.syncs, lastLSN: shared.latest.lsn,
+            commitCount: shared.commitCount, largeCommitCount: shared.largeCommitCount, walSyncCount: wal.syncs,
+            lastLSN: shared.latest.lsn,
             checkpointLSN: shared.checkpointLSN, generation: shared.generation, pageCacheHits: cache.hits,
             pageCacheMisses: cache.misses)
     }

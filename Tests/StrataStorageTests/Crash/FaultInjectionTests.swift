@@ -33,7 +33,8 @@ import Testing
             faulty = FaultInjectingFileSystem(wrapping: memory)
             store = try Store.open(
                 at: "/db",
-                configuration: FaultInjectionTests.configuration(durability, largeTransactionBytes: largeTransactionBytes),
+                configuration: FaultInjectionTests.configuration(
+                    durability, largeTransactionBytes: largeTransactionBytes),
                 fileSystem: faulty)
             table = try store.write { try $0.createTable(named: "t") }
         }
