@@ -165,6 +165,7 @@ public final class Store: Sendable {
         let result: T
         do {
             result = try body(transaction)
+            try transaction.applyIndexChanges()
             transaction.end()
         } catch {
             transaction.end()

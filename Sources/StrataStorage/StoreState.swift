@@ -4,14 +4,24 @@ import StrataFormat
 struct TableState: Sendable {
     let id: TableID
     let name: String
-    /// Whether the table belongs to the engine (its name starts with `strata.`): users cannot write it.
-    var isEngineTable: Bool { name.hasPrefix(BlobCatalog.reservedPrefix) }
+    /// Whether the table belongs to the engine (its name starts with `strata.`): users cannot write it. Stored:
+    /// every insert asks.
+    let isEngineTable: Bool
     /// The row ID the next insert gets (IDs are never reused).
     var nextRowID: UInt64
     var rowCount: UInt64
     var root: NodeRef?
     /// The secondary indexes over the table, which every put and delete maintains.
     var indexes: [IndexID] = []
+
+    init(id: TableID, name: String, nextRowID: UInt64, rowCount: UInt64, root: NodeRef?) {
+        self.id = id
+        self.name = name
+        self.isEngineTable = name.hasPrefix(BlobCatalog.reservedPrefix)
+        self.nextRowID = nextRowID
+        self.rowCount = rowCount
+        self.root = root
+    }
 }
 
 /// A complete committed (or, inside a write transaction, in-progress) state of the store: the catalog
@@ -54,12 +64,18 @@ struct StoreState: Sendable {
         tableIDs[table.name] = nil
     }
 
-    /// Stores a row; returns whether it replaced one. The table's indexes follow (``putIndexed(_:row:value:tree:owner:)``).
+    /// Stores a row; returns whether it replaced one. The table's indexes follow
+    /// (``putIndexed(_:row:value:tree:owner:deferring:)``), at once or, with `deferred`, when those changes are applied.
     @discardableResult
-    mutating func put(table id: TableID, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64) throws -> Bool {
+    mutating func put(
+        table id: TableID, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64,
+        deferring deferred: inout DeferredIndexChanges?
+    ) throws -> Bool {
         guard var table = tables[id] else { throw StorageError.noSuchTable(id.description) }
         guard row < UInt64.max else { throw StorageError.invalidArgument("row ID \(row) is out of range") }
-        if !table.indexes.isEmpty { return try putIndexed(table, row: row, value: value, tree: tree, owner: owner) }
+        if !table.indexes.isEmpty {
+            return try putIndexed(table, row: row, value: value, tree: tree, owner: owner, deferring: &deferred)
+        }
         let (root, replaced) = try tree.put(table.root, key: row, value: value, owner: owner)
         table.root = root
         if !replaced { table.rowCount += 1 }
@@ -68,11 +84,23 @@ struct StoreState: Sendable {
         return replaced
     }
 
-    /// Removes a row; returns whether it was there.
+    /// Stores a row, its index entries changed at once.
     @discardableResult
-    mutating func delete(table id: TableID, row: UInt64, tree: BTree, owner: UInt64) throws -> Bool {
+    mutating func put(table id: TableID, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64) throws -> Bool {
+        var immediate: DeferredIndexChanges?
+        return try put(table: id, row: row, value: value, tree: tree, owner: owner, deferring: &immediate)
+    }
+
+    /// Removes a row; returns whether it was there. Its index entries go at once or, with `deferred`, when those
+    /// changes are applied.
+    @discardableResult
+    mutating func delete(
+        table id: TableID, row: UInt64, tree: BTree, owner: UInt64, deferring deferred: inout DeferredIndexChanges?
+    ) throws -> Bool {
         guard var table = tables[id] else { throw StorageError.noSuchTable(id.description) }
-        if !table.indexes.isEmpty { return try deleteIndexed(table, row: row, tree: tree, owner: owner) }
+        if !table.indexes.isEmpty {
+            return try deleteIndexed(table, row: row, tree: tree, owner: owner, deferring: &deferred)
+        }
         let (root, deleted) = try tree.delete(table.root, key: row, owner: owner)
         guard deleted else { return false }
         guard table.rowCount > 0 else {
@@ -83,6 +111,13 @@ struct StoreState: Sendable {
         table.rowCount -= 1
         tables[id] = table
         return true
+    }
+
+    /// Removes a row, its index entries at once.
+    @discardableResult
+    mutating func delete(table id: TableID, row: UInt64, tree: BTree, owner: UInt64) throws -> Bool {
+        var immediate: DeferredIndexChanges?
+        return try delete(table: id, row: row, tree: tree, owner: owner, deferring: &immediate)
     }
 
     /// Raises a table's next row ID (never lowers it).

@@ -21,6 +21,8 @@ public final class WriteTransaction {
     private var isActive = true
     /// Whether blob chunks were appended, which must be synced before the commit is logged.
     var wroteBlobs = false
+    /// Index entry changes not yet in the index trees: applied before an index is read and at commit.
+    var indexChanges: DeferredIndexChanges? = DeferredIndexChanges()
 
     init(state: StoreState, tree: BTree, blobs: BlobStore, tag: UInt64, salt: UInt32, largeBytes: UInt64) {
         self.state = state
@@ -31,6 +33,12 @@ public final class WriteTransaction {
     }
 
     func end() { isActive = false }
+
+    /// Puts the deferred index changes into the index trees (before an index is read or the state is committed).
+    func applyIndexChanges() throws {
+        guard indexChanges?.isEmpty == false else { return }
+        try indexChanges!.apply(to: &state, tree: IndexTree(pages: tree.pages), owner: tag)
+    }
 
     func checkActive() {
         precondition(isActive, "a WriteTransaction is valid only inside the closure passed to Store.write")
@@ -68,6 +76,7 @@ public final class WriteTransaction {
     ///   engine's own tables.
     public func dropTable(_ table: TableID) throws {
         checkActive()
+        try applyIndexChanges()
         if state.tables[table]?.name.hasPrefix(BlobCatalog.reservedPrefix) == true {
             throw StorageError.invalidArgument("the engine's own tables cannot be dropped")
         }
@@ -108,7 +117,7 @@ public final class WriteTransaction {
         guard row < UInt64.max else {
             throw StorageError.invalidArgument("the row IDs of table \(table.rawValue) are exhausted")
         }
-        try state.put(table: table, row: row, value: .bytes(value), tree: tree, owner: tag)
+        try state.put(table: table, row: row, value: .bytes(value), tree: tree, owner: tag, deferring: &indexChanges)
         logPut(table, row, value)
         return RowID(row)
     }
@@ -128,7 +137,8 @@ public final class WriteTransaction {
         guard try tree.get(userTable(table).root, row.rawValue) == nil else {
             throw StorageError.invalidArgument("row \(row.rawValue) exists in table \(table.rawValue)")
         }
-        try state.put(table: table, row: row.rawValue, value: .bytes(value), tree: tree, owner: tag)
+        try state.put(
+            table: table, row: row.rawValue, value: .bytes(value), tree: tree, owner: tag, deferring: &indexChanges)
         logPut(table, row.rawValue, value)
     }
 
@@ -163,7 +173,8 @@ public final class WriteTransaction {
         guard try tree.get(userTable(table).root, row.rawValue) != nil else {
             throw StorageError.rowNotFound(table: table, row: row)
         }
-        try state.put(table: table, row: row.rawValue, value: .bytes(value), tree: tree, owner: tag)
+        try state.put(
+            table: table, row: row.rawValue, value: .bytes(value), tree: tree, owner: tag, deferring: &indexChanges)
         logPut(table, row.rawValue, value)
     }
 
@@ -181,7 +192,7 @@ public final class WriteTransaction {
     /// Deletes a row of any table, the engine's included.
     func deleteRow(_ row: RowID, from table: TableID) throws -> Bool {
         guard try tree.get(state.table(table).root, row.rawValue) != nil else { return false }
-        try state.delete(table: table, row: row.rawValue, tree: tree, owner: tag)
+        try state.delete(table: table, row: row.rawValue, tree: tree, owner: tag, deferring: &indexChanges)
         log.appendOperation { WALOperation.encodeDelete(tableID: table.rawValue, rowID: row.rawValue, into: &$0) }
         return true
     }

@@ -157,25 +157,34 @@ extension StoreState {
     /// A put into an indexed table: every new entry is computed (and the row checked) before anything changes;
     /// then the row is stored and each index whose entry changed loses the old and gains the new. A table with one
     /// index (the common case) allocates no list of its indexes and entries.
+    ///
+    /// A row at or past the table's next row ID is new (IDs are never reused): no lookup of an old row.
     mutating func putIndexed(
-        _ table: TableState, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64
+        _ table: TableState, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64,
+        deferring deferred: inout DeferredIndexChanges?
     ) throws -> Bool {
         var table = table
         let indexTree = IndexTree(pages: tree.pages)
+        let isNew = row >= table.nextRowID
         if table.indexes.count == 1 {
             let id = table.indexes[0]
             let index = indexes[id]!
             let new = try Self.entry(
                 of: index, row: row, value: value, pages: tree.pages, limit: indexTree.maximumEntry)
-            let oldEntry = try tree.get(table.root, row).flatMap {
-                try storedEntry(of: index, row: row, value: $0, tree: tree)
-            }
+            let oldEntry =
+                isNew
+                ? nil
+                : try tree.get(table.root, row).flatMap {
+                    try storedEntry(of: index, row: row, value: $0, tree: tree)
+                }
             let (root, replaced) = try tree.put(table.root, key: row, value: value, owner: owner)
             table.root = root
             if !replaced { table.rowCount += 1 }
             if row >= table.nextRowID { table.nextRowID = row + 1 }
             tables[table.id] = table
-            if oldEntry != new { try replaceEntry(of: id, old: oldEntry, new: new, tree: indexTree, owner: owner) }
+            if oldEntry != new {
+                try replaceEntry(of: id, old: oldEntry, new: new, tree: indexTree, owner: owner, deferring: &deferred)
+            }
             return replaced
         }
         let current = table.indexes.map { indexes[$0]! }
@@ -183,7 +192,7 @@ extension StoreState {
             try Self.entry(of: $0, row: row, value: value, pages: tree.pages, limit: indexTree.maximumEntry)
         }
         var oldEntries = [[UInt8]?](repeating: nil, count: current.count)
-        if let old = try tree.get(table.root, row) {
+        if !isNew, let old = try tree.get(table.root, row) {
             oldEntries = try current.map { try storedEntry(of: $0, row: row, value: old, tree: tree) }
         }
         let (root, replaced) = try tree.put(table.root, key: row, value: value, owner: owner)
@@ -193,13 +202,16 @@ extension StoreState {
         tables[table.id] = table
         for (position, index) in current.enumerated() where oldEntries[position] != newEntries[position] {
             try replaceEntry(
-                of: index.id, old: oldEntries[position], new: newEntries[position], tree: indexTree, owner: owner)
+                of: index.id, old: oldEntries[position], new: newEntries[position], tree: indexTree, owner: owner,
+                deferring: &deferred)
         }
         return replaced
     }
 
     /// A delete from an indexed table: the row's entries leave its indexes.
-    mutating func deleteIndexed(_ table: TableState, row: UInt64, tree: BTree, owner: UInt64) throws -> Bool {
+    mutating func deleteIndexed(
+        _ table: TableState, row: UInt64, tree: BTree, owner: UInt64, deferring deferred: inout DeferredIndexChanges?
+    ) throws -> Bool {
         var table = table
         guard let old = try tree.get(table.root, row) else { return false }
         let current = table.indexes.map { indexes[$0]! }
@@ -214,7 +226,8 @@ extension StoreState {
         tables[table.id] = table
         let indexTree = IndexTree(pages: tree.pages)
         for (position, index) in current.enumerated() where oldEntries[position] != nil {
-            try replaceEntry(of: index.id, old: oldEntries[position], new: nil, tree: indexTree, owner: owner)
+            try replaceEntry(
+                of: index.id, old: oldEntries[position], new: nil, tree: indexTree, owner: owner, deferring: &deferred)
         }
         return true
     }
@@ -228,9 +241,17 @@ extension StoreState {
         }
     }
 
+    /// Replaces a row's entry in an index, or notes the change in `deferred` (counting it at once).
     private mutating func replaceEntry(
-        of id: IndexID, old: [UInt8]?, new: [UInt8]?, tree: IndexTree, owner: UInt64
+        of id: IndexID, old: [UInt8]?, new: [UInt8]?, tree: IndexTree, owner: UInt64,
+        deferring deferred: inout DeferredIndexChanges?
     ) throws {
+        if deferred != nil {
+            deferred!.note(id, old: old, new: new)
+            // Wrapping: an entry to remove that is not counted is corruption, which applying the change reports.
+            indexes[id]!.entryCount = indexes[id]!.entryCount &+ (new == nil ? 0 : 1) &- (old == nil ? 0 : 1)
+            return
+        }
         var index = indexes[id]!
         if let old {
             let (root, removed) = try tree.remove(index.root, old, owner: owner)

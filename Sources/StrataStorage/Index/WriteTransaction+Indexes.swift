@@ -32,6 +32,7 @@ extension WriteTransaction {
         named name: String, on table: TableID, fields: [Int], entityIDs: Set<UInt16>? = nil
     ) throws -> IndexID {
         checkActive()
+        try applyIndexChanges()
         let length = name.utf8.count
         guard length > 0, length <= WALFormat.maximumTableNameLength else {
             throw StorageError.invalidArgument("index names take 1...\(WALFormat.maximumTableNameLength) UTF-8 bytes")
@@ -53,6 +54,7 @@ extension WriteTransaction {
     /// - Throws: ``StorageError/noSuchIndex(_:)``.
     public func dropIndex(_ index: IndexID) throws {
         checkActive()
+        try applyIndexChanges()
         try state.dropIndex(id: index)
         log.appendOperation { WALOperation.encodeDropIndex(indexID: index.rawValue, into: &$0) }
     }
@@ -65,6 +67,7 @@ extension WriteTransaction {
     ///   for the table's rows.
     public func rebuildIndex(_ index: IndexID) throws {
         checkActive()
+        try applyIndexChanges()
         let definition = try state.index(index).definition
         try state.dropIndex(id: index)
         try state.createIndex(id: index, definition: definition, tree: tree, owner: tag)
@@ -109,6 +112,7 @@ extension WriteTransaction {
         _ body: (IndexEntry) throws -> Bool
     ) throws {
         checkActive()
+        try applyIndexChanges()
         try IndexScan.forEach(
             state, pages: tree.pages, index: index, lower: lower, upper: upper, reverse: reverse, body)
     }
@@ -121,6 +125,7 @@ extension WriteTransaction {
     ///   parts than the index has; ``StorageError/corruption(file:offset:reason:)`` or ``StorageError/io(_:)``.
     public func rowIDs(in index: IndexID, matching key: [RowRecord.Field]) throws -> [RowID] {
         checkActive()
+        try applyIndexChanges()
         return try IndexScan.rowIDs(state, pages: tree.pages, index: index, matching: key)
     }
 

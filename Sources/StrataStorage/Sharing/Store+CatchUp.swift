@@ -76,13 +76,10 @@ extension Store {
         _ position: inout LogPosition, writing: Bool, trustingNotice: Bool
     ) throws -> ExternalCommits? {
         let notice = readNotice(&position)
-        if writing, try followRootRecordsWithoutNewLog() {
-            // A large transaction elsewhere committed by its root record and stopped before a new log followed it:
-            // the state is that root record's (FORMAT.md, "Large transactions").
-            let found = try followNewLog(&position, writing: writing, reloading: true)
-            position.notice = notice
-            return found
-        } else if !writing, let notice, notice == position.notice {
+        var rootLSN: UInt64?
+        if writing {
+            rootLSN = try followRootRecordsWithoutNewLog()
+        } else if let notice, notice == position.notice {
             return nil
         }
         let now: FileIdentity
@@ -91,7 +88,7 @@ extension Store {
         let named = notice.flatMap {
             trustingNotice && $0.logStartLSN == position.header.startLSN ? $0.lastCommitLSN : nil
         }
-        let found: ExternalCommits?
+        var found: ExternalCommits?
         if !now.isSameFile(as: position.file) {
             found = try followNewLog(&position, writing: writing, reloading: false)
             // The rename that put this log in place is durable only once the directory is synced, which its writer
@@ -106,6 +103,11 @@ extension Store {
             found = nil
         } else {
             found = try readOn(&position, file: wal.file, writing: writing, named: named)
+        }
+        if let rootLSN, rootLSN > shared.withLock({ $0.latest.lsn }) {
+            // A large transaction elsewhere committed by a root record and stopped before a new log followed it: no
+            // log holds it, the state is that root record's (FORMAT.md, "Large transactions").
+            found = try followNewLog(&position, writing: writing, reloading: true)
         }
         // The log held at least what the notice named when it was read (a notice is written after its records).
         position.notice = notice
@@ -278,28 +280,27 @@ extension Store {
     ///
     /// Looks only at growth of the page file since the last look; the caller holds the writer lock.
     ///
-    /// - Returns: whether the root record found covers commits this store does not have: a large transaction's
-    ///   (FORMAT.md, "Large transactions"), whose state only that root record holds.
-    private func followRootRecordsWithoutNewLog() throws -> Bool {
+    /// - Returns: the LSN a newer root record found covers: if the log does not bring this store that far, the root
+    ///   record holds a large transaction (FORMAT.md, "Large transactions") that only it holds.
+    private func followRootRecordsWithoutNewLog() throws -> UInt64? {
         let size: UInt64
         do { size = try pages.file.size() } catch { throw StorageError.io(error) }
         let (examined, known) = shared.withLock { ($0.pageFileExamined, $0.nextPage) }
         let pageSize = UInt64(self.pageSize)
-        guard size > examined, size > known * pageSize else { return false }
+        guard size > examined, size > known * pageSize else { return nil }
         let found = try RootRecordLocator(pages: pages).locate(pageCount: (size + pageSize - 1) / pageSize)
-        let newer = shared.withLock { shared -> Bool in
+        let newer = shared.withLock { shared -> UInt64? in
             shared.pageFileExamined = size
             guard let found, found.generation > shared.generation, found.lastPage + 1 > shared.nextPage else {
-                return false
+                return nil
             }
-            if found.record.walLSN > shared.latest.lsn { return true }
             logger.debug(
                 "following a root record written elsewhere without a new log",
                 metadata: ["generation": "\(found.generation)", "page": "\(found.firstPage)"])
             shared.generation = found.generation
             shared.rootRecordPage = found.firstPage
             shared.nextPage = found.lastPage + 1
-            return false
+            return found.record.walLSN
         }
         pages.setPageCount(max(pages.pageCount, found.map { $0.lastPage + 1 } ?? 0))
         return newer
