@@ -8,32 +8,60 @@ import StrataFormat
 /// transaction commits or first reads an index; into an empty index they are built bottom up, with no descent at
 /// all. The entry counts stay exact all along (``StoreState/putIndexed(_:row:value:tree:owner:deferring:)`` counts
 /// each change as it notes it).
+///
+/// The entries of an index lie back to back in one byte array; each change is a fixed-size item whose first sixteen
+/// entry bytes, as two big-endian integers, decide most comparisons of the sort without reading the entries.
 struct DeferredIndexChanges {
     private struct Change {
-        let entry: [UInt8]
-        let isInsertion: Bool
-        /// The change's place in the transaction: a row's entry removed and added back keeps its order.
-        let sequence: Int
+        /// The entry's first sixteen bytes (zero-padded), big-endian: compared first.
+        let high: UInt64
+        let low: UInt64
+        let start: Int
+        let length: Int
+        /// The change's place in the transaction, times two, plus one for an insertion: a row's entry removed and
+        /// added back keeps its order.
+        let order: UInt64
+
+        var isInsertion: Bool { order & 1 == 1 }
     }
 
-    private var changes: [IndexID: [Change]] = [:]
-    private var sequence = 0
+    /// One index's changes.
+    private struct Changes {
+        var bytes: [UInt8] = []
+        var changes: [Change] = []
 
-    var isEmpty: Bool { changes.isEmpty }
+        mutating func append(_ entry: [UInt8], order: UInt64) {
+            var words: (UInt64, UInt64) = (0, 0)
+            withUnsafeMutableBytes(of: &words) { words in
+                entry.withUnsafeBytes { words.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0.prefix(16))) }
+            }
+            changes.append(
+                Change(
+                    high: UInt64(bigEndian: words.0), low: UInt64(bigEndian: words.1), start: bytes.count,
+                    length: entry.count, order: order))
+            bytes.append(contentsOf: entry)
+        }
+    }
+
+    /// Each changed index with its changes: a transaction changes few indexes, so a list searched from its end (the
+    /// index changed last) costs less per change than hashing.
+    private var indexes: [(id: IndexID, changes: Changes)] = []
+    private var sequence: UInt64 = 0
+
+    var isEmpty: Bool { indexes.isEmpty }
 
     /// Notes that `index` loses `old` and gains `new` (either may be nil).
     mutating func note(_ index: IndexID, old: [UInt8]?, new: [UInt8]?) {
-        if let old { append(Change(entry: old, isInsertion: false, sequence: sequence), to: index) }
-        if let new { append(Change(entry: new, isInsertion: true, sequence: sequence + 1), to: index) }
+        let position =
+            indexes.lastIndex { $0.id == index }
+            ?? {
+                indexes.append((index, Changes()))
+                return indexes.count - 1
+            }()
+        if let old { indexes[position].changes.append(old, order: sequence << 1) }
+        if let new { indexes[position].changes.append(new, order: (sequence + 1) << 1 | 1) }
         sequence += 2
     }
-
-    private mutating func append(_ change: Change, to index: IndexID) {
-        changes[index, default: []].append(change)
-    }
-
-    /// Forgets the changes of an index that is dropped.
-    mutating func discard(_ index: IndexID) { changes[index] = nil }
 
     /// Puts every noted change into the index trees of `state`.
     ///
@@ -41,51 +69,63 @@ struct DeferredIndexChanges {
     ///   entry to add already is (the index disagrees with its table); ``StorageError/io(_:)`` for a page that cannot
     ///   be read.
     mutating func apply(to state: inout StoreState, tree: IndexTree, owner: UInt64) throws {
-        for (id, noted) in changes {
+        let pending = indexes
+        indexes = []
+        for (id, noted) in pending {
             guard var index = state.indexes[id] else { continue }
-            let sorted = noted.sorted {
-                let order = IndexKey.compare($0.entry, $1.entry)
-                return order != 0 ? order < 0 : $0.sequence < $1.sequence
-            }
-            if index.root == nil {
-                index.root = tree.build(
-                    try Self.netEntries(sorted, index: index, file: tree.pages.fileName), owner: owner)
-            } else {
+            let file = tree.pages.fileName
+            try noted.bytes.withUnsafeBytes { bytes in
+                func entry(_ change: Change) -> UnsafeRawBufferPointer {
+                    UnsafeRawBufferPointer(rebasing: bytes[change.start..<(change.start + change.length)])
+                }
+                func same(_ a: Change, _ b: Change) -> Bool {
+                    a.high == b.high && a.low == b.low && a.length == b.length
+                        && (a.length <= 16 || IndexKey.compare(entry(a), entry(b)) == 0)
+                }
+                let sorted = noted.changes.sorted { a, b in
+                    if a.high != b.high { return a.high < b.high }
+                    if a.low != b.low { return a.low < b.low }
+                    if a.length != b.length || a.length > 16 {
+                        let order = IndexKey.compare(entry(a), entry(b))
+                        if order != 0 { return order < 0 }
+                    }
+                    return a.order < b.order
+                }
+                if index.root == nil {
+                    // Into an empty index: the entries present at the end, built bottom up.
+                    var entries = IndexEntries()
+                    entries.reserveCapacity(entries: sorted.count, bytes: noted.bytes.count)
+                    var position = 0
+                    while position < sorted.count {
+                        var present = false
+                        let first = sorted[position]
+                        while position < sorted.count, same(sorted[position], first) {
+                            guard sorted[position].isInsertion != present else {
+                                throw Self.disagreement(index, file: file, extra: present)
+                            }
+                            present.toggle()
+                            position += 1
+                        }
+                        if present { entries.append(entry(first)) }
+                    }
+                    index.root = tree.build(entries, owner: owner)
+                    return
+                }
                 for change in sorted {
+                    let bytes = Array(entry(change))
                     if change.isInsertion {
-                        let (root, inserted) = try tree.insert(index.root, change.entry, owner: owner)
-                        guard inserted else { throw Self.disagreement(index, file: tree.pages.fileName, extra: true) }
+                        let (root, inserted) = try tree.insert(index.root, bytes, owner: owner)
+                        guard inserted else { throw Self.disagreement(index, file: file, extra: true) }
                         index.root = root
                     } else {
-                        let (root, removed) = try tree.remove(index.root, change.entry, owner: owner)
-                        guard removed else { throw Self.disagreement(index, file: tree.pages.fileName, extra: false) }
+                        let (root, removed) = try tree.remove(index.root, bytes, owner: owner)
+                        guard removed else { throw Self.disagreement(index, file: file, extra: false) }
                         index.root = root
                     }
                 }
             }
             state.indexes[id] = index
         }
-        changes = [:]
-    }
-
-    /// The entries an empty index holds after `sorted` (grouped by entry, each group in transaction order).
-    private static func netEntries(_ sorted: [Change], index: IndexState, file: String) throws -> [[UInt8]] {
-        var entries: [[UInt8]] = []
-        entries.reserveCapacity(sorted.count)
-        var position = 0
-        while position < sorted.count {
-            var present = false
-            let entry = sorted[position].entry
-            while position < sorted.count, sorted[position].entry == entry {
-                guard sorted[position].isInsertion != present else {
-                    throw disagreement(index, file: file, extra: present)
-                }
-                present.toggle()
-                position += 1
-            }
-            if present { entries.append(entry) }
-        }
-        return entries
     }
 
     private static func disagreement(_ index: IndexState, file: String, extra: Bool) -> StorageError {

@@ -85,6 +85,18 @@ struct IndexEntries: Sendable, Equatable {
         ends.append(UInt32(bytes.count))
     }
 
+    /// Appends an entry lent where it lies.
+    mutating func append(_ entry: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: entry)
+        ends.append(UInt32(bytes.count))
+    }
+
+    /// Reserves room for `count` more entries of `byteCount` bytes in all.
+    mutating func reserveCapacity(entries count: Int, bytes byteCount: Int) {
+        bytes.reserveCapacity(bytes.count + byteCount)
+        ends.reserveCapacity(ends.count + count)
+    }
+
     /// Appends the entries of `other`.
     mutating func append(contentsOf other: IndexEntries) {
         let base = UInt32(bytes.count)

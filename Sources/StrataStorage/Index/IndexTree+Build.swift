@@ -11,33 +11,46 @@ extension IndexTree {
     ///   - owner: the tag of the write transaction the new nodes belong to.
     /// - Returns: the root, or nil for no entries.
     func build(_ entries: [[UInt8]], owner: UInt64) -> IndexNodeRef? {
+        build(IndexEntries(entries), owner: owner)
+    }
+
+    /// ``build(_:owner:)`` of packed entries (no array per entry).
+    func build(_ entries: IndexEntries, owner: UInt64) -> IndexNodeRef? {
         guard !entries.isEmpty else { return nil }
         // One level: its nodes, each after the separator that divides it from the node before (the first's unused).
         var level: [(separator: [UInt8], node: IndexNode)] = []
-        var start = 0
-        var cellBytes = 0
-        func closeLeaf(_ end: Int) {
-            let separator =
-                start == 0 ? [] : IndexKey.shortestSeparator(after: entries[start - 1], upTo: entries[start])
-            let leaf = IndexNode(
-                level: 0, keys: Array(entries[start..<end]), children: [], owner: owner, bodySize: cellBytes)
-            level.append((separator, leaf))
-        }
-        for index in entries.indices {
-            precondition(entry: entries[index], follows: index > 0 ? entries[index - 1] : nil)
-            let cell = PageFormat.indexLengthSize + entries[index].count
-            if index > start,
-                IndexLeafPage.bodySize(
-                    count: index - start + 1, first: entries[start], last: entries[index], cellBytes: cellBytes + cell)
-                    > capacity
-            {
-                closeLeaf(index)
-                start = index
-                cellBytes = 0
+        entries.withEntries { lent in
+            var start = 0
+            var cellBytes = 0
+            func closeLeaf(_ end: Int) {
+                let separator =
+                    start == 0
+                    ? [] : IndexKey.shortestSeparator(after: Array(lent[start - 1]), upTo: Array(lent[start]))
+                let leaf = IndexNode(
+                    level: 0, keys: entries.entries(in: start..<end), children: [], owner: owner, bodySize: cellBytes)
+                level.append((separator, leaf))
             }
-            cellBytes += cell
+            for index in 0..<lent.count {
+                let entry = lent[index]
+                Swift.precondition(entry.count <= maximumEntry, "index entry longer than the tree allows")
+                if index > 0 {
+                    Swift.precondition(
+                        IndexKey.compare(lent[index - 1], entry) < 0, "index entries to build must strictly increase")
+                }
+                let cell = PageFormat.indexLengthSize + entry.count
+                if index > start,
+                    IndexLeafPage.bodySize(
+                        count: index - start + 1, first: lent[start], last: entry, cellBytes: cellBytes + cell)
+                        > capacity
+                {
+                    closeLeaf(index)
+                    start = index
+                    cellBytes = 0
+                }
+                cellBytes += cell
+            }
+            closeLeaf(lent.count)
         }
-        closeLeaf(entries.count)
         var height = 0
         while level.count > 1 {
             height += 1
@@ -78,12 +91,5 @@ extension IndexTree {
             level = parents
         }
         return .node(level[0].node)
-    }
-
-    private func precondition(entry: [UInt8], follows previous: [UInt8]?) {
-        Swift.precondition(entry.count <= maximumEntry, "index entry longer than the tree allows")
-        if let previous {
-            Swift.precondition(IndexKey.compare(previous, entry) < 0, "index entries to build must strictly increase")
-        }
     }
 }
