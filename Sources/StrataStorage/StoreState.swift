@@ -65,23 +65,30 @@ struct StoreState: Sendable {
     }
 
     /// Stores a row; returns whether it replaced one. The table's indexes follow
-    /// (``putIndexed(_:row:value:tree:owner:deferring:)``), at once or, with `deferred`, when those changes are applied.
+    /// (``putIndexed(_:row:value:tree:owner:onlyReplacing:deferring:)``), at once or, with `deferred`, when those
+    /// changes are applied.
+    ///
+    /// - Parameter onlyReplacing: change nothing when the row does not exist (an update), and return false.
     @discardableResult
     mutating func put(
-        table id: TableID, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64,
+        table id: TableID, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64, onlyReplacing: Bool = false,
         deferring deferred: inout DeferredIndexChanges?
     ) throws -> Bool {
         guard var table = tables[id] else { throw StorageError.noSuchTable(id.description) }
         guard row < UInt64.max else { throw StorageError.invalidArgument("row ID \(row) is out of range") }
         if !table.indexes.isEmpty {
-            return try putIndexed(table, row: row, value: value, tree: tree, owner: owner, deferring: &deferred)
+            return try putIndexed(
+                table, row: row, value: value, tree: tree, owner: owner, onlyReplacing: onlyReplacing,
+                deferring: &deferred)
         }
-        let (root, replaced) = try tree.put(table.root, key: row, value: value, owner: owner)
+        let (root, replaced) = try tree.put(
+            table.root, key: row, value: value, owner: owner, onlyReplacing: onlyReplacing)
+        if onlyReplacing, replaced == nil { return false }
         table.root = root
-        if !replaced { table.rowCount += 1 }
+        if replaced == nil { table.rowCount += 1 }
         if row >= table.nextRowID { table.nextRowID = row + 1 }
         tables[id] = table
-        return replaced
+        return replaced != nil
     }
 
     /// Stores a row, its index entries changed at once.
@@ -102,7 +109,7 @@ struct StoreState: Sendable {
             return try deleteIndexed(table, row: row, tree: tree, owner: owner, deferring: &deferred)
         }
         let (root, deleted) = try tree.delete(table.root, key: row, owner: owner)
-        guard deleted else { return false }
+        guard deleted != nil else { return false }
         guard table.rowCount > 0 else {
             throw StorageError.corruption(
                 file: table.name, offset: row, reason: "the table's row count is below its rows")

@@ -170,11 +170,13 @@ public final class WriteTransaction {
     public func update(_ row: RowID, in table: TableID, to value: [UInt8]) throws {
         checkActive()
         try checkSize(value)
-        guard try tree.get(userTable(table).root, row.rawValue) != nil else {
-            throw StorageError.rowNotFound(table: table, row: row)
-        }
-        try state.put(
-            table: table, row: row.rawValue, value: .bytes(value), tree: tree, owner: tag, deferring: &indexChanges)
+        _ = try userTable(table)
+        // One descent: the put finds the row, or changes nothing. No row has the last ID (the put refuses it).
+        guard row.rawValue < UInt64.max,
+            try state.put(
+                table: table, row: row.rawValue, value: .bytes(value), tree: tree, owner: tag, onlyReplacing: true,
+                deferring: &indexChanges)
+        else { throw StorageError.rowNotFound(table: table, row: row) }
         logPut(table, row.rawValue, value)
     }
 
@@ -191,8 +193,9 @@ public final class WriteTransaction {
 
     /// Deletes a row of any table, the engine's included.
     func deleteRow(_ row: RowID, from table: TableID) throws -> Bool {
-        guard try tree.get(state.table(table).root, row.rawValue) != nil else { return false }
-        try state.delete(table: table, row: row.rawValue, tree: tree, owner: tag, deferring: &indexChanges)
+        // One descent: the delete finds the row, or changes nothing.
+        guard try state.delete(table: table, row: row.rawValue, tree: tree, owner: tag, deferring: &indexChanges)
+        else { return false }
         log.appendOperation { WALOperation.encodeDelete(tableID: table.rawValue, rowID: row.rawValue, into: &$0) }
         return true
     }

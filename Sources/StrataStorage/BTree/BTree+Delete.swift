@@ -1,12 +1,13 @@
 import StrataFormat
 
 extension BTree {
-    /// Removes `key`.
-    /// - Returns: the new root (`nil` when the tree became empty) and whether the key was there.
-    func delete(_ root: NodeRef?, key: UInt64, owner: UInt64) throws -> (root: NodeRef?, deleted: Bool) {
-        guard let root else { return (nil, false) }
+    /// Removes `key`, in one descent.
+    /// - Returns: the new root (`nil` when the tree became empty) and the value removed, if the key was there.
+    func delete(_ root: NodeRef?, key: UInt64, owner: UInt64) throws -> (root: NodeRef?, deleted: LeafValue?) {
+        guard let root else { return (nil, nil) }
         var node = try mutable(root, owner: owner, level: nil)
-        guard var splits = try delete(from: node, key: key, owner: owner) else { return (root, false) }
+        var removed: LeafValue?
+        guard var splits = try delete(from: node, key: key, owner: owner, removed: &removed) else { return (root, nil) }
         // A leaf can grow when it loses a row (dense row IDs become deltas, FORMAT.md §4.2): a root that split
         // gets a parent, as in a put.
         while !splits.isEmpty {
@@ -22,15 +23,17 @@ extension BTree {
         while !top.isLeaf, top.count == 1 {
             top = try resolve(top.children[0], level: top.level - 1)
         }
-        if top.isLeaf, top.count == 0 { return (nil, true) }
-        return (.node(top), true)
+        if top.isLeaf, top.count == 0 { return (nil, removed) }
+        return (.node(top), removed)
     }
 
-    /// - Returns: nil when `key` is not there; else the new right siblings of `node` if it split.
-    private func delete(from node: BTreeNode, key: UInt64, owner: UInt64) throws -> Splits? {
+    /// - Returns: nil when `key` is not there; else the new right siblings of `node` if it split. `removed` gets the
+    ///   value removed.
+    private func delete(from node: BTreeNode, key: UInt64, owner: UInt64, removed: inout LeafValue?) throws -> Splits? {
         if node.isLeaf {
             let (index, found) = node.search(key)
             guard found else { return nil }
+            removed = node.values[index]
             node.bodySize -= limits.cellSize(node.values[index])
             node.keys.remove(at: index)
             node.values.remove(at: index)
@@ -40,7 +43,7 @@ extension BTree {
         let index = node.childIndex(for: key)
         let child = try mutable(node.children[index], owner: owner, level: node.level - 1)
         node.children[index] = .node(child)
-        guard let splits = try delete(from: child, key: key, owner: owner) else { return nil }
+        guard let splits = try delete(from: child, key: key, owner: owner, removed: &removed) else { return nil }
         if !splits.isEmpty {
             for (offset, split) in splits.enumerated() {
                 node.keys.insert(split.separator, at: index + 1 + offset)

@@ -253,16 +253,23 @@ struct BTree: Sendable {
 
     // MARK: - Inserting and replacing
 
-    /// Stores `value` under `key`, replacing any value there.
-    /// - Returns: the new root and whether a value was replaced.
-    func put(_ root: NodeRef?, key: UInt64, value: LeafValue, owner: UInt64) throws -> (root: NodeRef, replaced: Bool) {
+    /// Stores `value` under `key`, replacing any value there, in one descent.
+    /// - Parameter onlyReplacing: store nothing when `key` has no value (an update of a row that must exist).
+    /// - Returns: the new root and the value replaced, if any (what index maintenance needs of the old row).
+    func put(
+        _ root: NodeRef?, key: UInt64, value: LeafValue, owner: UInt64, onlyReplacing: Bool = false
+    ) throws -> (root: NodeRef?, replaced: LeafValue?) {
         guard let root else {
+            guard !onlyReplacing else { return (nil, nil) }
             let leaf = BTreeNode(
                 level: 0, keys: [key], values: [value], children: [], owner: owner, bodySize: limits.cellSize(value))
-            return (.node(leaf), false)
+            return (.node(leaf), nil)
         }
         var node = try mutable(root, owner: owner, level: nil)
-        let (replaced, firstSplits) = try put(into: node, key: key, value: value, owner: owner, rightmost: true)
+        let (replaced, firstSplits) = try put(
+            into: node, key: key, value: value, owner: owner, rightmost: true, onlyReplacing: onlyReplacing)
+        // Nothing stored: the tree as it was (the copies made on the way down are dropped).
+        if onlyReplacing, replaced == nil { return (root, nil) }
         var splits = firstSplits
         // A root that split gets a parent, which may split in turn when the root split into many nodes.
         while !splits.isEmpty {
@@ -282,28 +289,33 @@ struct BTree: Sendable {
     /// `rightmost`: whether `node` is on the tree's right edge. Appending there (row IDs only grow, so
     /// inserts usually do) splits off just the new entry, leaving full nodes behind instead of half-full ones.
     private func put(
-        into node: BTreeNode, key: UInt64, value: LeafValue, owner: UInt64, rightmost: Bool
-    ) throws -> (replaced: Bool, splits: Splits) {
+        into node: BTreeNode, key: UInt64, value: LeafValue, owner: UInt64, rightmost: Bool, onlyReplacing: Bool
+    ) throws -> (replaced: LeafValue?, splits: Splits) {
         if node.isLeaf {
             let (index, found) = node.search(key)
             let size = limits.cellSize(value)
+            var replaced: LeafValue?
             if found {
+                replaced = node.values[index]
                 node.bodySize += size - limits.cellSize(node.values[index])
                 node.values[index] = value
             } else {
+                guard !onlyReplacing else { return (nil, []) }
                 node.keys.insert(key, at: index)
                 node.values.insert(value, at: index)
                 node.bodySize += size
             }
-            guard !limits.fits(node) else { return (found, []) }
+            guard !limits.fits(node) else { return (replaced, []) }
             let appended = rightmost && !found && index == node.count - 1
-            return (found, appended ? [splitLeafAtEnd(node)] : splitLeaf(node))
+            return (replaced, appended ? [splitLeafAtEnd(node)] : splitLeaf(node))
         }
         let index = node.childIndex(for: key)
         let child = try mutable(node.children[index], owner: owner, level: node.level - 1)
         node.children[index] = .node(child)
         let childIsRightmost = rightmost && index == node.count - 1
-        let (replaced, splits) = try put(into: child, key: key, value: value, owner: owner, rightmost: childIsRightmost)
+        let (replaced, splits) = try put(
+            into: child, key: key, value: value, owner: owner, rightmost: childIsRightmost,
+            onlyReplacing: onlyReplacing)
         for (offset, split) in splits.enumerated() {
             node.keys.insert(split.separator, at: index + 1 + offset)
             node.children.insert(.node(split.node), at: index + 1 + offset)

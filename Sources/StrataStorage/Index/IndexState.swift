@@ -155,49 +155,46 @@ extension StoreState {
     }
 
     /// A put into an indexed table: every new entry is computed (and the row checked) before anything changes;
-    /// then the row is stored and each index whose entry changed loses the old and gains the new. A table with one
-    /// index (the common case) allocates no list of its indexes and entries.
-    ///
-    /// A row at or past the table's next row ID is new (IDs are never reused): no lookup of an old row.
+    /// then the row is stored in one descent, which hands back the row it replaced, and each index whose entry
+    /// changed loses the old and gains the new. A table with one index (the common case) allocates no list of its
+    /// indexes and entries.
     mutating func putIndexed(
-        _ table: TableState, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64,
+        _ table: TableState, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64, onlyReplacing: Bool,
         deferring deferred: inout DeferredIndexChanges?
     ) throws -> Bool {
         var table = table
         let indexTree = IndexTree(pages: tree.pages)
-        let isNew = row >= table.nextRowID
         if table.indexes.count == 1 {
             let id = table.indexes[0]
             let index = indexes[id]!
             let new = try Self.entry(
                 of: index, row: row, value: value, pages: tree.pages, limit: indexTree.maximumEntry)
-            let oldEntry =
-                isNew
-                ? nil
-                : try tree.get(table.root, row).flatMap {
-                    try storedEntry(of: index, row: row, value: $0, tree: tree)
-                }
-            let (root, replaced) = try tree.put(table.root, key: row, value: value, owner: owner)
+            let (root, replaced) = try tree.put(
+                table.root, key: row, value: value, owner: owner, onlyReplacing: onlyReplacing)
+            if onlyReplacing, replaced == nil { return false }
+            let oldEntry = try replaced.flatMap { try storedEntry(of: index, row: row, value: $0, tree: tree) }
             table.root = root
-            if !replaced { table.rowCount += 1 }
+            if replaced == nil { table.rowCount += 1 }
             if row >= table.nextRowID { table.nextRowID = row + 1 }
             tables[table.id] = table
             if oldEntry != new {
                 try replaceEntry(of: id, old: oldEntry, new: new, tree: indexTree, owner: owner, deferring: &deferred)
             }
-            return replaced
+            return replaced != nil
         }
         let current = table.indexes.map { indexes[$0]! }
         let newEntries = try current.map {
             try Self.entry(of: $0, row: row, value: value, pages: tree.pages, limit: indexTree.maximumEntry)
         }
+        let (root, replaced) = try tree.put(
+            table.root, key: row, value: value, owner: owner, onlyReplacing: onlyReplacing)
+        if onlyReplacing, replaced == nil { return false }
         var oldEntries = [[UInt8]?](repeating: nil, count: current.count)
-        if !isNew, let old = try tree.get(table.root, row) {
-            oldEntries = try current.map { try storedEntry(of: $0, row: row, value: old, tree: tree) }
+        if let replaced {
+            oldEntries = try current.map { try storedEntry(of: $0, row: row, value: replaced, tree: tree) }
         }
-        let (root, replaced) = try tree.put(table.root, key: row, value: value, owner: owner)
         table.root = root
-        if !replaced { table.rowCount += 1 }
+        if replaced == nil { table.rowCount += 1 }
         if row >= table.nextRowID { table.nextRowID = row + 1 }
         tables[table.id] = table
         for (position, index) in current.enumerated() where oldEntries[position] != newEntries[position] {
@@ -205,22 +202,22 @@ extension StoreState {
                 of: index.id, old: oldEntries[position], new: newEntries[position], tree: indexTree, owner: owner,
                 deferring: &deferred)
         }
-        return replaced
+        return replaced != nil
     }
 
-    /// A delete from an indexed table: the row's entries leave its indexes.
+    /// A delete from an indexed table, in one descent that hands back the row removed: its entries leave its indexes.
     mutating func deleteIndexed(
         _ table: TableState, row: UInt64, tree: BTree, owner: UInt64, deferring deferred: inout DeferredIndexChanges?
     ) throws -> Bool {
         var table = table
-        guard let old = try tree.get(table.root, row) else { return false }
-        let current = table.indexes.map { indexes[$0]! }
-        let oldEntries = try current.map { try storedEntry(of: $0, row: row, value: old, tree: tree) }
         let (root, deleted) = try tree.delete(table.root, key: row, owner: owner)
-        guard deleted, table.rowCount > 0 else {
+        guard let old = deleted else { return false }
+        guard table.rowCount > 0 else {
             throw StorageError.corruption(
                 file: table.name, offset: row, reason: "the table's row count is below its rows")
         }
+        let current = table.indexes.map { indexes[$0]! }
+        let oldEntries = try current.map { try storedEntry(of: $0, row: row, value: old, tree: tree) }
         table.root = root
         table.rowCount -= 1
         tables[table.id] = table
