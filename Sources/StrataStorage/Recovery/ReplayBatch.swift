@@ -2,7 +2,7 @@ import StrataFormat
 
 /// The puts recovery replay gathers for tables that were empty when it reached them, applied per table at once: the
 /// row tree and each index tree built bottom-up (``BTree/buildInMemory(keys:values:owner:)``,
-/// ``IndexTree/build(_:owner:)``) instead of one descent, copy and split per row and per index entry, which dominated
+/// ``PackedIndexEntries``) instead of one descent, copy and split per row and per index entry, which dominated
 /// the profile of opening a store after a crash (W10: `IndexTree.insert` 23%, `BTree.put` 11%, reference counting
 /// 14%, malloc 8%).
 ///
@@ -14,17 +14,22 @@ import StrataFormat
 struct ReplayBatch {
     /// The puts gathered for one table, in log order.
     private struct Puts {
+        let table: TableID
+        /// The table's indexes as they were when gathering began (catalog changes apply the batch first).
+        let indexes: [IndexState]
         var rows: [UInt64] = []
         var values: [[UInt8]] = []
-        /// Per index of the table (`TableState.indexes` order): each put's entry, nil when the index filters it out.
-        var entries: [[[UInt8]?]]
+        /// Per index: the puts' entries.
+        var entries: [PackedIndexEntries]
         /// Whether `rows` strictly increase (the usual case: new rows get growing IDs), so no sort is needed.
         var increasing = true
     }
 
-    private var tables: [TableID: Puts] = [:]
+    /// Gathered tables; `slots` finds a table's (one hash lookup per put).
+    private var gathered: [Puts] = []
+    private var slots: [TableID: Int] = [:]
 
-    var isEmpty: Bool { tables.isEmpty }
+    var isEmpty: Bool { gathered.isEmpty }
 
     /// Gathers a put when its table qualifies (already gathered, or empty with empty indexes).
     ///
@@ -33,31 +38,44 @@ struct ReplayBatch {
     mutating func gather(
         table id: TableID, row: UInt64, value: [UInt8], state: StoreState, indexTree: IndexTree
     ) throws -> Bool {
-        if tables[id] == nil {
+        let slot: Int
+        if let found = slots[id] {
+            slot = found
+        } else {
             guard let table = state.tables[id], table.root == nil, table.rowCount == 0,
                 table.indexes.allSatisfy({ state.indexes[$0]?.root == nil })
             else { return false }
-            tables[id] = Puts(entries: Array(repeating: [], count: table.indexes.count))
+            let indexes = table.indexes.map { state.indexes[$0]! }
+            slot = gathered.count
+            slots[id] = slot
+            gathered.append(
+                Puts(
+                    table: id, indexes: indexes,
+                    entries: Array(repeating: PackedIndexEntries(), count: indexes.count)))
         }
         guard row < UInt64.max else { throw StorageError.invalidArgument("row ID \(row) is out of range") }
-        let indexes = state.tables[id]!.indexes
-        var puts = tables.removeValue(forKey: id)!
-        for (position, index) in indexes.enumerated() {
-            puts.entries[position].append(
-                try StoreState.entry(
-                    of: state.indexes[index]!, row: row, value: .bytes(value), pages: indexTree.pages,
-                    limit: indexTree.maximumEntry))
+        let put = gathered[slot].rows.count
+        for position in gathered[slot].indexes.indices {
+            try gathered[slot].entries[position].append(
+                of: gathered[slot].indexes[position], row: row, value: value, put: put,
+                limit: indexTree.maximumEntry, pages: indexTree.pages)
         }
-        if let last = puts.rows.last, last >= row { puts.increasing = false }
-        puts.rows.append(row)
-        puts.values.append(value)
-        tables[id] = puts
+        if let last = gathered[slot].rows.last, last >= row { gathered[slot].increasing = false }
+        gathered[slot].rows.append(row)
+        gathered[slot].values.append(value)
         return true
     }
 
     /// Applies what was gathered for table `id`, if anything.
     mutating func apply(table id: TableID, to state: inout StoreState, tree: BTree, owner: UInt64) {
-        guard let puts = tables.removeValue(forKey: id) else { return }
+        guard let slot = slots.removeValue(forKey: id) else { return }
+        let puts = gathered.remove(at: slot)
+        for (table, later) in slots where later > slot { slots[table] = later - 1 }
+        apply(puts, to: &state, tree: tree, owner: owner)
+    }
+
+    private func apply(_ puts: Puts, to state: inout StoreState, tree: BTree, owner: UInt64) {
+        let id = puts.table
         // The last put of each row wins: positions ordered by row, then by log order, keeping each row's last.
         var order = Array(puts.rows.indices)
         if !puts.increasing {
@@ -80,15 +98,20 @@ struct ReplayBatch {
         table.nextRowID = max(table.nextRowID, keys[keys.count - 1] + 1)
         state.tables[id] = table
         let indexTree = IndexTree(pages: tree.pages)
-        for (position, indexID) in table.indexes.enumerated() {
-            let entries = IndexEntrySort.sorted(order.compactMap { puts.entries[position][$0] })
-            state.indexes[indexID]!.root = indexTree.build(entries, owner: owner)
-            state.indexes[indexID]!.entryCount = UInt64(entries.count)
+        var kept = [Bool](repeating: puts.increasing, count: puts.rows.count)
+        if !puts.increasing { for position in order { kept[position] = true } }
+        for (position, index) in puts.indexes.enumerated() {
+            let indexID = index.id
+            let (root, count) = puts.entries[position].build(keeping: kept, tree: indexTree, owner: owner)
+            state.indexes[indexID]!.root = root
+            state.indexes[indexID]!.entryCount = UInt64(count)
         }
     }
 
     /// Applies everything gathered.
     mutating func applyAll(to state: inout StoreState, tree: BTree, owner: UInt64) {
-        for id in tables.keys.sorted() { apply(table: id, to: &state, tree: tree, owner: owner) }
+        for puts in gathered { apply(puts, to: &state, tree: tree, owner: owner) }
+        gathered = []
+        slots = [:]
     }
 }
