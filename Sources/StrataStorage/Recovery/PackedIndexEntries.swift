@@ -63,7 +63,12 @@ struct PackedIndexEntries {
 
     /// A tree holding the entries of the puts `kept` marks (by put position), built bottom-up as
     /// ``IndexTree/build(_:owner:)`` builds it.
-    func build(keeping kept: [Bool], tree: IndexTree, owner: UInt64) -> (root: IndexNodeRef?, count: Int) {
+    ///
+    /// - Parameter inRowOrder: whether the entries were appended in increasing row order (then entries of one key
+    ///   need no sorting among themselves).
+    func build(
+        keeping kept: [Bool], inRowOrder: Bool, tree: IndexTree, owner: UInt64
+    ) -> (root: IndexNodeRef?, count: Int) {
         bytes.withUnsafeBytes { bytes in
             ends.withUnsafeBufferPointer { ends in
                 func entry(_ k: Int) -> UnsafeRawBufferPointer {
@@ -78,15 +83,81 @@ struct PackedIndexEntries {
                             first: Self.word(e, at: 0), second: Self.word(e, at: 8), third: Self.word(e, at: 16),
                             length: UInt32(e.count), entry: UInt32(k)))
                 }
-                keys.sort { a, b in
-                    if a.first != b.first { return a.first < b.first }
-                    if a.second != b.second { return a.second < b.second }
-                    if a.third != b.third { return a.third < b.third }
-                    return IndexKey.compare(entry(Int(a.entry)), entry(Int(b.entry))) < 0
+                if let grouped = inRowOrder ? Self.sortedByKey(keys) : nil {
+                    keys = grouped
+                } else {
+                    keys.sort { a, b in
+                        if a.first != b.first { return a.first < b.first }
+                        if a.second != b.second { return a.second < b.second }
+                        if a.third != b.third { return a.third < b.third }
+                        return IndexKey.compare(entry(Int(a.entry)), entry(Int(b.entry))) < 0
+                    }
                 }
                 return (Self.build(keys, entry: entry, tree: tree, owner: owner), keys.count)
             }
         }
+    }
+
+    /// A key without its row ID, as a hash key: the entry's words with the row ID's bytes cleared, and its length.
+    private struct Key: Hashable {
+        var first: UInt64
+        var second: UInt64
+        var third: UInt64
+        var length: Int
+    }
+
+    /// Entries in row order sorted by key without comparing them: each key (the entry less its row ID) gets a group
+    /// by hashing, the few distinct keys are sorted, and a counting sort places the groups, each in row order. An
+    /// index on a to-one or on a category (W10's `employee_department`: 100 keys for 1.85M entries) then costs a hash
+    /// per entry instead of a merge sort's twenty comparisons. Nil when it does not apply, and the caller sorts: an
+    /// entry longer than the integers hold, keys of different lengths (a key that is a prefix of another would not
+    /// order as its entries do), or keys mostly distinct.
+    private static func sortedByKey(_ keys: [SortKey]) -> [SortKey]? {
+        guard let length = keys.first.map({ Int($0.length) }), length <= SortKey.inlineLength else { return nil }
+        let keyLength = length - IndexKey.rowIDSize
+        func mask(_ offset: Int) -> UInt64 {
+            let kept = min(max(keyLength - offset, 0), 8)
+            return kept == 0 ? 0 : kept == 8 ? .max : ~(UInt64.max >> (8 * kept))
+        }
+        let masks = (mask(0), mask(8), mask(16))
+        let limit = max(16, keys.count / 8)
+        var groups: [Key: Int] = [:]
+        var distinct: [Key] = []
+        var groupOf: [Int32] = []
+        groupOf.reserveCapacity(keys.count)
+        for key in keys {
+            guard Int(key.length) == length else { return nil }
+            let k = Key(
+                first: key.first & masks.0, second: key.second & masks.1, third: key.third & masks.2,
+                length: keyLength)
+            if let group = groups[k] {
+                groupOf.append(Int32(group))
+            } else {
+                guard distinct.count < limit else { return nil }
+                groups[k] = distinct.count
+                groupOf.append(Int32(distinct.count))
+                distinct.append(k)
+            }
+        }
+        // Keys of one length in byte order: their big-endian words in order.
+        let ranked = distinct.indices.sorted { a, b in
+            let (x, y) = (distinct[a], distinct[b])
+            if x.first != y.first { return x.first < y.first }
+            if x.second != y.second { return x.second < y.second }
+            return x.third < y.third
+        }
+        var rank = [Int](repeating: 0, count: distinct.count)
+        for (position, group) in ranked.enumerated() { rank[group] = position }
+        var next = [Int](repeating: 0, count: distinct.count + 1)
+        for group in groupOf { next[rank[Int(group)] + 1] += 1 }
+        for position in 1..<next.count { next[position] += next[position - 1] }
+        var sorted = keys
+        for (position, key) in keys.enumerated() {
+            let slot = rank[Int(groupOf[position])]
+            sorted[next[slot]] = key
+            next[slot] += 1
+        }
+        return sorted
     }
 
     /// Leaves filled in order as far as a page holds them, then the levels above (``IndexTree/build(_:owner:)``'s

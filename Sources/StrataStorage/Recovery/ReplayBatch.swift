@@ -102,7 +102,8 @@ struct ReplayBatch {
         if !puts.increasing { for position in order { kept[position] = true } }
         for (position, index) in puts.indexes.enumerated() {
             let indexID = index.id
-            let (root, count) = puts.entries[position].build(keeping: kept, tree: indexTree, owner: owner)
+            let (root, count) = puts.entries[position].build(
+                keeping: kept, inRowOrder: puts.increasing, tree: indexTree, owner: owner)
             state.indexes[indexID]!.root = root
             state.indexes[indexID]!.entryCount = UInt64(count)
         }
