@@ -1,3 +1,4 @@
+import Dispatch
 import StrataFormat
 import StrataIO
 
@@ -188,6 +189,7 @@ extension Store {
             let summary = try reader.read { recordHeader, payload, offset in
                 try replay.consume(recordHeader, payload: payload, offset: offset)
             }
+            replay.finish()
             return (replay, summary)
         }
         var (replay, summary) = try replayLog(knownCommittedEnd: try LogReplay.committedEnd(of: reader))
@@ -232,7 +234,11 @@ extension Store {
             created: created, checkpointGeneration: found?.generation ?? 0, checkpointLSN: coveredLSN,
             replayedTransactions: replay.replayedTransactions, discardedRecords: replay.uncommittedRecords,
             discardedLogBytes: discardedBytes, logStopReason: summary.stopReason,
-            ignoredTailPages: pageCountOnDisk - durablePages)
+            ignoredTailPages: pageCountOnDisk - durablePages,
+            checkpointsAfterOpen: replay.replayedTransactions > 0
+                && replay.committedEnd - UInt64(WALFormat.fileHeaderSize)
+                    >= configuration.backgroundRecoveryCheckpointBytes
+        )
         let blobs = try BlobStore(
             directory: directory, fileSystem: fileSystem, storeID: header.storeID, salt: header.checksumSalt,
             segmentSizeLimit: configuration.blobSegmentSizeLimit)
@@ -250,19 +256,28 @@ extension Store {
             recoveryReport: report)
 
         // 5. Leave a log that new records can follow, unless a live writer elsewhere is appending to it.
-        try store.finishRecovery()
+        if try store.finishRecovery(deferringCheckpoint: report.checkpointsAfterOpen) {
+            store.checkpointAfterRecovery()
+        }
         return store
     }
 
     /// Step 5 of ``open(at:configuration:fileSystem:)``: with the writer lock, if no other process holds it, cuts off
     /// the log's torn tail and checkpoints what was replayed, or makes the commit notice this log's.
-    private func finishRecovery() throws {
+    ///
+    /// - Parameter deferringCheckpoint: leave the checkpoint of what was replayed to the caller
+    ///   (``checkpointAfterRecovery()``), to run after `open` returns.
+    /// - Returns: whether the caller must start that checkpoint.
+    private func finishRecovery(deferringCheckpoint: Bool) throws -> Bool {
         writerGate.wait()
         defer { writerGate.signal() }
-        guard let writers = try lockWriters(waiting: false) else { return }
+        guard let writers = try lockWriters(waiting: false) else { return false }
         defer { writers.unlock() }
         try catchUp(writing: true, trustingNotice: false)
-        if recoveryReport.replayedTransactions > 0 || shared.withLock({ $0.logBehindCheckpoint }) {
+        // A log behind the root record (a large commit's, FORMAT.md §7.2.1) is replaced at once: nothing may follow it.
+        if shared.withLock({ $0.logBehindCheckpoint })
+            || (recoveryReport.replayedTransactions > 0 && !deferringCheckpoint)
+        {
             try checkpointHoldingGate()
         } else {
             // A crash may have left a notice naming commits the log lost, or a torn one: make it this log's.
@@ -272,6 +287,23 @@ extension Store {
                 if notice?.lastCommitLSN != lsn || notice?.logStartLSN != position.header.startLSN {
                     try? postNotice(&position, lastCommitLSN: lsn, logStartLSN: position.header.startLSN)
                 }
+            }
+        }
+        return recoveryReport.replayedTransactions > 0 && deferringCheckpoint
+    }
+
+    /// The checkpoint of a large recovery, on another thread once `open` has returned: replaying W10's 100 MiB of log
+    /// got fast enough that writing its pages would have been most of the open. It is an ordinary ``checkpoint()``
+    /// (writers wait for it, readers do not), so a crash during it leaves the log that was replayed, valid until the
+    /// new root record is durable; a failure is logged, and leaves the log for the next checkpoint or open.
+    /// ``close()`` waits for it (the writer gate), and one that starts after `close` finds the store closed.
+    private func checkpointAfterRecovery() {
+        DispatchQueue.global(qos: .utility).async { [self] in
+            do { try checkpoint() } catch StorageError.storeClosed {
+            } catch {
+                logger.warning(
+                    "the checkpoint after recovery failed; the log keeps every commit",
+                    metadata: ["directory": "\(directory)", "error": "\(error)"])
             }
         }
     }

@@ -37,6 +37,11 @@ public struct StoreConfiguration: Sendable {
     public var blobSegmentSizeLimit: UInt64
     /// Where recovery, checkpoints and anything discarded are reported.
     public var logger: Logger
+    /// An open that replays at least this many bytes of log checkpoints them after it returns, on another thread,
+    /// rather than before (16 MiB). Nothing is at risk meanwhile: the log keeps every replayed commit until the
+    /// checkpoint's root record is durable, as for any checkpoint. Writers wait for it as for any checkpoint;
+    /// readers do not. `UInt64.max`: always before `open` returns.
+    public var backgroundRecoveryCheckpointBytes: UInt64 = 16 << 20
 
     /// Creates a configuration; every parameter has the default shown.
     ///

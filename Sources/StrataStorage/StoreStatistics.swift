@@ -42,4 +42,7 @@ public struct RecoveryReport: Sendable, Equatable {
     public var logStopReason: String?
     /// Pages after the newest valid root record (an interrupted checkpoint), ignored.
     public var ignoredTailPages: UInt64
+    /// Whether the checkpoint of what was replayed runs after `open` returned, on another thread (a replay of at
+    /// least ``StoreConfiguration/backgroundRecoveryCheckpointBytes``), rather than before.
+    public var checkpointsAfterOpen = false
 }

@@ -85,7 +85,7 @@ struct IndexEntries: Sendable, Equatable {
         ends.append(UInt32(bytes.count))
     }
 
-    /// Appends an entry lent where it lies.
+    /// Appends an entry lent where it lies (a bottom-up build from packed entries: no array per entry).
     mutating func append(_ entry: UnsafeRawBufferPointer) {
         bytes.append(contentsOf: entry)
         ends.append(UInt32(bytes.count))

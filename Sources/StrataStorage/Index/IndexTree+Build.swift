@@ -51,6 +51,14 @@ extension IndexTree {
             }
             closeLeaf(lent.count)
         }
+        return buildLevels(above: level, owner: owner)
+    }
+
+    /// The internal levels over a level of leaves (each after the separator that divides it from the one before),
+    /// bottom up until one node is left: the root. The one builder of internal index nodes, for every bottom-up build
+    /// (``build(_:owner:)``, recovery's ``PackedIndexEntries``).
+    func buildLevels(above leaves: [(separator: [UInt8], node: IndexNode)], owner: UInt64) -> IndexNodeRef {
+        var level = leaves
         var height = 0
         while level.count > 1 {
             height += 1

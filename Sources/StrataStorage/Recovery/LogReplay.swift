@@ -10,6 +10,9 @@ import StrataFormat
 ///   the state itself under one tag. A node the replay made is then changed in place by every later transaction,
 ///   instead of being copied once per transaction (recovery's profile was dominated by those copies and by freeing
 ///   them). The states between the commits are never seen: only the last one is.
+///   Puts into tables that were empty are gathered instead (``ReplayBatch``) and built bottom-up once, when the
+///   in-place part ends or something else touches their table: replaying a crashed bulk load costs a sort and a build,
+///   not a tree insert per row and per index entry.
 /// - After it (or everywhere, without it): each transaction is applied to a working copy of the state under a tag of
 ///   its own, and becomes the state at its commit record. Operations with no commit record after them are dropped
 ///   whole with the working copy (they are still applied, so that one that cannot apply is reported as before).
@@ -36,6 +39,8 @@ struct LogReplay {
     private(set) var changes = ChangedRows()
     private var pendingChanges = ChangedRows()
     private let collectsChanges: Bool
+    /// Puts of the in-place part into tables that were empty, applied together (``applyGathered()``).
+    private var batch = ReplayBatch()
 
     /// - Parameter knownCommittedEnd: the end of the last commit record of the log (``committedEnds(of:)``), when
     ///   the caller read it already: transactions before it are applied in place. 0 when unknown.
@@ -84,7 +89,7 @@ struct LogReplay {
             do {
                 if inPlace {
                     try WALOperation.decodeAll(payload) { operation in
-                        try state.apply(operation, tree: tree, owner: tag)
+                        try applyInPlace(operation)
                         if collectsChanges { pendingChanges.note(operation) }
                         pendingOperations += 1
                     }
@@ -140,10 +145,36 @@ struct LogReplay {
         }
     }
 
+    /// Applies what the in-place part gathered (``ReplayBatch``): to be called once the log is read, before
+    /// ``state`` is used.
+    mutating func finish() {
+        batch.applyAll(to: &state, tree: tree, owner: tag)
+    }
+
+    /// An operation of a transaction known to commit: a put into a table that was empty is gathered; anything else
+    /// first applies what was gathered for the tables it may touch, then applies itself.
+    private mutating func applyInPlace(_ operation: WALOperation) throws {
+        switch operation {
+        case .put(let id, let row, let value):
+            let indexTree = IndexTree(pages: tree.pages)
+            if try batch.gather(table: TableID(id), row: row, value: value, state: state, indexTree: indexTree) {
+                return
+            }
+        case .delete(let id, _):
+            batch.apply(table: TableID(id), to: &state, tree: tree, owner: tag)
+        case .reserveRows:
+            break  // raises the next row ID only: the gathered puts raise it as far again when applied
+        case .createTable, .dropTable, .createIndex, .dropIndex:
+            if !batch.isEmpty { batch.applyAll(to: &state, tree: tree, owner: tag) }
+        }
+        try state.apply(operation, tree: tree, owner: tag)
+    }
+
     /// The first record of a transaction, at `offset`: decides how it is applied.
     private mutating func startTransaction(at offset: UInt64) {
         inPlace = offset < knownCommittedEnd
         guard !inPlace else { return }
+        if !batch.isEmpty { batch.applyAll(to: &state, tree: tree, owner: tag) }
         // A working copy under a tag no node of the state carries, so that what it changes is copied first.
         if tagUsedInPlace {
             tag += 1

@@ -17,6 +17,19 @@ import Testing
 
     @Test(arguments: [UInt64(1), 2, 3])
     func everyCrashPointOfARecoveryKeepsEveryAcknowledgedTransaction(seed: UInt64) throws {
+        try checkEveryCrashPoint(seed: seed, recoveringWith: Self.configuration)
+    }
+
+    /// The same when the checkpoint after the replay runs after `open` returns, on another thread (as a large
+    /// recovery's does): the second crash lands during that checkpoint, while the recovered store is being read.
+    @Test(arguments: [UInt64(1), 2, 3])
+    func everyCrashPointOfACheckpointAfterOpenKeepsEveryAcknowledgedTransaction(seed: UInt64) throws {
+        var configuration = Self.configuration
+        configuration.backgroundRecoveryCheckpointBytes = 0
+        try checkEveryCrashPoint(seed: seed, recoveringWith: configuration)
+    }
+
+    private func checkEveryCrashPoint(seed: UInt64, recoveringWith configuration: StoreConfiguration) throws {
         let workload = CrashWorkload(seed: seed, transactionCount: 40)
         let memory = InMemoryFileSystem()
         try memory.createDirectory(at: "/db")
@@ -43,8 +56,10 @@ import Testing
                 }
             }
         }
-        let recovered = try Store.open(at: "/db", configuration: Self.configuration, fileSystem: recovering)
+        let recovered = try Store.open(at: "/db", configuration: configuration, fileSystem: recovering)
         #expect(recovered.recoveryReport.replayedTransactions > 0)
+        #expect(
+            recovered.recoveryReport.checkpointsAfterOpen == (configuration.backgroundRecoveryCheckpointBytes == 0))
         let (last, state) = try CrashWorkload.read(recovered)
         #expect(last == acknowledged - 1)
         #expect(state == workload.states[last])

@@ -1,0 +1,173 @@
+import StrataFormat
+import StrataIO
+import StrataStorage
+import StrataTestSupport
+import Testing
+
+/// Recovery of tables that were empty at the checkpoint (a crashed bulk load, W10): their puts are gathered and built
+/// bottom-up (`ReplayBatch`), which must give exactly what applying them one by one gave the original store.
+@Suite struct ReplayBatchTests {
+    typealias Field = RowRecord.Field
+
+    private static func employee(_ index: Int, department: Int, entity: UInt16 = 2) -> [UInt8] {
+        IndexReference.row(
+            entity: entity,
+            [
+                .int64(Int64(index * 7 % 1_000)), .reference(UInt64(department)),
+                .string("employee of the month number \(index % 97)"),
+            ])
+    }
+
+    /// A crashed store whose log fills two indexed tables that were empty at the checkpoint, with everything that
+    /// interrupts a batch: updates of rows the log inserted, rows inserted out of order, reserved IDs, deletes, an
+    /// index created halfway, rows an index filters out. Returns the crash image, the store's rows as it was, and the
+    /// row ID the original store gave the next insert after the crash image was taken.
+    private static func crashedLoad(
+        pageSize: Int
+    ) throws -> (
+        image: InMemoryFileSystem, rows: [String: [(RowID, [UInt8])]], next: RowID
+    ) {
+        let fileSystem = TemporaryStore.makeFileSystem()
+        let store = try Store.openForTesting(fileSystem, configuration: .testing(pageSize: pageSize))
+        let (departments, employees) = try store.write { txn in
+            let departments = try txn.createTable(named: "department")
+            let employees = try txn.createTable(named: "employee")
+            try txn.createIndex(named: "employee_department", on: employees, fields: [1])
+            try txn.createIndex(named: "entity_3_salary", on: employees, fields: [0], entityIDs: [3])
+            // Entries longer than the 24 bytes the sort compares as integers, sharing their first 24 (a long name).
+            try txn.createIndex(named: "employee_name", on: employees, fields: [2])
+            return (departments, employees)
+        }
+        try store.checkpoint()
+        var inserted: [RowID] = []
+        for batch in 0..<12 {
+            try store.write { txn in
+                for index in 0..<150 {
+                    let n = batch * 150 + index
+                    let entity: UInt16 = n % 5 == 0 ? 3 : 2
+                    inserted.append(try txn.insert(employee(n, department: n % 13, entity: entity), into: employees))
+                }
+                // Updates of rows this log inserted, earlier in the batch and in earlier transactions.
+                for row in inserted.suffix(40).prefix(10) {
+                    try txn.update(row, in: employees, to: employee(Int(row.rawValue) + 5, department: 99))
+                }
+                if batch == 3 {
+                    try txn.insert(employee(1, department: 1), into: employees, at: RowID(100_000))
+                    try txn.insert(employee(2, department: 2), into: employees, at: RowID(50_000))
+                    _ = try txn.reserveRowIDs(10, in: employees)
+                }
+                if batch == 5 {
+                    for row in inserted.prefix(30) { _ = try txn.delete(row, from: employees) }
+                }
+                if batch == 7 {
+                    try txn.createIndex(named: "employee_salary", on: employees, fields: [0])
+                    _ = try txn.insert(IndexReference.row([.string("d")]), into: departments)
+                }
+            }
+        }
+        let snapshot = store.snapshot()
+        var rows: [String: [(RowID, [UInt8])]] = [:]
+        rows["employee"] = try IndexReference.rows(of: employees, in: snapshot)
+        rows["department"] = try IndexReference.rows(of: departments, in: snapshot)
+        let image = fileSystem.crashImage()
+        let next = try store.write { try $0.insert(employee(0, department: 0), into: employees) }
+        withExtendedLifetime(store) {}
+        return (image, rows, next)
+    }
+
+    @Test(arguments: [512, 4096])
+    func aCrashedLoadIntoEmptyIndexedTablesRecoversAsWritten(pageSize: Int) throws {
+        let (image, rows, original) = try Self.crashedLoad(pageSize: pageSize)
+        let recovered = try Store.openForTesting(image, configuration: .testing(pageSize: pageSize))
+        #expect(recovered.recoveryReport.replayedTransactions == 12)
+        let snapshot = recovered.snapshot()
+        for (name, expected) in rows {
+            let table = try #require(snapshot.table(named: name))
+            let actual = try IndexReference.rows(of: table, in: snapshot)
+            #expect(actual.map(\.0) == expected.map(\.0), "\(name): row IDs")
+            #expect(actual.map(\.1) == expected.map(\.1), "\(name): values")
+            #expect(try snapshot.rowCount(in: table) == expected.count)
+        }
+        #expect(snapshot.indexNames.count == 4)
+        try IndexReference.checkAllIndexes(snapshot, "recovered, page size \(pageSize)")
+        #expect(try recovered.verify().isClean)
+        // The next row ID is the one the original store gave: above the reserved ones and the explicit ones.
+        let employees = try #require(snapshot.table(named: "employee"))
+        let next = try recovered.write { try $0.insert(Self.employee(0, department: 0), into: employees) }
+        #expect(next == original)
+        try recovered.close()
+        let reopened = try Store.openForTesting(image, configuration: .testing(pageSize: pageSize))
+        #expect(reopened.recoveryReport.replayedTransactions == 0)
+        try IndexReference.checkAllIndexes(reopened.snapshot(), "reopened, page size \(pageSize)")
+        #expect(try reopened.verify().isClean)
+        try reopened.close()
+    }
+
+    /// Only inserts, so row IDs grow through the whole log (W10's shape): entries of a repeated key are placed by
+    /// group, not sorted (`employee_department`), beside indexes that are sorted (long entries, mostly distinct keys).
+    @Test func aCrashedLoadOfGrowingRowsRecoversItsIndexes() throws {
+        let fileSystem = TemporaryStore.makeFileSystem()
+        let store = try Store.openForTesting(fileSystem, configuration: .testing(pageSize: 512))
+        let employees = try store.write { txn in
+            let employees = try txn.createTable(named: "employee")
+            try txn.createIndex(named: "employee_department", on: employees, fields: [1])
+            try txn.createIndex(named: "employee_salary", on: employees, fields: [0])
+            try txn.createIndex(named: "employee_name", on: employees, fields: [2])
+            return employees
+        }
+        try store.checkpoint()
+        for batch in 0..<8 {
+            try store.write { txn in
+                for index in 0..<250 {
+                    let n = batch * 250 + index
+                    _ = try txn.insert(Self.employee(n, department: (n * 31) % 17), into: employees)
+                }
+            }
+        }
+        let expected = try IndexReference.rows(of: employees, in: store.snapshot())
+        let image = fileSystem.crashImage()
+        withExtendedLifetime(store) {}
+        let recovered = try Store.openForTesting(image, configuration: .testing(pageSize: 512))
+        #expect(recovered.recoveryReport.replayedTransactions == 8)
+        let snapshot = recovered.snapshot()
+        let actual = try IndexReference.rows(of: employees, in: snapshot)
+        #expect(actual.map(\.0) == expected.map(\.0))
+        #expect(actual.map(\.1) == expected.map(\.1))
+        try IndexReference.checkAllIndexes(snapshot, "recovered growing rows")
+        #expect(try recovered.verify().isClean)
+        try recovered.close()
+    }
+
+    @Test func aLargeRecoveryLeavesItsCheckpointToAfterOpen() throws {
+        let (image, rows, _) = try Self.crashedLoad(pageSize: 512)
+        var configuration = StoreConfiguration.testing(pageSize: 512)
+        configuration.backgroundRecoveryCheckpointBytes = 0
+        let recovered = try Store.openForTesting(image, configuration: configuration)
+        #expect(recovered.recoveryReport.checkpointsAfterOpen)
+        // Readers need not wait for it.
+        let employees = try #require(recovered.snapshot().table(named: "employee"))
+        #expect(try recovered.snapshot().rowCount(in: employees) == rows["employee"]!.count)
+        // An explicit checkpoint waits for it, or does its work: either way one checkpoint, and the log is new.
+        try recovered.checkpoint()
+        #expect(recovered.statistics.checkpointCount == 1)
+        #expect(recovered.statistics.walBytes == UInt64(WALFormat.fileHeaderSize))
+        #expect(try recovered.verify().isClean)
+        // What that checkpoint wrote is durable: a crash now replays nothing.
+        let crashed = image.crashImage()
+        withExtendedLifetime(recovered) {}
+        let reopened = try Store.openForTesting(crashed, configuration: .testing(pageSize: 512))
+        #expect(reopened.recoveryReport.replayedTransactions == 0)
+        #expect(!reopened.recoveryReport.checkpointsAfterOpen)
+        try IndexReference.checkAllIndexes(reopened.snapshot(), "after the checkpoint after open")
+        try reopened.close()
+    }
+
+    @Test func aSmallRecoveryCheckpointsBeforeOpenReturns() throws {
+        let (image, _, _) = try Self.crashedLoad(pageSize: 512)
+        let recovered = try Store.openForTesting(image, configuration: .testing(pageSize: 512))
+        #expect(!recovered.recoveryReport.checkpointsAfterOpen)
+        #expect(recovered.statistics.checkpointCount == 1)
+        #expect(recovered.statistics.walBytes == UInt64(WALFormat.fileHeaderSize))
+        try recovered.close()
+    }
+}
