@@ -7,6 +7,7 @@ import StrataLock
 /// Every object holds one per managed property, so it is four bytes: the declaration is interned in
 /// ``PropertyKeyTable`` when the wrapper is made, and each entity binds a number to its property once
 /// (``EntityDescription/propertyBindings``).
+@usableFromInline
 struct PropertyKey: Hashable, Sendable {
     let number: UInt32
 
@@ -43,7 +44,7 @@ final class PropertyKeyTable: Sendable {
     static let shared = PropertyKeyTable()
 
     private struct State {
-        var numbers: [PropertyKeySource: UInt32] = [:]
+        var numbers = PropertyKeyIndex()
         var sources: [PropertyKeySource] = []
         /// The property names of declaration sites, found by reflection once each.
         var siteNames: [UInt32: String] = [:]
@@ -53,10 +54,10 @@ final class PropertyKeyTable: Sendable {
 
     func intern(_ source: PropertyKeySource) -> PropertyKey {
         state.withLock { state in
-            if let number = state.numbers[source] { return PropertyKey(number: number) }
+            if let number = state.numbers.number(of: source, in: state.sources) { return PropertyKey(number: number) }
             let number = UInt32(state.sources.count)
             state.sources.append(source)
-            state.numbers[source] = number
+            state.numbers.insert(source, number: number, in: state.sources)
             return PropertyKey(number: number)
         }
     }
