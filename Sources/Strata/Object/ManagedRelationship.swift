@@ -23,7 +23,7 @@
 /// programmer errors here and stop the program; use ``ManagedObject/setValue(_:forKey:)`` to handle them.
 @propertyWrapper
 public struct ManagedRelationship<Value: RelationshipConvertible>: DeclaredManagedProperty {
-    let propertyKey: PropertyKey
+    @usableFromInline let propertyKey: PropertyKey
 
     /// A property backed by the relationship `key`.
     public init(_ key: String) { propertyKey = .named(key) }
@@ -46,13 +46,15 @@ public struct ManagedRelationship<Value: RelationshipConvertible>: DeclaredManag
 
     /// Reads and writes the enclosing object's relationship (``ManagedObject/managedRelationship(forKey:)``
     /// and ``ManagedObject/setManagedRelationship(_:forKey:)``).
+    // Inlinable for the reason ``ManagedAttribute``'s accessor is: the storage key path is read directly.
+    @inlinable
     public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
-        get { object.managedRelationship(of: object[keyPath: storageKeyPath].relationship(in: object)) }
-        set { object.setManagedRelationship(newValue, of: object[keyPath: storageKeyPath].relationship(in: object)) }
+        get { object.managedRelationship(of: object[keyPath: storageKeyPath].propertyKey) }
+        set { object.setManagedRelationship(newValue, of: object[keyPath: storageKeyPath].propertyKey) }
     }
 }
 
