@@ -50,16 +50,26 @@ extension ManagedObject {
         setStoredValue(value, of: key.attribute(in: self))
     }
 
-    /// The value of the relationship a ``ManagedRelationship`` property declares (its accessor, inlined).
+    /// The value of the relationship a ``ManagedRelationship`` property declares, as key-value coding gives it:
+    /// what its accessor (inlined in the class) converts to the property's type.
     @usableFromInline
-    func managedRelationship<Value: RelationshipConvertible>(of key: PropertyKey) -> Value {
-        managedRelationship(of: key.relationship(in: self))
+    func managedRelationshipValue(ofKey key: PropertyKey) -> Any? {
+        storedRelationshipValue(of: key.relationship(in: self))
     }
 
-    /// Sets the relationship a ``ManagedRelationship`` property declares (its accessor, inlined).
+    /// Stops the program: the relationship a ``ManagedRelationship`` property declares does not hold `expected`.
     @usableFromInline
-    func setManagedRelationship<Value: RelationshipConvertible>(_ value: Value, of key: PropertyKey) {
-        setManagedRelationship(value, of: key.relationship(in: self))
+    func managedRelationshipMismatch(ofKey key: PropertyKey, expected: Any.Type) -> Never {
+        preconditionFailure("\(entity.name).\(key.relationship(in: self).name) does not hold \(expected)")
+    }
+
+    /// Sets the relationship a ``ManagedRelationship`` property declares (its accessor, inlined in the class).
+    @usableFromInline
+    func setManagedRelationshipValue(_ value: Any?, ofKey key: PropertyKey) {
+        let relationship = key.relationship(in: self)
+        do { try setRelationshipValue(value, of: relationship) } catch {
+            preconditionFailure("\(entity.name).\(relationship.name) of \(objectID): \(error)")
+        }
     }
 
     /// The value of an attribute, typed: what ``managedValue(forKey:)`` and ``ManagedAttribute`` properties
@@ -143,24 +153,13 @@ extension ManagedObject {
         }
     }
 
-    /// The value of a relationship the caller knows (``ManagedRelationship`` properties), typed.
-    func managedRelationship<Value: RelationshipConvertible>(of relationship: RelationshipDescription) -> Value {
+    /// A relationship's value as key-value coding gives it, firing the fault; a fault that cannot be fulfilled
+    /// stops the program.
+    private func storedRelationshipValue(of relationship: RelationshipDescription) -> Any? {
         do {
             try fulfillFaultIfNeeded()
-            guard let typed = Value(relationshipValue: try relationshipValue(relationship)) else {
-                preconditionFailure("\(entity.name).\(relationship.name) does not hold \(Value.self)")
-            }
-            return typed
+            return try relationshipValue(relationship)
         } catch {
-            preconditionFailure("\(entity.name).\(relationship.name) of \(objectID): \(error)")
-        }
-    }
-
-    /// Sets a relationship the caller knows (``ManagedRelationship`` properties), keeping the inverse in step.
-    func setManagedRelationship<Value: RelationshipConvertible>(
-        _ value: Value, of relationship: RelationshipDescription
-    ) {
-        do { try setRelationshipValue(value.relationshipValue, of: relationship) } catch {
             preconditionFailure("\(entity.name).\(relationship.name) of \(objectID): \(error)")
         }
     }
