@@ -327,28 +327,22 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
         _ bytes: UnsafeRawBufferPointer, rowID: UInt64, as entity: EntityDescription, snapshot: Snapshot
     ) throws -> StoredRow? {
         do {
-            let (header, fields) = try RowRecord.decodeAll(bytes)
+            let header = try RowRecord.Header.decode(bytes)
             let coder = Int(header.entityID) < codersByEntityID.count ? codersByEntityID[Int(header.entityID)] : nil
             guard let coder, coder.entity.rootEntity === entity.rootEntity else {
                 throw FormatError.invalidField(
                     "row \(rowID) names entity \(header.entityID), not of \(entity.rootEntity.name)")
             }
             let concrete = coder.entity
-            guard concrete.isKind(of: entity) else { return nil }
-            // Blob references stay references: the bytes are read when the object reads the value.
-            var resolved = fields
-            var external: [Int: UInt64] = [:]
-            for attribute in concrete.persistentAttributes {
-                let position = attribute.fieldIndex!
-                if position < fields.count, case .blobReference(let blob) = fields[position] {
-                    external[attribute.storageIndex!] = blob
-                    resolved[position] = .null
-                }
+            guard concrete.isKind(of: entity) else {
+                // A row of another entity of the hierarchy: its fields checked as any row's, its values not made.
+                _ = try RowRecord.decodeAll(bytes)
+                return nil
             }
+            let decoded = try coder.decodeRow(bytes, header: header)
             var row = StoredRow(
-                entity: concrete, version: header.rowVersion, values: try coder.values(from: resolved),
-                references: try coder.references(from: fields))
-            row.externalReferences = external
+                entity: concrete, version: header.rowVersion, values: decoded.values, references: decoded.references)
+            row.externalReferences = decoded.external
             return row
         } catch let error as FormatError {
             throw ObjectGraphError.storage(
