@@ -61,6 +61,25 @@ import Testing
         }
     }
 
+    @Test func readUTF8TakesASCIIOfEveryLengthAndRejectsOneHighByteAnywhere() throws {
+        // The ASCII path tests eight bytes at a time, then the tail: lengths around the word boundaries.
+        for length in 0...20 {
+            let ascii = (0..<length).map { UInt8(0x41 + $0 % 26) }
+            try ascii.withUnsafeBytes { buffer throws in
+                var reader = ByteReader(buffer)
+                #expect(try reader.readUTF8(length) == String(decoding: ascii, as: UTF8.self))
+            }
+            for position in 0..<length {
+                var damaged = ascii
+                damaged[position] = 0x80
+                damaged.withUnsafeBytes { buffer in
+                    var reader = ByteReader(buffer)
+                    #expect(throws: FormatError.self) { try reader.readUTF8(length) }
+                }
+            }
+        }
+    }
+
     @Test func getUInt32AtAbsoluteOffsetChecksBounds() throws {
         let bytes: [UInt8] = [1, 0, 0, 0, 2, 0, 0, 0]
         try bytes.withUnsafeBytes { buffer throws in

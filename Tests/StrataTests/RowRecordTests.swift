@@ -516,6 +516,31 @@ private func isInvalidField(_ error: FormatError?) -> Bool {
         #expect(try RowRecord.Header.decode(bytes).entityID == entity.entityID)
     }
 
+    @Test func aRowDecodedInPlaceHasTheValuesOfTheArrayDecodeAndItsBlobReferencesApart() throws {
+        let entity = try #require(try Self.everyTypeModel().entity(named: "Everything"))
+        let coder = RowCoder(entity: entity, transformers: Self.registry)
+        let bytes = try coder.encode(Self.values, rowVersion: 12)
+        let whole = try bytes.withUnsafeBytes { try coder.decodeRow($0, header: try RowRecord.Header.decode($0)) }
+        #expect(whole.values == (try coder.decode(bytes).values))
+        #expect(whole.external.isEmpty)
+        // The binary value kept as a blob: a reference apart, no value.
+        var fields = try coder.fields(for: Self.values)
+        fields[9] = .blobReference(77)
+        let withBlob = RowRecord.encode(entityID: entity.entityID, rowVersion: 3, fields: fields)
+        let decoded = try withBlob.withUnsafeBytes {
+            try coder.decodeRow($0, header: try RowRecord.Header.decode($0))
+        }
+        #expect(decoded.external == [9: 77])
+        var expected = Self.values
+        expected[9] = nil
+        #expect(decoded.values == expected)
+        // A row with a field too few is not a row of the entity.
+        let short = RowRecord.encode(entityID: entity.entityID, rowVersion: 3, fields: Array(fields.dropLast()))
+        #expect(throws: RowCodingError.self) {
+            try short.withUnsafeBytes { try coder.decodeRow($0, header: try RowRecord.Header.decode($0)) }
+        }
+    }
+
     @Test func fieldsUseTheDocumentedKinds() throws {
         let entity = try #require(try Self.everyTypeModel().entity(named: "Everything"))
         let fields = try RowCoder(entity: entity, transformers: Self.registry).fields(for: Self.values)

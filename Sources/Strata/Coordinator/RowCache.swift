@@ -25,12 +25,26 @@ final class RowCache: Sendable {
             table = ObjectIdentifier(entity.rootEntity)
             self.rowID = rowID
         }
+
+        /// The row and table only: the store's 16 bytes cost more to hash than the rest of a lookup, and keys
+        /// that differ by store alone are rare (equality still compares it).
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(rowID)
+            hasher.combine(table)
+        }
     }
 
     private struct Entry {
         var row: StoredRow?
         var fetchedAt: Date
         var references: Int
+
+        /// Takes a row read at `now`; one more object holds the entry when `retaining`.
+        mutating func update(_ row: StoredRow, at now: Date, retaining: Bool = true) {
+            if retaining { references += 1 }
+            self.row = row
+            fetchedAt = now
+        }
     }
 
     private struct State {
@@ -45,14 +59,15 @@ final class RowCache: Sendable {
     /// more when `retaining` (an object will hold it).
     func row(for key: Key, maximumAge: TimeInterval?, retaining: Bool) -> StoredRow? {
         state.withLock { state in
-            guard let entry = state.entries[key], let row = entry.row,
-                maximumAge.map({ Date().timeIntervalSince(entry.fetchedAt) <= $0 }) ?? true
+            // One hash lookup: the entry is changed in place.
+            guard let index = state.entries.index(forKey: key), let row = state.entries.values[index].row,
+                maximumAge.map({ Date().timeIntervalSince(state.entries.values[index].fetchedAt) <= $0 }) ?? true
             else {
                 state.misses += 1
                 return nil
             }
             state.hits += 1
-            if retaining { state.entries[key]!.references += 1 }
+            if retaining { state.entries.values[index].references += 1 }
             return row
         }
     }
@@ -62,13 +77,12 @@ final class RowCache: Sendable {
     func store(_ row: StoredRow, for key: Key, retaining: Bool) {
         let now = Date()
         state.withLock { state in
+            // One hash lookup (three made this a third of a fault's cost): the entry is changed in place.
             if retaining {
-                state.entries[key, default: Entry(row: nil, fetchedAt: now, references: 0)].references += 1
-            } else if state.entries[key] == nil {
-                return
+                state.entries[key, default: Entry(row: nil, fetchedAt: now, references: 0)].update(row, at: now)
+            } else if let index = state.entries.index(forKey: key) {
+                state.entries.values[index].update(row, at: now, retaining: false)
             }
-            state.entries[key]!.row = row
-            state.entries[key]!.fetchedAt = now
         }
     }
 
@@ -93,8 +107,12 @@ final class RowCache: Sendable {
 
     func release(_ key: Key) {
         state.withLock { state in
-            guard let references = state.entries[key]?.references else { return }
-            if references <= 1 { state.entries[key] = nil } else { state.entries[key]!.references = references - 1 }
+            guard let index = state.entries.index(forKey: key) else { return }
+            if state.entries.values[index].references <= 1 {
+                state.entries.remove(at: index)
+            } else {
+                state.entries.values[index].references -= 1
+            }
         }
     }
 

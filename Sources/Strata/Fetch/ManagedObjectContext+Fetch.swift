@@ -108,6 +108,9 @@ extension ManagedObjectContext {
         let found = try matches(
             of: request, entity: entity, kind: idsOnly ? .objectIDs : .rows,
             includesPendingChanges: request.includesPendingChanges, isCancelled: isCancelled)
+        // Room for every result at once: grown one insert at a time, the registry was rehashed about
+        // log2(results) times during a fetch.
+        registry.reserveCapacity(registry.count + found.count)
         let objects = found.map { object(for: $0, populate: !request.returnsObjectsAsFaults) }
         // Core Data's batched array: firing one fault of a batch fills the batch with one store query.
         if request.fetchBatchSize > 0, request.includesPropertyValues {

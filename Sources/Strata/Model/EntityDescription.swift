@@ -111,6 +111,8 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     /// Which property each managed property wrapper (``ManagedAttribute``, ``ManagedRelationship``) of the entity's
     /// classes stands for.
     let propertyBindings = PropertyBindings()
+    /// The class of the entity's objects, as ``EntityClassRegistry`` last resolved it.
+    let classBinding = EntityClassBinding()
     /// What each field of the entity's rows holds, in field order: level by level from the root, each
     /// level's persistent attributes and then two fields per to-one.
     public private(set) var storedFields: [StoredField] = []

@@ -175,25 +175,33 @@ public struct RowCoder: Sendable {
         references.reserveCapacity(entity.toOneRelationships.count)
         for relationship in entity.toOneRelationships {
             let position = relationship.fieldIndex!
-            switch (fields[position], fields[position + 1]) {
-            case (.null, _):
-                references.append(nil)
-            case (.reference(let rowID), .null):
-                references.append(StoredReference(entity: relationship.destinationEntity, rowID: rowID))
-            case (.reference(let rowID), .int64(let entityID)):
-                guard
-                    let concrete = relationship.destinationEntity.allEntitiesInHierarchyBelow.first(where: {
-                        Int64($0.entityID) == entityID
-                    })
-                else {
-                    throw .format(.invalidField("\(relationship.name) names entity \(entityID)"))
-                }
-                references.append(StoredReference(entity: concrete, rowID: rowID))
-            default:
-                throw .format(.invalidField("\(relationship.name) is not a reference"))
-            }
+            references.append(try Self.reference(fields[position], fields[position + 1], of: relationship))
         }
         return references
+    }
+
+    /// A to-one's reference from its two fields (the row ID, and the concrete entity's ID when the destination
+    /// has subentities); nil for none.
+    static func reference(
+        _ row: RowRecord.Field, _ entity: RowRecord.Field, of relationship: RelationshipDescription
+    ) throws(RowCodingError) -> StoredReference? {
+        switch (row, entity) {
+        case (.null, _):
+            return nil
+        case (.reference(let rowID), .null):
+            return StoredReference(entity: relationship.destinationEntity, rowID: rowID)
+        case (.reference(let rowID), .int64(let entityID)):
+            guard
+                let concrete = relationship.destinationEntity.allEntitiesInHierarchyBelow.first(where: {
+                    Int64($0.entityID) == entityID
+                })
+            else {
+                throw .format(.invalidField("\(relationship.name) names entity \(entityID)"))
+            }
+            return StoredReference(entity: concrete, rowID: rowID)
+        default:
+            throw .format(.invalidField("\(relationship.name) is not a reference"))
+        }
     }
 
     // MARK: - One value

@@ -7,17 +7,32 @@ import StrataLock
 /// runs. Entities without a registered class get plain ``ManagedObject`` instances, used through key-value
 /// coding.
 enum EntityClassRegistry {
-    private static let classes = Lock<[String: ManagedObject.Type]>([:])
-
-    static func register(_ type: ManagedObject.Type, forEntityName name: String) {
-        classes.withLock { $0[name] = type }
+    private struct State {
+        var classes: [String: ManagedObject.Type] = [:]
+        /// Raised by every registration: a class an entity resolved earlier may no longer be the one.
+        var generation = 0
     }
 
-    /// The class for an entity: registered for the entity's class name, else for its name, else ManagedObject.
+    private static let state = Lock(State())
+
+    static func register(_ type: ManagedObject.Type, forEntityName name: String) {
+        state.withLock { state in
+            state.classes[name] = type
+            state.generation += 1
+        }
+    }
+
+    /// The class of `entity`'s objects: resolved by name once per entity (and again after a registration), then
+    /// kept in the entity's ``EntityClassBinding`` (every fault made asks: two lookups by string were 5% of
+    /// making one).
     static func type(for entity: EntityDescription) -> ManagedObject.Type {
-        classes.withLock { classes in
-            if let className = entity.managedObjectClassName, let type = classes[className] { return type }
-            return classes[entity.name] ?? ManagedObject.self
+        state.withLock { state in
+            if let type = entity.classBinding.type(at: state.generation) { return type }
+            let type: ManagedObject.Type =
+                entity.managedObjectClassName.flatMap { state.classes[$0] } ?? state.classes[entity.name]
+                ?? ManagedObject.self
+            entity.classBinding.bind(type, at: state.generation)
+            return type
         }
     }
 }

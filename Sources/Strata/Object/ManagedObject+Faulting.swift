@@ -59,28 +59,20 @@ extension ManagedObject {
     /// Takes a row's values as the object's committed state, then runs ``awakeFromFetch()`` with change
     /// processing off. Transients start from their defaults.
     func load(_ row: StoredRow) {
-        let state = madeState
-        if entity.persistentAttributes.count == entity.attributes.count {
-            // No transients: storage order is attribute order, and the object shares the row's buffer until a
-            // write copies it.
-            state.values = row.values
+        if let state {
+            state.values = ObjectState.values(of: row, entity: entity)
+            state.committed = row.values
+            state.committedReferences = row.references
+            state.committedExternalReferences = row.externalReferences
+            state.externalReferences = ObjectState.externalReferences(of: row, entity: entity)
+            state.version = row.version
+            state.changedIndexes = []
+            // Relationship changes made while the object was a fault (inverse maintenance) stay, with their
+            // baselines.
+            state.attributeBaselines = [:]
         } else {
-            for attribute in entity.attributes {
-                state.values[attribute.index] =
-                    attribute.storageIndex.map { row.values[$0] } ?? attribute.defaultValue
-            }
+            state = ObjectState(loading: row, of: entity, coordinator: managedObjectContext?.coordinator)
         }
-        state.committed = row.values
-        state.committedReferences = row.references
-        state.committedExternalReferences = row.externalReferences
-        state.externalReferences = [:]
-        for (storageIndex, blob) in row.externalReferences {
-            state.externalReferences[entity.persistentAttributes[storageIndex].index] = blob
-        }
-        state.version = row.version
-        state.changedIndexes = []
-        // Relationship changes made while the object was a fault (inverse maintenance) stay, with their baselines.
-        state.attributeBaselines = [:]
         isFault = false
         changeProcessingEnabled = false
         awakeFromFetch()

@@ -32,6 +32,7 @@ extension ManagedObject {
             value = .toMany(RelatedObjects())
         } else {
             let members = try context.relatedReferences(of: self, through: relationship)
+            context.registry.reserveCapacity(context.registry.count + members.count)
             // Objects deleted but not yet saved are still members: their delete rules remove them (nullify,
             // which undo can revert), or leave them (no action), as in Core Data.
             value = .toMany(RelatedObjects(members.map { context.object(with: objectID(of: $0)) }))

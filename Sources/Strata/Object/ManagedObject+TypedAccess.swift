@@ -31,24 +31,75 @@ extension ManagedObject {
         return managedValue(of: attribute)
     }
 
+    /// The value of the attribute a ``ManagedAttribute`` property declares, firing the fault: what its accessor
+    /// (inlined in the class) converts to the property's type.
+    @usableFromInline
+    func managedAttributeValue(ofKey key: PropertyKey) -> AttributeValue? {
+        storedValue(of: key.attribute(in: self))
+    }
+
+    /// Stops the program: the attribute a ``ManagedAttribute`` property declares holds `value`, not an `expected`.
+    @usableFromInline
+    func managedValueMismatch(_ value: AttributeValue?, ofKey key: PropertyKey, expected: Any.Type) -> Never {
+        valueMismatch(value, of: key.attribute(in: self), expected: expected)
+    }
+
+    /// Sets the attribute a ``ManagedAttribute`` property declares (its accessor, inlined in the class).
+    @usableFromInline
+    func setManagedAttributeValue(_ value: AttributeValue?, ofKey key: PropertyKey) {
+        setStoredValue(value, of: key.attribute(in: self))
+    }
+
+    /// The value of the relationship a ``ManagedRelationship`` property declares, as key-value coding gives it:
+    /// what its accessor (inlined in the class) converts to the property's type.
+    @usableFromInline
+    func managedRelationshipValue(ofKey key: PropertyKey) -> Any? {
+        storedRelationshipValue(of: key.relationship(in: self))
+    }
+
+    /// Stops the program: the relationship a ``ManagedRelationship`` property declares does not hold `expected`.
+    @usableFromInline
+    func managedRelationshipMismatch(ofKey key: PropertyKey, expected: Any.Type) -> Never {
+        preconditionFailure("\(entity.name).\(key.relationship(in: self).name) does not hold \(expected)")
+    }
+
+    /// Sets the relationship a ``ManagedRelationship`` property declares (its accessor, inlined in the class).
+    @usableFromInline
+    func setManagedRelationshipValue(_ value: Any?, ofKey key: PropertyKey) {
+        let relationship = key.relationship(in: self)
+        do { try setRelationshipValue(value, of: relationship) } catch {
+            preconditionFailure("\(entity.name).\(relationship.name) of \(objectID): \(error)")
+        }
+    }
+
     /// The value of an attribute, typed: what ``managedValue(forKey:)`` and ``ManagedAttribute`` properties
     /// read once they know the attribute.
     func managedValue<Value: AttributeConvertible>(of attribute: AttributeDescription) -> Value {
-        do {
-            let value = try attributeValue(of: attribute)
-            guard let typed = Value(attributeValue: value) else {
-                if isInaccessible {
-                    preconditionFailure(
-                        "\(entity.name).\(attribute.name) of \(objectID) is nil: the object's row was deleted from "
-                            + "its store, and the fault was marked deleted (shouldDeleteInaccessibleFaults)")
-                }
-                preconditionFailure(
-                    "\(entity.name).\(attribute.name) holds \(value.map { "\($0)" } ?? "nil"), not a \(Value.self)")
-            }
-            return typed
-        } catch {
+        let value = storedValue(of: attribute)
+        guard let typed = Value(attributeValue: value) else {
+            valueMismatch(value, of: attribute, expected: Value.self)
+        }
+        return typed
+    }
+
+    /// An attribute's value, firing the fault; a fault that cannot be fulfilled stops the program.
+    private func storedValue(of attribute: AttributeDescription) -> AttributeValue? {
+        do { return try attributeValue(of: attribute) } catch {
             preconditionFailure("\(entity.name).\(attribute.name) of \(objectID): \(error)")
         }
+    }
+
+    /// Stops the program: `attribute` holds `value`, not an `expected`.
+    private func valueMismatch(
+        _ value: AttributeValue?, of attribute: AttributeDescription, expected: Any.Type
+    ) -> Never {
+        if isInaccessible {
+            preconditionFailure(
+                "\(entity.name).\(attribute.name) of \(objectID) is nil: the object's row was deleted from "
+                    + "its store, and the fault was marked deleted (shouldDeleteInaccessibleFaults)")
+        }
+        preconditionFailure(
+            "\(entity.name).\(attribute.name) holds \(value.map { "\($0)" } ?? "nil"), not a \(expected)")
     }
 
     /// Sets an attribute, recording the change in the context.
@@ -66,7 +117,12 @@ extension ManagedObject {
 
     /// Sets an attribute known to the caller (``ManagedAttribute`` properties), recording the change.
     func setManagedValue<Value: AttributeConvertible>(_ value: Value, of attribute: AttributeDescription) {
-        do { try setAttributeValue(value.attributeValue, of: attribute) } catch {
+        setStoredValue(value.attributeValue, of: attribute)
+    }
+
+    /// Sets an attribute, recording the change; a value the attribute cannot take stops the program.
+    private func setStoredValue(_ value: AttributeValue?, of attribute: AttributeDescription) {
+        do { try setAttributeValue(value, of: attribute) } catch {
             preconditionFailure("\(entity.name).\(attribute.name) of \(objectID): \(error)")
         }
     }
@@ -97,24 +153,13 @@ extension ManagedObject {
         }
     }
 
-    /// The value of a relationship the caller knows (``ManagedRelationship`` properties), typed.
-    func managedRelationship<Value: RelationshipConvertible>(of relationship: RelationshipDescription) -> Value {
+    /// A relationship's value as key-value coding gives it, firing the fault; a fault that cannot be fulfilled
+    /// stops the program.
+    private func storedRelationshipValue(of relationship: RelationshipDescription) -> Any? {
         do {
             try fulfillFaultIfNeeded()
-            guard let typed = Value(relationshipValue: try relationshipValue(relationship)) else {
-                preconditionFailure("\(entity.name).\(relationship.name) does not hold \(Value.self)")
-            }
-            return typed
+            return try relationshipValue(relationship)
         } catch {
-            preconditionFailure("\(entity.name).\(relationship.name) of \(objectID): \(error)")
-        }
-    }
-
-    /// Sets a relationship the caller knows (``ManagedRelationship`` properties), keeping the inverse in step.
-    func setManagedRelationship<Value: RelationshipConvertible>(
-        _ value: Value, of relationship: RelationshipDescription
-    ) {
-        do { try setRelationshipValue(value.relationshipValue, of: relationship) } catch {
             preconditionFailure("\(entity.name).\(relationship.name) of \(objectID): \(error)")
         }
     }

@@ -57,4 +57,38 @@ final class ObjectState {
         relationshipValues = entity.unreadRelationshipValues
         self.coordinator = coordinator
     }
+
+    /// The state of a fault of `entity` that fires with `row` and had no state (the usual case): what
+    /// ``ManagedObject/load(_:)`` makes of a state, set as the object is made. Made in one piece, its properties are
+    /// not checked for exclusive access one by one (a dozen dynamic checks a fired fault).
+    init(loading row: StoredRow, of entity: EntityDescription, coordinator: PersistentStoreCoordinator?) {
+        values = Self.values(of: row, entity: entity)
+        committed = row.values
+        version = row.version
+        self.coordinator = coordinator
+        externalReferences = Self.externalReferences(of: row, entity: entity)
+        committedExternalReferences = row.externalReferences
+        relationshipValues = entity.unreadRelationshipValues
+        committedReferences = row.references
+    }
+
+    /// The values by attribute index of an object that loads `row`: transients start from their defaults.
+    static func values(of row: StoredRow, entity: EntityDescription) -> [AttributeValue?] {
+        // No transients: storage order is attribute order, and the object shares the row's buffer until a write
+        // copies it.
+        if entity.persistentAttributes.count == entity.attributes.count { return row.values }
+        return entity.attributes.map { attribute in
+            attribute.storageIndex.map { row.values[$0] } ?? attribute.defaultValue
+        }
+    }
+
+    /// The blob references by attribute index of an object that loads `row`.
+    static func externalReferences(of row: StoredRow, entity: EntityDescription) -> [Int: UInt64] {
+        guard !row.externalReferences.isEmpty else { return [:] }
+        var references: [Int: UInt64] = [:]
+        for (storageIndex, blob) in row.externalReferences {
+            references[entity.persistentAttributes[storageIndex].index] = blob
+        }
+        return references
+    }
 }

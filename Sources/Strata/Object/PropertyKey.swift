@@ -7,6 +7,7 @@ import StrataLock
 /// Every object holds one per managed property, so it is four bytes: the declaration is interned in
 /// ``PropertyKeyTable`` when the wrapper is made, and each entity binds a number to its property once
 /// (``EntityDescription/propertyBindings``).
+@usableFromInline
 struct PropertyKey: Hashable, Sendable {
     let number: UInt32
 
@@ -43,7 +44,7 @@ final class PropertyKeyTable: Sendable {
     static let shared = PropertyKeyTable()
 
     private struct State {
-        var numbers: [PropertyKeySource: UInt32] = [:]
+        var numbers = PropertyKeyIndex()
         var sources: [PropertyKeySource] = []
         /// The property names of declaration sites, found by reflection once each.
         var siteNames: [UInt32: String] = [:]
@@ -53,10 +54,10 @@ final class PropertyKeyTable: Sendable {
 
     func intern(_ source: PropertyKeySource) -> PropertyKey {
         state.withLock { state in
-            if let number = state.numbers[source] { return PropertyKey(number: number) }
+            if let number = state.numbers.number(of: source, in: state.sources) { return PropertyKey(number: number) }
             let number = UInt32(state.sources.count)
             state.sources.append(source)
-            state.numbers[source] = number
+            state.numbers.insert(source, number: number, in: state.sources)
             return PropertyKey(number: number)
         }
     }
@@ -81,19 +82,22 @@ protocol DeclaredManagedProperty {
     var propertyKey: PropertyKey { get }
 }
 
-extension DeclaredManagedProperty {
-    /// The key of this property (wrapper) of `object`: the key given, else the property's name, found by
+extension PropertyKey {
+    // The wrappers' accessors are inlined in the classes that declare them and call these through the key alone:
+    // nothing generic is made on a property's read.
+
+    /// The key of the property (wrapper) of `object` with this key: the key given, else the property's name, found by
     /// reflection (the stored wrapper `_name` of the property `name` with the same key) the first time.
     func key(in object: ManagedObject) -> String {
-        if let name = PropertyKeyTable.shared.name(of: propertyKey) { return name }
+        if let name = PropertyKeyTable.shared.name(of: self) { return name }
         var mirror: Mirror? = Mirror(reflecting: object)
         while let current = mirror {
             for child in current.children {
                 guard let label = child.label, label.hasPrefix("_"),
-                    let wrapper = child.value as? any DeclaredManagedProperty, wrapper.propertyKey == propertyKey
+                    let wrapper = child.value as? any DeclaredManagedProperty, wrapper.propertyKey == self
                 else { continue }
                 let name = String(label.dropFirst())
-                PropertyKeyTable.shared.recordName(name, of: propertyKey)
+                PropertyKeyTable.shared.recordName(name, of: self)
                 return name
             }
             mirror = current.superclassMirror
@@ -101,7 +105,7 @@ extension DeclaredManagedProperty {
         preconditionFailure("no stored property of \(type(of: object)) holds the managed property declared here")
     }
 
-    /// The attribute this property stands for in `object`'s entity, bound once per entity and key.
+    /// The attribute the property stands for in `object`'s entity, bound once per entity and key.
     func attribute(in object: ManagedObject) -> AttributeDescription {
         let entity = object.entity
         let index = boundIndex(in: object)
@@ -111,7 +115,7 @@ extension DeclaredManagedProperty {
         return entity.attributes[index]
     }
 
-    /// The relationship this property stands for in `object`'s entity, bound once per entity and key.
+    /// The relationship the property stands for in `object`'s entity, bound once per entity and key.
     func relationship(in object: ManagedObject) -> RelationshipDescription {
         let entity = object.entity
         let index = boundIndex(in: object)
@@ -124,7 +128,7 @@ extension DeclaredManagedProperty {
     /// The property's index in the entity's ``EntityDescription/properties`` (attributes, then relationships).
     private func boundIndex(in object: ManagedObject) -> Int {
         let entity = object.entity
-        return entity.propertyBindings.index(of: propertyKey) {
+        return entity.propertyBindings.index(of: self) {
             let key = key(in: object)
             if let attribute = entity.attributesByName[key] { return attribute.index }
             if let relationship = entity.relationshipsByName[key] {

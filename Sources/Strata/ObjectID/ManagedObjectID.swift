@@ -79,15 +79,12 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
             && lhs.entity.rootEntity === rhs.entity.rootEntity
     }
 
-    /// Hashes what ``==(_:_:)`` compares: the temporary identifier, or the row, store and root entity.
+    /// Hashes part of what ``==(_:_:)`` compares: the temporary identifier, or the row and root entity. The
+    /// store is left out (IDs equal by row and table but of different stores are rare, and equality tells them
+    /// apart): hashing its 16 bytes was a third of the cost of every registry and row cache lookup.
     public func hash(into hasher: inout Hasher) {
-        if isTemporaryID {
-            hasher.combine(number)
-        } else {
-            hasher.combine(number)
-            hasher.combine(store)
-            hasher.combine(ObjectIdentifier(entity.rootEntity))
-        }
+        hasher.combine(number)
+        if !isTemporaryID { hasher.combine(ObjectIdentifier(entity.rootEntity)) }
     }
 
     /// The ID's URI as a string, e.g. `x-strata://6F1E.../Employee/p42`.

@@ -152,13 +152,11 @@ final class StrataRowReader: StoreQueryReader {
     }
 
     func decode(_ row: Row, _ reference: StoredReference) throws -> StoredRow {
-        let bytes: [UInt8]
-        switch row {
-        case .buffer(let buffer): bytes = Array(buffer)
-        case .bytes(let array): bytes = array
+        // Decoded where the row lies (no copy of a page's bytes into an array first).
+        let decoded = try row.withBytes { bytes in
+            try store.decode(bytes, rowID: reference.rowID, as: reference.entity, snapshot: snapshot)
         }
-        guard let decoded = try store.decode(bytes, rowID: reference.rowID, as: reference.entity, snapshot: snapshot)
-        else {
+        guard let decoded else {
             throw StorageError.corruption(
                 file: StrataStore.tableName(for: reference.entity.rootEntity), offset: reference.rowID,
                 reason: "row is not a \(reference.entity.name)")

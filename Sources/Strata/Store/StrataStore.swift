@@ -75,6 +75,8 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     /// The secondary indexes relationships are read through, by name (``relationshipIndexes(of:)``).
     let indexes: [String: IndexID]
     private let coders: [ObjectIdentifier: RowCoder]
+    /// The coders by entity ID (a row names its entity by number): an array, read for every decoded row.
+    private let codersByEntityID: [RowCoder?]
     let entitiesByID: [UInt16: EntityDescription]
     /// The `store.history` table, when the store records persistent history.
     let historyTable: TableID?
@@ -116,6 +118,9 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
         }
         self.coders = coders
         self.entitiesByID = entitiesByID
+        var codersByEntityID = [RowCoder?](repeating: nil, count: Int(entitiesByID.keys.max() ?? 0) + 1)
+        for (id, entity) in entitiesByID { codersByEntityID[Int(id)] = coders[ObjectIdentifier(entity)] }
+        self.codersByEntityID = codersByEntityID
         do {
             let snapshot = engine.snapshot()
             var stored: [String: String] = [:]
@@ -310,32 +315,34 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
 
     func table(for entity: EntityDescription) -> TableID { tables[ObjectIdentifier(entity)]! }
 
-    /// Decodes a row, resolving blob references; nil when its entity is not `entity` or below it.
+    /// Decodes a row held in an array (see the overload on the row's bytes where they lie).
     func decode(
         _ bytes: [UInt8], rowID: UInt64, as entity: EntityDescription, snapshot: Snapshot
     ) throws -> StoredRow? {
+        try bytes.withUnsafeBytes { try decode($0, rowID: rowID, as: entity, snapshot: snapshot) }
+    }
+
+    /// Decodes a row, resolving blob references; nil when its entity is not `entity` or below it.
+    func decode(
+        _ bytes: UnsafeRawBufferPointer, rowID: UInt64, as entity: EntityDescription, snapshot: Snapshot
+    ) throws -> StoredRow? {
         do {
-            let (header, fields) = try RowRecord.decodeAll(bytes)
-            guard let concrete = entitiesByID[header.entityID], concrete.rootEntity === entity.rootEntity else {
+            let header = try RowRecord.Header.decode(bytes)
+            let coder = Int(header.entityID) < codersByEntityID.count ? codersByEntityID[Int(header.entityID)] : nil
+            guard let coder, coder.entity.rootEntity === entity.rootEntity else {
                 throw FormatError.invalidField(
                     "row \(rowID) names entity \(header.entityID), not of \(entity.rootEntity.name)")
             }
-            guard concrete.isKind(of: entity) else { return nil }
-            // Blob references stay references: the bytes are read when the object reads the value.
-            var resolved = fields
-            var external: [Int: UInt64] = [:]
-            for attribute in concrete.persistentAttributes {
-                let position = attribute.fieldIndex!
-                if position < fields.count, case .blobReference(let blob) = fields[position] {
-                    external[attribute.storageIndex!] = blob
-                    resolved[position] = .null
-                }
+            let concrete = coder.entity
+            guard concrete.isKind(of: entity) else {
+                // A row of another entity of the hierarchy: its fields checked as any row's, its values not made.
+                _ = try RowRecord.decodeAll(bytes)
+                return nil
             }
-            let coder = coders[ObjectIdentifier(concrete)]!
+            let decoded = try coder.decodeRow(bytes, header: header)
             var row = StoredRow(
-                entity: concrete, version: header.rowVersion, values: try coder.values(from: resolved),
-                references: try coder.references(from: fields))
-            row.externalReferences = external
+                entity: concrete, version: header.rowVersion, values: decoded.values, references: decoded.references)
+            row.externalReferences = decoded.external
             return row
         } catch let error as FormatError {
             throw ObjectGraphError.storage(

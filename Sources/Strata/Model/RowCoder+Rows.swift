@@ -1,0 +1,52 @@
+import StrataFormat
+
+extension RowCoder {
+    /// A row's values, to-one references and blob references, decoded field by field where the row lies.
+    struct DecodedRow {
+        /// One value per persistent attribute, in storage order; nil for an attribute whose value is a blob.
+        var values: [AttributeValue?]
+        /// One reference per to-one relationship.
+        var references: [StoredReference?]
+        /// The blob each attribute kept outside the row refers to, by storage index.
+        var external: [Int: UInt64]
+    }
+
+    /// Decodes every field of a row of this coder's entity, with no array of fields in between (what
+    /// ``values(from:)`` and ``references(from:)`` take): the values in storage order, the to-ones, and the blob
+    /// references, whose values stay nil until read.
+    ///
+    /// - Parameters:
+    ///   - bytes: a whole row.
+    ///   - header: its header, decoded.
+    /// - Throws: `FormatError` for a damaged field (every field is decoded and checked, as
+    ///   `RowRecord.decodeAll` checks them); ``RowCodingError/fieldCountMismatch(expected:found:)`` and what
+    ///   ``value(from:of:transformers:)`` and ``values(from:)`` throw.
+    func decodeRow(_ bytes: UnsafeRawBufferPointer, header: RowRecord.Header) throws -> DecodedRow {
+        guard header.fieldCount == entity.storedFields.count else {
+            throw RowCodingError.fieldCountMismatch(expected: entity.storedFields.count, found: header.fieldCount)
+        }
+        let attributes = entity.persistentAttributes
+        var row = DecodedRow(values: [], references: [], external: [:])
+        row.values.reserveCapacity(attributes.count)
+        for attribute in attributes {
+            let field = try RowRecord.field(at: attribute.fieldIndex!, in: bytes, header: header)
+            if case .blobReference(let blob) = field {
+                // Kept outside the row: read when the object reads the value.
+                row.external[attribute.storageIndex!] = blob
+                row.values.append(try Self.value(from: .null, of: attribute, transformers: transformers))
+            } else {
+                row.values.append(try Self.value(from: field, of: attribute, transformers: transformers))
+            }
+        }
+        let toOnes = entity.toOneRelationships
+        row.references.reserveCapacity(toOnes.count)
+        for relationship in toOnes {
+            let position = relationship.fieldIndex!
+            row.references.append(
+                try Self.reference(
+                    try RowRecord.field(at: position, in: bytes, header: header),
+                    try RowRecord.field(at: position + 1, in: bytes, header: header), of: relationship))
+        }
+        return row
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+
+@testable import Strata
+
+/// The coordinator's row cache: one entry per (store, table, row), held by the objects that read it.
+@Suite struct RowCacheTests {
+    static let entity = TestModel.model.entity(named: "GraphEmployee")!
+
+    static func row(version: UInt64) -> StoredRow {
+        StoredRow(entity: entity, version: version, values: [], references: [])
+    }
+
+    @Test func keysOfTheSameRowInTwoStoresAreDistinctEntries() {
+        let cache = RowCache()
+        let first = RowCache.Key(store: UUID(), entity: Self.entity, rowID: 7)
+        let second = RowCache.Key(store: UUID(), entity: Self.entity, rowID: 7)
+        cache.store(Self.row(version: 1), for: first, retaining: true)
+        cache.store(Self.row(version: 2), for: second, retaining: true)
+        #expect(cache.count == 2)
+        #expect(cache.row(for: first, maximumAge: nil, retaining: false)?.version == 1)
+        #expect(cache.row(for: second, maximumAge: nil, retaining: false)?.version == 2)
+    }
+
+    @Test func anEntryLivesWhileAnObjectHoldsItAndTakesNewerRows() {
+        let cache = RowCache()
+        let key = RowCache.Key(store: UUID(), entity: Self.entity, rowID: 3)
+        // Not held by anyone: not cached.
+        cache.store(Self.row(version: 1), for: key, retaining: false)
+        #expect(cache.count == 0)
+        cache.store(Self.row(version: 1), for: key, retaining: true)
+        #expect(cache.row(for: key, maximumAge: nil, retaining: true)?.version == 1)  // a second holder
+        cache.store(Self.row(version: 2), for: key, retaining: false)  // a newer row for the holders
+        #expect(cache.row(for: key, maximumAge: nil, retaining: false)?.version == 2)
+        cache.release(key)
+        #expect(cache.count == 1)
+        cache.invalidate(key)
+        #expect(cache.row(for: key, maximumAge: nil, retaining: false) == nil)
+        #expect(cache.count == 1)  // the references stay
+        cache.release(key)
+        #expect(cache.count == 0)
+        #expect(cache.counters.hits == 2 && cache.counters.misses == 1)
+    }
+}
