@@ -91,12 +91,6 @@ struct IndexEntries: Sendable, Equatable {
         ends.append(UInt32(bytes.count))
     }
 
-    /// Reserves room for `count` more entries of `byteCount` bytes in all.
-    mutating func reserveCapacity(entries count: Int, bytes byteCount: Int) {
-        bytes.reserveCapacity(bytes.count + byteCount)
-        ends.reserveCapacity(ends.count + count)
-    }
-
     /// Appends the entries of `other`.
     mutating func append(contentsOf other: IndexEntries) {
         let base = UInt32(bytes.count)

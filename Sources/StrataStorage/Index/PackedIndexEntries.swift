@@ -1,7 +1,8 @@
 import StrataFormat
 
-/// One index's entries for the puts a ``ReplayBatch`` gathered, packed back to back in one buffer (in log order), then
-/// sorted and built into an index tree bottom-up.
+/// Index entries packed back to back in one buffer (in the order they were appended), then sorted and built into an
+/// index tree bottom-up, or walked in key order: how recovery's ``ReplayBatch`` indexes the rows it gathered and how a
+/// write transaction applies its ``DeferredIndexChanges``.
 ///
 /// An array per entry cost a malloc and a free per row, and a retain and release at every comparison of the sort and
 /// every step of the build: with them, the sort and the build were 40% of W10's recovery. Packed, the sort moves 32-byte
@@ -11,8 +12,9 @@ struct PackedIndexEntries {
     private var bytes: [UInt8] = []
     /// `ends[k]`: where entry k ends in ``bytes``; it starts where entry k − 1 ends.
     private var ends: [UInt32] = []
-    /// `puts[k]`: the position of the put entry k belongs to (an index that filters a row out has no entry for it).
-    private var puts: [Int] = []
+    /// `tags[k]`: the caller's number for entry k (recovery: the position of the put it belongs to, since an index
+    /// that filters a row out has no entry for it; a transaction: whether the change adds the entry).
+    private var tags: [Int] = []
 
     var count: Int { ends.count }
 
@@ -34,18 +36,29 @@ struct PackedIndexEntries {
         }
         guard present else { return }
         ends.append(UInt32(bytes.count))
-        puts.append(put)
+        tags.append(put)
     }
+
+    /// Appends an entry with the caller's `tag`.
+    mutating func append(_ entry: [UInt8], tag: Int) {
+        bytes.append(contentsOf: entry)
+        ends.append(UInt32(bytes.count))
+        tags.append(tag)
+    }
+
+    /// The total bytes of the entries.
+    var byteCount: Int { bytes.count }
 
     /// An entry as the sort moves it: its first 24 bytes as big-endian integers (zero-padded), its length and where
     /// it lies. An entry of at most 24 bytes (an index on a number or a reference: 9 or 10 bytes of key and 8 of row
     /// ID) is whole in it, so the build reads it from here rather than from the buffer, where entries in sorted order
     /// lie scattered (a cache miss each: that was 96% of the build).
-    private struct SortKey {
+    struct SortKey {
         var first: UInt64
         var second: UInt64
         var third: UInt64
         var length: UInt32
+        /// The entry's position in append order.
         var entry: UInt32
 
         static let inlineLength = 24
@@ -69,31 +82,64 @@ struct PackedIndexEntries {
     func build(
         keeping kept: [Bool], inRowOrder: Bool, tree: IndexTree, owner: UInt64
     ) -> (root: IndexNodeRef?, count: Int) {
-        bytes.withUnsafeBytes { bytes in
-            ends.withUnsafeBufferPointer { ends in
-                func entry(_ k: Int) -> UnsafeRawBufferPointer {
+        let keys = sorted(inRowOrder: inRowOrder) { kept[$0] }
+        return (build(keys, tree: tree, owner: owner), keys.count)
+    }
+
+    /// The entries whose tag `include` accepts, in key order; equal entries in the order they were appended.
+    ///
+    /// - Parameter inRowOrder: whether the entries were appended in increasing row order (then entries of one key
+    ///   need no sorting among themselves).
+    func sorted(inRowOrder: Bool, including include: (Int) -> Bool = { _ in true }) -> [SortKey] {
+        withEntries { entry in
+            var keys: [SortKey] = []
+            keys.reserveCapacity(ends.count)
+            for k in 0..<ends.count where include(tags[k]) {
+                let e = entry(k)
+                keys.append(
+                    SortKey(
+                        first: Self.word(e, at: 0), second: Self.word(e, at: 8), third: Self.word(e, at: 16),
+                        length: UInt32(e.count), entry: UInt32(k)))
+            }
+            if let grouped = inRowOrder ? Self.sortedByKey(keys) : nil { return grouped }
+            keys.sort { a, b in
+                if a.first != b.first { return a.first < b.first }
+                if a.second != b.second { return a.second < b.second }
+                if a.third != b.third { return a.third < b.third }
+                let order = IndexKey.compare(entry(Int(a.entry)), entry(Int(b.entry)))
+                return order != 0 ? order < 0 : a.entry < b.entry
+            }
+            return keys
+        }
+    }
+
+    /// The tag of a sorted entry.
+    func tag(of key: SortKey) -> Int { tags[Int(key.entry)] }
+
+    /// Whether two sorted entries are the same bytes.
+    func same(_ a: SortKey, _ b: SortKey) -> Bool {
+        guard a.first == b.first, a.second == b.second, a.third == b.third, a.length == b.length else { return false }
+        guard Int(a.length) > SortKey.inlineLength else { return true }
+        return withEntries { IndexKey.compare($0(Int(a.entry)), $0(Int(b.entry))) == 0 }
+    }
+
+    /// A sorted entry's bytes, as an array (for a tree insert or remove).
+    func entry(_ key: SortKey) -> [UInt8] {
+        withEntries { entry in key.withBytes(entry) { Array($0) } }
+    }
+
+    /// A tree of `sorted` (strictly increasing), built bottom-up.
+    func build(_ sorted: [SortKey], tree: IndexTree, owner: UInt64) -> IndexNodeRef? {
+        withEntries { Self.build(sorted, entry: $0, tree: tree, owner: owner) }
+    }
+
+    /// Calls `body` with a function that lends entry k's bytes where they lie.
+    private func withEntries<R>(_ body: ((Int) -> UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try bytes.withUnsafeBytes { bytes in
+            try ends.withUnsafeBufferPointer { ends in
+                try body { k in
                     UnsafeRawBufferPointer(rebasing: bytes[(k == 0 ? 0 : Int(ends[k - 1]))..<Int(ends[k])])
                 }
-                var keys: [SortKey] = []
-                keys.reserveCapacity(ends.count)
-                for k in 0..<ends.count where kept[puts[k]] {
-                    let e = entry(k)
-                    keys.append(
-                        SortKey(
-                            first: Self.word(e, at: 0), second: Self.word(e, at: 8), third: Self.word(e, at: 16),
-                            length: UInt32(e.count), entry: UInt32(k)))
-                }
-                if let grouped = inRowOrder ? Self.sortedByKey(keys) : nil {
-                    keys = grouped
-                } else {
-                    keys.sort { a, b in
-                        if a.first != b.first { return a.first < b.first }
-                        if a.second != b.second { return a.second < b.second }
-                        if a.third != b.third { return a.third < b.third }
-                        return IndexKey.compare(entry(Int(a.entry)), entry(Int(b.entry))) < 0
-                    }
-                }
-                return (Self.build(keys, entry: entry, tree: tree, owner: owner), keys.count)
             }
         }
     }
