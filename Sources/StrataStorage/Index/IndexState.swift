@@ -95,18 +95,17 @@ extension StoreState {
         var table = try table(definition.table)
         var index = IndexState(id: id, definition: definition, entryCount: 0, root: nil)
         let indexTree = IndexTree(pages: tree.pages)
-        var entries: [[UInt8]] = []
-        entries.reserveCapacity(Int(table.rowCount))
-        try tree.forEach(table.root, from: 0, through: .max, reverse: false) { row, value in
-            let entry = try Self.entry(
-                of: index, row: row, value: value, pages: tree.pages, limit: indexTree.maximumEntry)
-            if let entry { entries.append(entry) }
+        // Each row's entry packed where the row lies, in row order; sorted, and distinct (each ends with its row ID):
+        // built bottom up, no descent per entry.
+        var entries = PackedIndexEntries()
+        try RowWalk.forEach(tree: tree, root: table.root, lower: nil, upper: nil, reverse: false) { row, bytes in
+            try entries.append(
+                of: index, row: row.rawValue, bytes: bytes, tag: 0, limit: indexTree.maximumEntry, pages: tree.pages)
             return true
         }
-        entries.sort { IndexKey.compare($0, $1) < 0 }
-        // Sorted and distinct (each ends with its row ID): built bottom up, no descent per entry.
-        index.root = indexTree.build(entries, owner: owner)
-        index.entryCount = UInt64(entries.count)
+        let sorted = entries.sorted(inRowOrder: true)
+        index.root = entries.build(sorted, tree: indexTree, owner: owner)
+        index.entryCount = UInt64(sorted.count)
         indexes[id] = index
         indexIDs[definition.name] = id
         table.indexes.append(id)

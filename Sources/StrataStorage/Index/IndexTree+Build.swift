@@ -11,47 +11,19 @@ extension IndexTree {
     ///   - owner: the tag of the write transaction the new nodes belong to.
     /// - Returns: the root, or nil for no entries.
     func build(_ entries: [[UInt8]], owner: UInt64) -> IndexNodeRef? {
-        build(IndexEntries(entries), owner: owner)
-    }
-
-    /// ``build(_:owner:)`` of packed entries (no array per entry).
-    func build(_ entries: IndexEntries, owner: UInt64) -> IndexNodeRef? {
-        guard !entries.isEmpty else { return nil }
-        // One level: its nodes, each after the separator that divides it from the node before (the first's unused).
-        var level: [(separator: [UInt8], node: IndexNode)] = []
-        entries.withEntries { lent in
-            var start = 0
-            var cellBytes = 0
-            func closeLeaf(_ end: Int) {
-                let separator =
-                    start == 0
-                    ? [] : IndexKey.shortestSeparator(after: Array(lent[start - 1]), upTo: Array(lent[start]))
-                let leaf = IndexNode(
-                    level: 0, keys: entries.entries(in: start..<end), children: [], owner: owner, bodySize: cellBytes)
-                level.append((separator, leaf))
-            }
-            for index in 0..<lent.count {
-                let entry = lent[index]
-                Swift.precondition(entry.count <= maximumEntry, "index entry longer than the tree allows")
-                if index > 0 {
-                    Swift.precondition(
-                        IndexKey.compare(lent[index - 1], entry) < 0, "index entries to build must strictly increase")
-                }
-                let cell = PageFormat.indexLengthSize + entry.count
-                if index > start,
-                    IndexLeafPage.bodySize(
-                        count: index - start + 1, first: lent[start], last: entry, cellBytes: cellBytes + cell)
-                        > capacity
-                {
-                    closeLeaf(index)
-                    start = index
-                    cellBytes = 0
-                }
-                cellBytes += cell
-            }
-            closeLeaf(lent.count)
+        var packed = PackedIndexEntries()
+        for entry in entries {
+            precondition(entry.count <= maximumEntry, "index entry longer than the tree allows")
+            packed.append(entry, tag: 0)
         }
-        return buildLevels(above: level, owner: owner)
+        let sorted = packed.sorted(inRowOrder: false)
+        for position in sorted.indices {
+            precondition(
+                Int(sorted[position].entry) == position
+                    && (position == 0 || !packed.same(sorted[position - 1], sorted[position])),
+                "index entries to build must strictly increase")
+        }
+        return packed.build(sorted, tree: self, owner: owner)
     }
 
     /// The internal levels over a level of leaves (each after the separator that divides it from the one before),

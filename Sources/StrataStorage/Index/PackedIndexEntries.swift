@@ -24,19 +24,26 @@ struct PackedIndexEntries {
     mutating func append(
         of index: IndexState, row: UInt64, value: [UInt8], put: Int, limit: Int, pages: PageStore
     ) throws {
+        try value.withUnsafeBytes { try append(of: index, row: row, bytes: $0, tag: put, limit: limit, pages: pages) }
+    }
+
+    /// Appends the entry of a row lent where it lies, if `index` has one for it, with the caller's `tag`.
+    ///
+    /// - Throws: what ``StoreState/entry(of:row:value:pages:limit:)`` throws for the row.
+    mutating func append(
+        of index: IndexState, row: UInt64, bytes value: UnsafeRawBufferPointer, tag: Int, limit: Int, pages: PageStore
+    ) throws {
         let start = bytes.count
-        let appended = value.withUnsafeBytes { buffer in
-            Result { () throws(FormatError) in try index.appendEntry(forRow: row, buffer, to: &bytes) }
-        }
+        let appended = Result { () throws(FormatError) in try index.appendEntry(forRow: row, value, to: &bytes) }
         guard case .success(let present) = appended, bytes.count - start <= limit else {
             bytes.removeSubrange(start...)
             // The same check again, to throw exactly what a put applied at once throws.
-            _ = try StoreState.entry(of: index, row: row, value: .bytes(value), pages: pages, limit: limit)
+            _ = try StoreState.entry(of: index, row: row, value: .bytes(Array(value)), pages: pages, limit: limit)
             preconditionFailure("an entry that did not fit was accepted")
         }
         guard present else { return }
         ends.append(UInt32(bytes.count))
-        tags.append(put)
+        tags.append(tag)
     }
 
     /// Appends an entry with the caller's `tag`.
