@@ -16,13 +16,6 @@ import Testing
             logger: Logger(label: "large") { _ in SwiftLogNoOpLogHandler() })
     }
 
-    static func fileSystem() throws -> (InMemoryFileSystem, FaultInjectingFileSystem) {
-        let memory = InMemoryFileSystem()
-        try memory.createDirectory(at: "/db")
-        try memory.syncDirectory(at: "/")
-        return (memory, FaultInjectingFileSystem(wrapping: memory))
-    }
-
     static func open(_ fileSystem: any FileSystem) throws -> Store {
         try Store.open(at: "/db", configuration: configuration(), fileSystem: fileSystem)
     }
@@ -47,7 +40,7 @@ import Testing
     }
 
     @Test func aLargeTransactionCommitsByItsPagesAndTheLogNeverHoldsIt() throws {
-        let (memory, faulty) = try Self.fileSystem()
+        let (memory, faulty) = try SharedStoreReviewTests.fileSystem()
         let store = try Self.open(faulty)
         let (table, index) = try store.write { txn in
             let table = try txn.createTable(named: "t")
@@ -83,7 +76,7 @@ import Testing
     /// Updates and deletes in a large transaction keep the index in step with the table, whether the index was
     /// empty (built bottom up) or not (its changes applied in key order).
     @Test func updatesAndDeletesInALargeTransactionKeepTheIndexInStep() throws {
-        let (_, faulty) = try Self.fileSystem()
+        let (_, faulty) = try SharedStoreReviewTests.fileSystem()
         let store = try Self.open(faulty)
         let (table, index) = try store.write { txn in
             let table = try txn.createTable(named: "t")
@@ -119,7 +112,7 @@ import Testing
     /// A large transaction that throws leaves nothing, and its pages are garbage the next checkpoint writes over.
     @Test func aLargeTransactionThatThrowsLeavesNothing() throws {
         struct Refused: Error {}
-        let (memory, faulty) = try Self.fileSystem()
+        let (memory, faulty) = try SharedStoreReviewTests.fileSystem()
         let store = try Self.open(faulty)
         let table = try store.write { try $0.createTable(named: "t") }
         #expect(throws: Refused.self) {
@@ -141,7 +134,7 @@ import Testing
     /// no log holds it) starts the new log first instead of appending after a gap in the LSNs.
     @Test(arguments: [false, true])
     func aLargeCommitWithoutItsNewLogIsFollowedByANewLog(nextWriterIsAnotherOpen: Bool) throws {
-        let (memory, faulty) = try Self.fileSystem()
+        let (memory, faulty) = try SharedStoreReviewTests.fileSystem()
         let a = try Self.open(faulty)
         let b = try Self.open(faulty)
         let table = try a.write { try $0.createTable(named: "t") }
@@ -170,7 +163,7 @@ import Testing
     /// A crash between a large commit's root record and its new log: the open that recovers starts the new log, and
     /// a commit after it survives the next crash.
     @Test func aCrashBeforeTheNewLogIsRecoveredByANewLog() throws {
-        let (memory, faulty) = try Self.fileSystem()
+        let (memory, faulty) = try SharedStoreReviewTests.fileSystem()
         let store = try Self.open(faulty)
         let table = try store.write { try $0.createTable(named: "t") }
         faulty.inject(FaultInjectingFileSystem.Fault(on: [.rename], persistent: true, pathContaining: "strata.wal"))
