@@ -37,7 +37,7 @@ public enum LeafPage {
     }
 
     /// Encodes a leaf into `page` (pageSize bytes, zeroed) and seals it.
-    /// Every `.bytes` value must fit inline (callers move long values to overflow chains first).
+    /// Every inline value must fit inline (callers move long values to overflow chains first).
     ///
     /// - Parameters:
     ///   - keys: the row IDs, strictly increasing.
@@ -47,7 +47,7 @@ public enum LeafPage {
     ///   - generation: the checkpoint that writes the page.
     ///   - salt: the store's checksum salt (``StoreHeader/checksumSalt``).
     public static func encode(
-        keys: [UInt64], values: [LeafValue], into page: UnsafeMutableRawBufferPointer,
+        keys: [UInt64], values: LeafValues, into page: UnsafeMutableRawBufferPointer,
         pageNumber: UInt64, generation: UInt64, salt: UInt64
     ) {
         precondition(keys.count == values.count)
@@ -61,7 +61,6 @@ public enum LeafPage {
         let dataStart = bits + (count + 7) / 8
         precondition(dataStart <= page.count, "leaf does not fit its page")
         page.storeLE(first, at: body)
-        var data = dataStart
         for index in 0..<count {
             let delta = keys[index] &- first
             let at = body + firstRowIDSize + width * index
@@ -72,29 +71,30 @@ public enum LeafPage {
             case 4: page.storeLE(UInt32(delta), at: at)
             default: page.storeLE(delta, at: at)
             }
-            switch values[index] {
-            case .bytes(let bytes):
-                precondition(bytes.count <= maximumInline, "long values must be moved to overflow pages first")
-                precondition(data + bytes.count <= page.count, "leaf does not fit its page")
-                bytes.withUnsafeBytes { source in
-                    if !source.isEmpty {
-                        UnsafeMutableRawBufferPointer(rebasing: page[data..<(data + bytes.count)]).copyMemory(
-                            from: source)
-                    }
-                }
-                data += bytes.count
-            case .overflow(let firstPage, let length):
-                precondition(data + overflowReferenceSize <= page.count, "leaf does not fit its page")
-                page.storeLE(firstPage, at: data)
-                page.storeLE(UInt32(length), at: data + 8)
-                page[bits + index / 8] |= 1 << (index % 8)
-                data += overflowReferenceSize
+        }
+        // The values lie in memory as they lie in the page: one copy, then their ends and overflow bits.
+        let dataLength = values.withPageLayout { data, layout in
+            precondition(dataStart + data.count <= page.count, "leaf does not fit its page")
+            if !data.isEmpty {
+                UnsafeMutableRawBufferPointer(rebasing: page[dataStart..<(dataStart + data.count)]).copyMemory(
+                    from: data)
             }
-            page.storeLE(UInt16(data - dataStart), at: ends + valueEndSize * index)
+            var start = 0
+            for index in 0..<count {
+                let (end, overflow) = layout(index)
+                if overflow {
+                    page[bits + index / 8] |= 1 << (index % 8)
+                } else {
+                    precondition(end - start <= maximumInline, "long values must be moved to overflow pages first")
+                }
+                page.storeLE(UInt16(end), at: ends + valueEndSize * index)
+                start = end
+            }
+            return data.count
         }
         PageHeader(
             type: .leaf, flags: UInt8(width), itemCount: count, pageNumber: pageNumber, generation: generation,
-            bodyLength: data - body, extra: 0
+            bodyLength: dataStart + dataLength - body, extra: 0
         ).seal(page, salt: salt)
     }
 
@@ -177,7 +177,8 @@ public enum LeafPage {
         }
     }
 
-    /// Decodes the cells of a verified leaf page into arrays (for writers, which change leaves, and for tools).
+    /// Decodes a verified leaf page into its row IDs and packed values (for writers, which change leaves, and for
+    /// tools).
     ///
     /// - Parameters:
     ///   - page: the whole page, already verified by ``PageHeader/decode(_:expectedPageNumber:salt:)``.
@@ -186,21 +187,14 @@ public enum LeafPage {
     /// - Throws: ``FormatError`` as ``validate(_:header:)``.
     public static func decode(
         _ page: UnsafeRawBufferPointer, header: PageHeader
-    ) throws(FormatError) -> (keys: [UInt64], values: [LeafValue]) {
+    ) throws(FormatError) -> (keys: [UInt64], values: LeafValues) {
         try validate(page, header: header)
         let view = LeafPageView(validatedPage: page, header: header)
-        var keys: [UInt64] = []
-        var values: [LeafValue] = []
-        keys.reserveCapacity(view.count)
-        values.reserveCapacity(view.count)
-        for index in 0..<view.count {
-            keys.append(view.key(at: index))
-            switch view.cell(at: index) {
-            case .inline(let bytes): values.append(.bytes(Array(bytes)))
-            case .overflow(let first, let length): values.append(.overflow(firstPage: first, length: length))
-            }
+        let keys = [UInt64](unsafeUninitializedCapacity: view.count) { buffer, initialized in
+            for index in 0..<view.count { buffer[index] = view.key(at: index) }
+            initialized = view.count
         }
-        return (keys, values)
+        return (keys, LeafValues(view))
     }
 }
 
@@ -268,6 +262,9 @@ public struct LeafPageView {
 
     @inline(__always)
     func overflowByte(at index: Int) -> UInt8 { body[bitsOffset &+ index] }
+
+    /// The data area: every value back to back.
+    var data: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: body[dataOffset...]) }
 
     @inline(__always)
     func isOverflow(_ index: Int) -> Bool { overflowByte(at: index >> 3) >> (index & 7) & 1 != 0 }

@@ -13,7 +13,8 @@ import Testing
         values: [LeafValue]
     ) -> [UInt8] {
         makePage(size: size) { page in
-            LeafPage.encode(keys: keys, values: values, into: page, pageNumber: number, generation: 1, salt: salt)
+            LeafPage.encode(
+                keys: keys, values: LeafValues(values), into: page, pageNumber: number, generation: 1, salt: salt)
         }
     }
 
@@ -21,7 +22,10 @@ import Testing
         _ page: [UInt8],
         number: UInt64 = 20
     ) -> Result<(keys: [UInt64], values: [LeafValue]), FormatError> {
-        decodePage(page, number: number, salt: salt) { buffer, header in try LeafPage.decode(buffer, header: header) }
+        decodePage(page, number: number, salt: salt) { buffer, header in
+            let (keys, values) = try LeafPage.decode(buffer, header: header)
+            return (keys, Array(values))
+        }
     }
 
     private var sampleKeys: [UInt64] { [1, 2, 10, 1000, .max - 1] }

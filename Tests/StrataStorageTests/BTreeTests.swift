@@ -101,7 +101,7 @@ import Testing
         func leaf(_ keys: [UInt64]) -> BTreeNode {
             let values = keys.map { LeafValue.bytes([UInt8($0)]) }
             return BTreeNode(
-                level: 0, keys: keys, values: values, children: [], owner: 1,
+                level: 0, keys: keys, values: LeafValues(values), children: [], owner: 1,
                 bodySize: values.reduce(0) { $0 + harness.tree.limits.cellSize($1) })
         }
         let root = BTreeNode(

@@ -34,7 +34,7 @@ extension BTree {
             let (index, found) = node.search(key)
             guard found else { return nil }
             removed = node.values[index]
-            node.bodySize -= limits.cellSize(node.values[index])
+            node.bodySize -= limits.cellSize(node, index)
             node.keys.remove(at: index)
             node.values.remove(at: index)
             // Removing a row from the middle of a dense leaf makes its row IDs cost bytes (§4.2).
@@ -116,30 +116,48 @@ extension BTree {
     /// Moves cells across two neighbouring leaves while each move makes their cell bytes more even and the
     /// receiving leaf still fits its page (its row IDs spread with each cell it takes).
     private func redistributeLeaves(_ left: BTreeNode, _ right: BTreeNode) {
-        while right.count > 1 {
-            let size = limits.cellSize(right.values[0])
-            guard size < right.bodySize - left.bodySize,
+        // Count the cells to move first, then move them together: packed values move as one run.
+        var moving = 0
+        var movingBytes = 0
+        while right.count - moving > 1 {
+            let size = limits.cellSize(right, moving)
+            guard size < (right.bodySize - movingBytes) - (left.bodySize + movingBytes),
                 LeafPage.bodySize(
-                    count: left.count + 1, first: left.keys[0], last: right.keys[0], cellBytes: left.bodySize + size)
-                    <= limits.capacity
+                    count: left.count + moving + 1, first: left.keys[0], last: right.keys[moving],
+                    cellBytes: left.bodySize + movingBytes + size) <= limits.capacity
             else { break }
-            left.keys.append(right.keys.removeFirst())
-            left.values.append(right.values.removeFirst())
-            left.bodySize += size
-            right.bodySize -= size
+            moving += 1
+            movingBytes += size
         }
-        while left.count > 1 {
-            let size = limits.cellSize(left.values[left.count - 1])
-            guard size < left.bodySize - right.bodySize,
+        if moving > 0 {
+            left.keys.append(contentsOf: right.keys[..<moving])
+            right.keys.removeSubrange(..<moving)
+            left.values.append(contentsOf: right.values.extracting(0..<moving))
+            right.values.removePrefix(moving)
+            left.bodySize += movingBytes
+            right.bodySize -= movingBytes
+            moving = 0
+            movingBytes = 0
+        }
+        while left.count - moving > 1 {
+            let last = left.count - 1 - moving
+            let size = limits.cellSize(left, last)
+            guard size < (left.bodySize - movingBytes) - (right.bodySize + movingBytes),
                 LeafPage.bodySize(
-                    count: right.count + 1, first: left.keys[left.count - 1], last: right.keys[right.count - 1],
-                    cellBytes: right.bodySize + size) <= limits.capacity
+                    count: right.count + moving + 1, first: left.keys[last], last: right.keys[right.count - 1],
+                    cellBytes: right.bodySize + movingBytes + size) <= limits.capacity
             else { break }
-            right.keys.insert(left.keys.removeLast(), at: 0)
-            right.values.insert(left.values.removeLast(), at: 0)
-            right.bodySize += size
-            left.bodySize -= size
+            moving += 1
+            movingBytes += size
         }
+        guard moving > 0 else { return }
+        let cut = left.count - moving
+        right.keys.insert(contentsOf: left.keys[cut...], at: 0)
+        left.keys.removeSubrange(cut...)
+        right.values.prepend(contentsOf: left.values.extracting(cut..<left.values.count))
+        left.values.removeSuffix(from: cut)
+        right.bodySize += movingBytes
+        left.bodySize -= movingBytes
     }
 
     /// Rotates children through the parent's separator until both nodes hold about as many.

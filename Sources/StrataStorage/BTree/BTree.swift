@@ -67,7 +67,7 @@ struct BTree: Sendable {
                 }
                 let (index, found) = node.search(key)
                 guard found else { return false }
-                try node.values[index].withCell(body)
+                try node.values.withCell(index, body)
                 return true
             case .page(let number):
                 return try withPageCell(number, level: level, key, body)
@@ -130,7 +130,7 @@ struct BTree: Sendable {
                 while inRange(position) {
                     let (index, found) = node.search(keys[position])
                     let going =
-                        found ? try node.values[index].withCell { try body(position, $0) } : try body(position, nil)
+                        found ? try node.values.withCell(index) { try body(position, $0) } : try body(position, nil)
                     if !going { return false }
                     position += 1
                 }
@@ -209,7 +209,7 @@ struct BTree: Sendable {
             if end < node.count, node.keys[end] == upper { end += 1 }
             for position in 0..<max(0, end - start) {
                 let index = reverse ? end - 1 - position : start + position
-                if try !node.values[index].withCell({ try body(node.keys[index], $0) }) { return false }
+                if try !node.values.withCell(index, { try body(node.keys[index], $0) }) { return false }
             }
             return true
         }
@@ -297,8 +297,8 @@ struct BTree: Sendable {
             var replaced: LeafValue?
             if found {
                 replaced = node.values[index]
-                node.bodySize += size - limits.cellSize(node.values[index])
-                node.values[index] = value
+                node.bodySize += size - limits.cellSize(node, index)
+                node.values.replace(index, with: value)
             } else {
                 guard !onlyReplacing else { return (nil, []) }
                 node.keys.insert(key, at: index)
@@ -329,12 +329,12 @@ struct BTree: Sendable {
     /// leaf as it was before the append, which fit).
     private func splitLeafAtEnd(_ node: BTreeNode) -> (UInt64, BTreeNode) {
         let last = node.count - 1
-        let size = limits.cellSize(node.values[last])
+        let size = limits.cellSize(node, last)
         let right = BTreeNode(
-            level: 0, keys: [node.keys[last]], values: [node.values[last]], children: [], owner: node.owner,
-            bodySize: size)
+            level: 0, keys: [node.keys[last]], values: node.values.extracting(last..<(last + 1)), children: [],
+            owner: node.owner, bodySize: size)
         node.keys.removeLast()
-        node.values.removeLast()
+        node.values.removeSuffix(from: last)
         node.bodySize -= size
         return (right.keys[0], right)
     }
@@ -358,23 +358,22 @@ struct BTree: Sendable {
     /// packed greedily into as many leaves as they need. `node` keeps the first part.
     func splitLeaf(_ node: BTreeNode) -> Splits {
         let cuts = NodePartition.cuts(
-            count: node.count, cellSize: { limits.cellSize(node.values[$0]) }, cellBytes: node.bodySize
+            count: node.count, cellSize: { limits.cellSize(node, $0) }, cellBytes: node.bodySize
         ) { start, end, cells in
             LeafPage.bodySize(count: end - start, first: node.keys[start], last: node.keys[end - 1], cellBytes: cells)
                 <= limits.capacity
         }
         var splits: Splits = []
         for (start, end) in zip(cuts, cuts.dropFirst() + [node.count]).dropFirst() {
-            let cells = node.values[start..<end].reduce(0) { $0 + limits.cellSize($1) }
             let right = BTreeNode(
-                level: 0, keys: Array(node.keys[start..<end]), values: Array(node.values[start..<end]), children: [],
-                owner: node.owner, bodySize: cells)
+                level: 0, keys: Array(node.keys[start..<end]), values: node.values.extracting(start..<end),
+                children: [], owner: node.owner, bodySize: limits.cellBytes(node, start..<end))
             splits.append((node.keys[start], right))
         }
         let keep = cuts.count > 1 ? cuts[1] : node.count
-        node.bodySize = node.values[..<keep].reduce(0) { $0 + limits.cellSize($1) }
+        node.bodySize = limits.cellBytes(node, 0..<keep)
         node.keys.removeSubrange(keep...)
-        node.values.removeSubrange(keep...)
+        node.values.removeSuffix(from: keep)
         return splits
     }
 

@@ -21,6 +21,15 @@ struct BTreeLimits: Sendable {
     @inline(__always)
     func cellSize(_ value: LeafValue) -> Int { value.cellSize(maximumInline: maximumInline) }
 
+    /// The cell size of a leaf's value `index`.
+    @inline(__always)
+    func cellSize(_ leaf: BTreeNode, _ index: Int) -> Int { leaf.values.cellSize(index, maximumInline: maximumInline) }
+
+    /// The cell sizes of a leaf's values `range`, added up.
+    func cellBytes(_ leaf: BTreeNode, _ range: Range<Int>) -> Int {
+        leaf.values.cellBytes(range, maximumInline: maximumInline)
+    }
+
     /// The body a node takes once encoded: a leaf's cells plus its row IDs (which cost what their spread
     /// decides, §4.2); an internal node's `bodySize`.
     @inline(__always)

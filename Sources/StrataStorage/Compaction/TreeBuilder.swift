@@ -12,7 +12,7 @@ import StrataFormat
 struct TreeBuilder {
     private let limits: BTreeLimits
     private var leafKeys: [UInt64] = []
-    private var leafValues: [LeafValue] = []
+    private var leafValues = LeafValues()
     private var leafSize = 0
     private var levels: InternalLevels<RowTreeInternalNodes>
     private(set) var rowCount: UInt64 = 0

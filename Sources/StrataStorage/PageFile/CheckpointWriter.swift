@@ -44,10 +44,10 @@ struct CheckpointWriter {
         }
         if node.isLeaf {
             var values = node.values
-            for index in values.indices {
-                if case .bytes(let bytes) = values[index], bytes.count > limits.maximumInline {
-                    values[index] = .overflow(firstPage: try appender.writeOverflow(bytes), length: bytes.count)
-                }
+            for index in values.indices where !values.isOverflow(index) && values.length(index) > limits.maximumInline {
+                guard case .bytes(let bytes) = values[index] else { continue }
+                values.replace(
+                    index, with: .overflow(firstPage: try appender.writeOverflow(bytes), length: bytes.count))
             }
             let number = try appender.writeLeaf(keys: node.keys, values: values)
             pages.cache.insert(

@@ -69,7 +69,7 @@ struct PageAppender {
     }
 
     /// Writes a leaf (every `.bytes` value short enough to be inline); returns its page.
-    mutating func writeLeaf(keys: [UInt64], values: [LeafValue]) throws -> UInt64 {
+    mutating func writeLeaf(keys: [UInt64], values: LeafValues) throws -> UInt64 {
         let salt = salt
         treePages += 1
         return try allocate { page, number, generation in

@@ -11,7 +11,7 @@ extension BTree {
     ///   - values: one per key.
     ///   - owner: the tag of the write transaction (or replay) the new nodes belong to.
     /// - Returns: the root, or nil for no rows.
-    func buildInMemory(keys: [UInt64], values: [LeafValue], owner: UInt64) -> NodeRef? {
+    func buildInMemory(keys: [UInt64], values: LeafValues, owner: UInt64) -> NodeRef? {
         precondition(keys.count == values.count, "one value per key")
         guard !keys.isEmpty else { return nil }
         var level: [BTreeNode] = []
@@ -21,12 +21,12 @@ extension BTree {
         func closeLeaf(_ end: Int) {
             level.append(
                 BTreeNode(
-                    level: 0, keys: Array(keys[start..<end]), values: Array(values[start..<end]), children: [],
+                    level: 0, keys: Array(keys[start..<end]), values: values.extracting(start..<end), children: [],
                     owner: owner, bodySize: cellBytes))
         }
         for index in keys.indices {
             precondition(index == 0 || keys[index - 1] < keys[index], "row IDs to build must strictly increase")
-            let cell = limits.cellSize(values[index])
+            let cell = values.cellSize(index, maximumInline: limits.maximumInline)
             if index > start,
                 LeafPage.bodySize(
                     count: index - start + 1, first: keys[start], last: keys[index], cellBytes: cellBytes + cell)

@@ -93,7 +93,8 @@ struct ReplayBatch {
         }
         var table = state.tables[id]!
         let keys = order.map { puts.rows[$0] }
-        table.root = tree.buildInMemory(keys: keys, values: order.map { .bytes(puts.values[$0]) }, owner: owner)
+        table.root = tree.buildInMemory(
+            keys: keys, values: LeafValues(order.lazy.map { .bytes(puts.values[$0]) }), owner: owner)
         table.rowCount = UInt64(keys.count)
         table.nextRowID = max(table.nextRowID, keys[keys.count - 1] + 1)
         state.tables[id] = table

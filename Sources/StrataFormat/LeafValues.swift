@@ -1,0 +1,261 @@
+/// A leaf's values in memory, packed the way a leaf page packs them (FORMAT.md §4.2): one byte array holding the
+/// values back to back (an overflow reference as its 12 bytes), plus where each ends.
+///
+/// A leaf decoded from a page is two copies of the page's arrays rather than one allocation per row, a copy for a
+/// write transaction is two buffer copies, and freeing a leaf frees two buffers. A value may be longer than the
+/// page's inline limit here: the checkpoint moves such values to overflow chains as it writes the leaf.
+public struct LeafValues: Sendable, Equatable {
+    /// The values' bytes, back to back.
+    private var bytes: [UInt8]
+    /// Value i ends at `ends[i] >> 1` of `bytes`; bit 0 marks an overflow reference.
+    private var ends: [Int]
+
+    /// No values.
+    public init() {
+        bytes = []
+        ends = []
+    }
+
+    /// The values of `values`, in order.
+    public init<S: Sequence>(_ values: S) where S.Element == LeafValue {
+        self.init()
+        for value in values { append(value) }
+    }
+
+    /// A leaf page's values: its data area as it lies and its value ends (a page verified by
+    /// ``LeafPage/validate(_:header:)``).
+    init(_ view: LeafPageView) {
+        let count = view.count
+        let data = view.data
+        bytes = Array(data)
+        ends = [Int](unsafeUninitializedCapacity: count) { buffer, initialized in
+            for index in 0..<count {
+                buffer[index] = view.valueEnd(at: index) << 1 | (view.isOverflow(index) ? 1 : 0)
+            }
+            initialized = count
+        }
+    }
+
+    public var count: Int { ends.count }
+    public var isEmpty: Bool { ends.isEmpty }
+
+    @inline(__always)
+    private func start(_ index: Int) -> Int { index == 0 ? 0 : ends[index &- 1] >> 1 }
+
+    @inline(__always)
+    private func end(_ index: Int) -> Int { ends[index] >> 1 }
+
+    /// Whether value `index` is an overflow reference.
+    @inline(__always)
+    public func isOverflow(_ index: Int) -> Bool { ends[index] & 1 != 0 }
+
+    /// The length of value `index` (an overflow reference's total length).
+    @inline(__always)
+    public func length(_ index: Int) -> Int {
+        guard !isOverflow(index) else {
+            return withCell(index) { cell in
+                if case .overflow(_, let length) = cell { return length }
+                return 0
+            }
+        }
+        return end(index) &- start(index)
+    }
+
+    /// The bytes value `index` takes in a leaf page besides its row ID (see ``LeafValue/cellSize(maximumInline:)``).
+    @inline(__always)
+    public func cellSize(_ index: Int, maximumInline: Int) -> Int {
+        let length = end(index) &- start(index)
+        return isOverflow(index) || length > maximumInline
+            ? PageFormat.overflowCellSize : PageFormat.leafCellHeaderSize &+ length
+    }
+
+    /// The sum of ``cellSize(_:maximumInline:)`` over `range`.
+    public func cellBytes(_ range: Range<Int>, maximumInline: Int) -> Int {
+        var total = 0
+        for index in range { total &+= cellSize(index, maximumInline: maximumInline) }
+        return total
+    }
+
+    /// Calls `body` with value `index` where it lies (its bytes lent for the call).
+    ///
+    /// The overflow reference is decoded outside the closure that lends the bytes: built inside it, next to a
+    /// throwing `body`, Swift 6.3 at -Onone miscompiles the closure (a misaligned stack and a crash when `body`
+    /// throws).
+    @inline(__always)
+    public func withCell<R>(_ index: Int, _ body: (LeafCell) throws -> R) rethrows -> R {
+        if isOverflow(index) { return try body(overflowReference(index)) }
+        let range = start(index)..<end(index)
+        return try bytes.withUnsafeBytes { try body(.inline(UnsafeRawBufferPointer(rebasing: $0[range]))) }
+    }
+
+    /// Value `index`, an overflow reference, decoded.
+    private func overflowReference(_ index: Int) -> LeafCell {
+        let at = start(index)
+        return bytes.withUnsafeBytes { all in
+            .overflow(
+                firstPage: UInt64(littleEndian: all.loadUnaligned(fromByteOffset: at, as: UInt64.self)),
+                length: Int(UInt32(littleEndian: all.loadUnaligned(fromByteOffset: at &+ 8, as: UInt32.self))))
+        }
+    }
+
+    /// Value `index`, copied out.
+    public subscript(index: Int) -> LeafValue { withCell(index) { LeafValue($0) } }
+
+    // MARK: - Changing
+
+    /// The bytes a value takes here, and whether it is an overflow reference.
+    @inline(__always)
+    private static func stored(_ value: LeafValue) -> (length: Int, overflow: Bool) {
+        switch value {
+        case .bytes(let bytes): (bytes.count, false)
+        case .overflow: (LeafPage.overflowReferenceSize, true)
+        }
+    }
+
+    /// Writes `value`'s stored bytes at `offset` of `bytes` (room already made).
+    @inline(__always)
+    private mutating func write(_ value: LeafValue, at offset: Int) {
+        bytes.withUnsafeMutableBytes { all in
+            switch value {
+            case .bytes(let source):
+                source.withUnsafeBytes { source in
+                    guard !source.isEmpty else { return }
+                    UnsafeMutableRawBufferPointer(rebasing: all[offset..<(offset &+ source.count)]).copyMemory(
+                        from: source)
+                }
+            case .overflow(let firstPage, let length):
+                all.storeBytes(of: firstPage.littleEndian, toByteOffset: offset, as: UInt64.self)
+                all.storeBytes(of: UInt32(length).littleEndian, toByteOffset: offset &+ 8, as: UInt32.self)
+            }
+        }
+    }
+
+    /// Replaces the bytes `offset ..< offset + removing` with `inserting` new (uninitialised) bytes, moving the
+    /// rest, and moves the ends from `firstEnd` on by the difference.
+    private mutating func resize(at offset: Int, removing: Int, inserting: Int, firstEnd: Int) {
+        let change = inserting &- removing
+        guard change != 0 else { return }
+        let tail = bytes.count &- (offset &+ removing)
+        if change > 0 { bytes.append(contentsOf: repeatElement(0, count: change)) }
+        bytes.withUnsafeMutableBytes { all in
+            guard tail > 0, let base = all.baseAddress else { return }
+            (base + (offset &+ inserting)).copyMemory(from: base + (offset &+ removing), byteCount: tail)
+        }
+        if change < 0 { bytes.removeLast(-change) }
+        let shift = change << 1
+        ends.withUnsafeMutableBufferPointer { ends in
+            for index in firstEnd..<ends.count { ends[index] &+= shift }
+        }
+    }
+
+    /// Adds `value` after the last.
+    public mutating func append(_ value: LeafValue) {
+        let (length, overflow) = Self.stored(value)
+        let offset = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: length))
+        write(value, at: offset)
+        ends.append((offset &+ length) << 1 | (overflow ? 1 : 0))
+    }
+
+    /// Inserts `value` at `index`, moving the values from there on.
+    public mutating func insert(_ value: LeafValue, at index: Int) {
+        guard index < count else { return append(value) }
+        let (length, overflow) = Self.stored(value)
+        let offset = start(index)
+        resize(at: offset, removing: 0, inserting: length, firstEnd: index)
+        write(value, at: offset)
+        ends.insert((offset &+ length) << 1 | (overflow ? 1 : 0), at: index)
+    }
+
+    /// Replaces value `index` with `value`.
+    public mutating func replace(_ index: Int, with value: LeafValue) {
+        let (length, overflow) = Self.stored(value)
+        let offset = start(index)
+        resize(at: offset, removing: end(index) &- offset, inserting: length, firstEnd: index &+ 1)
+        write(value, at: offset)
+        ends[index] = (offset &+ length) << 1 | (overflow ? 1 : 0)
+    }
+
+    /// Removes value `index`, moving the values after it.
+    public mutating func remove(at index: Int) {
+        let offset = start(index)
+        resize(at: offset, removing: end(index) &- offset, inserting: 0, firstEnd: index &+ 1)
+        ends.remove(at: index)
+    }
+
+    /// Values `range`, as their own packed values.
+    public func extracting(_ range: Range<Int>) -> LeafValues {
+        var part = LeafValues()
+        guard !range.isEmpty else { return part }
+        let base = start(range.lowerBound)
+        part.bytes = Array(bytes[base..<end(range.upperBound &- 1)])
+        let shift = base << 1
+        part.ends = ends[range].map { $0 &- shift }
+        return part
+    }
+
+    /// Keeps the first `count` values.
+    public mutating func removeSuffix(from index: Int) {
+        guard index < count else { return }
+        bytes.removeSubrange(start(index)...)
+        ends.removeSubrange(index...)
+    }
+
+    /// Removes the first `count` values.
+    public mutating func removePrefix(_ count: Int) {
+        guard count > 0 else { return }
+        let cut = start(count)
+        bytes.removeSubrange(..<cut)
+        ends.removeSubrange(..<count)
+        let shift = cut << 1
+        ends.withUnsafeMutableBufferPointer { ends in
+            for index in ends.indices { ends[index] &-= shift }
+        }
+    }
+
+    /// Removes every value.
+    public mutating func removeAll(keepingCapacity: Bool = false) {
+        bytes.removeAll(keepingCapacity: keepingCapacity)
+        ends.removeAll(keepingCapacity: keepingCapacity)
+    }
+
+    /// Adds `other`'s values after the last.
+    public mutating func append(contentsOf other: LeafValues) {
+        let shift = bytes.count << 1
+        bytes.append(contentsOf: other.bytes)
+        ends.reserveCapacity(ends.count &+ other.count)
+        for end in other.ends { ends.append(end &+ shift) }
+    }
+
+    /// Puts `other`'s values before the first.
+    public mutating func prepend(contentsOf other: LeafValues) {
+        var joined = other
+        joined.append(contentsOf: self)
+        self = joined
+    }
+
+    // MARK: - Encoding
+
+    /// Calls `body` with the values' bytes and, for each value, its end and whether it is an overflow reference,
+    /// as a leaf page lays them out (every value must fit inline or be an overflow reference).
+    func withPageLayout<R>(
+        _ body: (UnsafeRawBufferPointer, (Int) -> (end: Int, overflow: Bool)) throws -> R
+    )
+        rethrows -> R
+    {
+        try bytes.withUnsafeBytes { data in
+            try ends.withUnsafeBufferPointer { ends in
+                try body(data, { (ends[$0] >> 1, ends[$0] & 1 != 0) })
+            }
+        }
+    }
+}
+
+extension LeafValues: RandomAccessCollection {
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+}
+
+extension LeafValues: ExpressibleByArrayLiteral {
+    public init(arrayLiteral elements: LeafValue...) { self.init(elements) }
+}
