@@ -14,9 +14,8 @@ struct IndexTreeBuilder {
     private var leaf = IndexEntries()
     /// The bytes of the leaf's cells (each entry and its length), before the shared prefix is taken out.
     private var leafSize = 0
-    /// The leaf's first entry and the last entry added (kept in reused buffers).
+    /// The leaf's first entry.
     private var first: [UInt8] = []
-    private var last: [UInt8] = []
     private var previousLast: [UInt8]?
     private var levels: InternalLevels<IndexTreeInternalNodes>
     private(set) var entryCount: UInt64 = 0
@@ -45,9 +44,9 @@ struct IndexTreeBuilder {
     mutating func addIfInOrder(_ entry: UnsafeRawBufferPointer, writer: inout PageAppender) throws -> Bool {
         let cell = PageFormat.indexLengthSize + entry.count
         if !leaf.isEmpty {
-            guard last.withUnsafeBytes({ IndexKey.compare($0, entry) < 0 }) else { return false }
+            guard leaf.withEntry(leaf.count - 1, { IndexKey.compare($0, entry) < 0 }) else { return false }
             // The entries of a leaf share the prefix of its first and its last (§4.6), stored once.
-            let prefix = first.withUnsafeBytes { Self.commonPrefixLength($0, entry) }
+            let prefix = first.withUnsafeBytes { IndexLeafPage.commonPrefixLength($0, entry) }
             let size = PageFormat.indexLengthSize + prefix + leafSize + cell - (leaf.count + 1) * prefix
             if size > capacity { try writeLeaf(&writer) }
         } else if let previousLast {
@@ -55,11 +54,9 @@ struct IndexTreeBuilder {
         }
         if leaf.isEmpty {
             first.removeAll(keepingCapacity: true)
-            first.append(contentsOf: entry)
+            first.append(contentsOf: entry.assumingMemoryBound(to: UInt8.self))
         }
         leaf.append(entry)
-        last.removeAll(keepingCapacity: true)
-        last.append(contentsOf: entry)
         leafSize += cell
         entryCount += 1
         return true
@@ -68,7 +65,7 @@ struct IndexTreeBuilder {
     private mutating func writeLeaf(_ writer: inout PageAppender) throws {
         let page = try writer.writeIndexLeaf(entries: leaf)
         let separator = previousLast.map { IndexKey.shortestSeparator(after: $0, upTo: first) } ?? []
-        previousLast = last
+        previousLast = leaf[leaf.count - 1]
         leaf = IndexEntries()
         leafSize = 0
         try levels.push(InternalLevels<IndexTreeInternalNodes>.Entry(key: separator, page: page), &writer)
@@ -78,13 +75,5 @@ struct IndexTreeBuilder {
     mutating func finish(_ writer: inout PageAppender) throws -> (root: UInt64, height: Int) {
         if !leaf.isEmpty { try writeLeaf(&writer) }
         return try levels.finish(&writer)
-    }
-
-    @inline(__always)
-    private static func commonPrefixLength(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
-        let limit = min(a.count, b.count)
-        var length = 0
-        while length < limit, a[length] == b[length] { length &+= 1 }
-        return length
     }
 }

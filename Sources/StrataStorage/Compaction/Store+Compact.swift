@@ -371,7 +371,8 @@ extension Store {
                             throw StorageError.corrupt(pages.fileName, at: 0, reason)
                         }
                     }
-                    return isCatalog ? [] : [UInt8](bytes)
+                    // Through a typed buffer: an array made from raw bytes copies them one at a time.
+                    return isCatalog ? [] : Array(bytes.assumingMemoryBound(to: UInt8.self))
                 }
                 if isCatalog {
                     let entry = try BlobCatalog.entry(LeafValue(cell), pages: pages, blob: BlobID(key))
