@@ -30,9 +30,9 @@ extension Store {
     /// 4. Rename `strata.pages.compact` over `strata.pages` and sync the directory: **the commit point**.
     ///    A crash before it leaves the old store (the new files are unreferenced garbage, which the next
     ///    compaction overwrites or deletes); after it, the new one.
-    /// 5. Delete every old segment and sync the directory. A crash (or an error) here leaves old segments
-    ///    that nothing references: verification counts them as orphaned bytes; the next compaction deletes
-    ///    them.
+    /// 5. Delete every old segment and sync the directory (no sync when there was none). A crash (or an
+    ///    error) here leaves old segments that nothing references: verification counts them as orphaned
+    ///    bytes; the next compaction deletes them.
     ///
     /// Any failure before step 4 deletes the new files and leaves the store as it was. Compaction needs
     /// free space for a second copy of the live data.
@@ -282,7 +282,8 @@ extension Store {
                     throw error
                 }
             }
-            try fileSystem.syncDirectory(at: directory)
+            // Nothing deleted, nothing to make durable: the directory is as step 4's sync left it.
+            if !oldSegments.isEmpty { try fileSystem.syncDirectory(at: directory) }
         } catch {
             report.cleanupFailure = "\(error)"
             logger.warning(
