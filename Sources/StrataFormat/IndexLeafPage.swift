@@ -50,33 +50,77 @@ public enum IndexLeafPage {
         entries: [[UInt8]], into page: UnsafeMutableRawBufferPointer, pageNumber: UInt64, generation: UInt64,
         salt: UInt64
     ) {
-        precondition(!entries.isEmpty)
+        var bytes: [UInt8] = []
+        var ends: [Int] = []
+        for entry in entries {
+            bytes.append(contentsOf: entry)
+            ends.append(bytes.count)
+        }
+        bytes.withUnsafeBytes { all in
+            encode(
+                count: entries.count,
+                entry: { UnsafeRawBufferPointer(rebasing: all[($0 == 0 ? 0 : ends[$0 - 1])..<ends[$0]]) },
+                into: page, pageNumber: pageNumber, generation: generation, salt: salt)
+        }
+    }
+
+    /// Encodes a leaf of `count` entries lent by `entry` (entries packed back to back, as a writer holds them: no
+    /// array per entry) into `page` (pageSize bytes, zeroed) and seals it.
+    ///
+    /// - Parameters:
+    ///   - count: at least one.
+    ///   - entry: entry `i`'s bytes, valid for the whole call: strictly increasing, each 9 ...
+    ///     ``PageFormat/maximumIndexEntry(pageSize:)`` bytes; they must fit the page (preconditions).
+    ///   - page: the whole page buffer (page-size bytes, zeroed).
+    ///   - pageNumber: the page's number in the page file.
+    ///   - generation: the checkpoint that writes the page.
+    ///   - salt: the store's checksum salt (``StoreHeader/checksumSalt``).
+    public static func encode(
+        count: Int, entry: (Int) -> UnsafeRawBufferPointer, into page: UnsafeMutableRawBufferPointer,
+        pageNumber: UInt64, generation: UInt64, salt: UInt64
+    ) {
+        precondition(count > 0)
         let maximum = PageFormat.maximumIndexEntry(pageSize: page.count)
-        let prefixLength = commonPrefixLength(entries[0], entries[entries.count - 1])
+        let first = entry(0)
+        let prefixLength = commonPrefixLength(first, entry(count - 1))
         let body = PageFormat.headerSize
         let offsets = body + lengthSize + prefixLength
-        var data = offsets + lengthSize * entries.count
+        var data = offsets + lengthSize * count
         precondition(data <= page.count, "index leaf overflows")
         page.storeLE(UInt16(prefixLength), at: body)
-        entries[0].withUnsafeBytes {
-            UnsafeMutableRawBufferPointer(rebasing: page[(body + lengthSize)..<offsets]).copyMemory(
-                from: UnsafeRawBufferPointer(rebasing: $0[..<prefixLength]))
-        }
-        for (index, entry) in entries.enumerated() {
-            precondition(entry.count > IndexKey.rowIDSize && entry.count <= maximum, "index entry length")
-            let suffix = entry.count - prefixLength
+        UnsafeMutableRawBufferPointer(rebasing: page[(body + lengthSize)..<offsets]).copyMemory(
+            from: UnsafeRawBufferPointer(rebasing: first[..<prefixLength]))
+        for index in 0..<count {
+            let bytes = entry(index)
+            precondition(bytes.count > IndexKey.rowIDSize && bytes.count <= maximum, "index entry length")
+            let suffix = bytes.count - prefixLength
             precondition(data + suffix <= page.count, "index leaf overflows")
             page.storeLE(UInt16(data - body), at: offsets + lengthSize * index)
-            entry.withUnsafeBytes {
-                UnsafeMutableRawBufferPointer(rebasing: page[data..<(data + suffix)]).copyMemory(
-                    from: UnsafeRawBufferPointer(rebasing: $0[prefixLength...]))
-            }
+            UnsafeMutableRawBufferPointer(rebasing: page[data..<(data + suffix)]).copyMemory(
+                from: UnsafeRawBufferPointer(rebasing: bytes[prefixLength...]))
             data += suffix
         }
         PageHeader(
-            type: .indexLeaf, itemCount: entries.count, pageNumber: pageNumber, generation: generation,
+            type: .indexLeaf, itemCount: count, pageNumber: pageNumber, generation: generation,
             bodyLength: data - body, extra: 0
         ).seal(page, salt: salt)
+    }
+
+    /// The number of leading bytes `a` and `b` share, compared eight at a time (a bulk load asks it of every entry).
+    @inline(__always)
+    public static func commonPrefixLength(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        let limit = min(a.count, b.count)
+        var length = 0
+        // Safe: each load reads length ..< length + 8, within both buffers.
+        while length &+ 8 <= limit {
+            let difference =
+                a.loadUnaligned(fromByteOffset: length, as: UInt64.self)
+                ^ b.loadUnaligned(fromByteOffset: length, as: UInt64.self)
+            if difference != 0 { return length &+ UInt64(littleEndian: difference).trailingZeroBitCount / 8 }
+            length &+= 8
+        }
+        while length < limit, a[length] == b[length] { length &+= 1 }
+        return length
     }
 
     /// Checks every reader rule of a verified index leaf without allocating: after it, an ``IndexLeafPageView``

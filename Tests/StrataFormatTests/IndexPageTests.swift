@@ -95,6 +95,19 @@ import Testing
     }
 
     /// The prefix must be all the first and last entries share, no less: one encoding per leaf.
+    /// The word-at-a-time prefix of lent bytes agrees with the byte-at-a-time one of arrays, wherever the first
+    /// difference falls (within or after a word, or none before the shorter ends).
+    @Test func commonPrefixOfLentBytesAgreesWithArrays() {
+        var random = RepeatableRandomNumberGenerator(seed: 0x9F1E)
+        for _ in 0..<2_000 {
+            let a = (0..<Int.random(in: 0..<40, using: &random)).map { _ in UInt8.random(in: 0...3, using: &random) }
+            var b = Array(a.prefix(Int.random(in: 0...a.count, using: &random)))
+            b += (0..<Int.random(in: 0..<20, using: &random)).map { _ in UInt8.random(in: 0...3, using: &random) }
+            let lent = a.withUnsafeBytes { a in b.withUnsafeBytes { IndexLeafPage.commonPrefixLength(a, $0) } }
+            #expect(lent == IndexLeafPage.commonPrefixLength(a, b), "\(a) \(b)")
+        }
+    }
+
     @Test func aPrefixShorterThanTheEntriesShareIsInvalid() throws {
         let first = IndexKey.entry(key: IndexKey.encode([.string("a")]), rowID: 1)
         let second = IndexKey.entry(key: IndexKey.encode([.string("a")]), rowID: 2)

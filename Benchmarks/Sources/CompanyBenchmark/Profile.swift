@@ -23,6 +23,8 @@ import StrataWorkload
 ///   relationship, 3 times. `w8-graph <graph store> <N>`: W8.graph's delete through a context (a copy!).
 /// - `w1-index <directory> <N>`: the engine's bulk load three ways (no index; `employee_department` kept from
 ///   the start; built after the load) and the cost per index entry.
+/// - `w12 <engine store after W8> <N>`: W12's `Store.compact` of the store (the benchmark's `w8-strata` after
+///   `--keep`). It rewrites the store: profile a copy.
 enum Profile {
     static func run(_ figure: String, directory: String, count: Int) throws {
         let start = now()
@@ -43,6 +45,7 @@ enum Profile {
         case "w5-graph": try graphAggregate(directory, count: count)
         case "w8-graph": try graphCascade(directory, count: count)
         case "w1-index": try indexCost(directory, count: count)
+        case "w12": try compaction(directory)
         default: throw BenchmarkFailure("unknown profile \(figure)")
         }
         report("seconds", now() - start)
@@ -205,6 +208,23 @@ enum Profile {
         report("commit_seconds", committed - start)
         report("checkpoint_seconds", now() - committed)
         report("deleted", deleted)
+        try store.close()
+    }
+
+    static func compaction(_ directory: String) throws {
+        let start = now()
+        let compacted = try Store.compact(at: directory, configuration: StrataCompany.configuration())
+        let seconds = now() - start
+        report("compact_seconds", seconds)
+        report("bytes_before", Int(compacted.bytesBefore))
+        report("bytes_after", Int(compacted.bytesAfter))
+        report("rows", Int(compacted.rowCount))
+        report("indexes", compacted.indexCount)
+        report("indexes_copied", compacted.indexesCopied)
+        report("index_entries", Int(compacted.indexEntryCount))
+        report("mb_per_second", Double(compacted.bytesAfter) / 1e6 / seconds)
+        let (store, _, _) = try StrataCompany.open(at: directory)
+        try check(try store.verify().isClean, "profile w12: not clean after compaction")
         try store.close()
     }
 

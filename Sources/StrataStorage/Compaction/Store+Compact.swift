@@ -19,8 +19,10 @@ extension Store {
     /// 1. Open the store (recovery), checkpoint, so that the page file holds every commit, and empty the log.
     /// 2. Write `strata.pages.compact`: page 0 (the store header, as it is), then each table's rows in
     ///    row-ID order as a new tree built bottom-up (``TreeBuilder``: children before parents, overflow
-    ///    chains before their leaves), then each secondary index rebuilt from its table's rows, bottom-up
-    ///    (``IndexTreeBuilder``), then one root record covering the same LSN, with no previous one.
+    ///    chains before their leaves), then each secondary index, bottom-up (``IndexTreeBuilder``): copied entry
+    ///    for entry when step 0 found it whole and in agreement with its table and step 1 changed nothing, else
+    ///    rebuilt from its table's rows (their entries made during the table's walk); either way the entries a
+    ///    rebuild gives. Then one root record covering the same LSN, with no previous one.
     ///    The blob catalog's rows are rewritten as its blobs are copied, record by record and verified,
     ///    into new segments numbered above every segment in the directory (``SegmentCopier``). Blob IDs
     ///    do not change: rows keep referencing them.
@@ -28,9 +30,9 @@ extension Store {
     /// 4. Rename `strata.pages.compact` over `strata.pages` and sync the directory: **the commit point**.
     ///    A crash before it leaves the old store (the new files are unreferenced garbage, which the next
     ///    compaction overwrites or deletes); after it, the new one.
-    /// 5. Delete every old segment and sync the directory. A crash (or an error) here leaves old segments
-    ///    that nothing references: verification counts them as orphaned bytes; the next compaction deletes
-    ///    them.
+    /// 5. Delete every old segment and sync the directory (no sync when there was none). A crash (or an
+    ///    error) here leaves old segments that nothing references: verification counts them as orphaned
+    ///    bytes; the next compaction deletes them.
     ///
     /// Any failure before step 4 deletes the new files and leaves the store as it was. Compaction needs
     /// free space for a second copy of the live data.
@@ -75,8 +77,9 @@ extension Store {
             throw StorageError.io(error)
         }
         let store: Store
+        let verifiedIndexes: [String: VerificationReport.IndexSummary]
         do {
-            try refuseUnrepairableDamage(in: directory, fileSystem: fileSystem)
+            verifiedIndexes = try refuseUnrepairableDamage(in: directory, fileSystem: fileSystem)
             store = try openLocked(
                 directory: directory, configuration: configuration, fileSystem: fileSystem, lock: lock)
         } catch {
@@ -84,7 +87,8 @@ extension Store {
             throw error
         }
         defer { store.closeWithoutCheckpoint() }
-        var report = try store.compactHoldingLock(progress: progress, bufferPages: bufferPages)
+        var report = try store.compactHoldingLock(
+            progress: progress, bufferPages: bufferPages, verifiedIndexes: verifiedIndexes)
         let elapsed = clock.now - started
         report.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         store.logger.info(
@@ -99,7 +103,12 @@ extension Store {
 
     /// Step 0: verifies the store read-only (the caller holds the lock) and throws for the first problem that
     /// has no remedy, or for a store this version may not write.
-    private static func refuseUnrepairableDamage(in directory: String, fileSystem: any FileSystem) throws {
+    ///
+    /// - Returns: the summaries of the indexes found whole and in agreement with their tables (no problem names
+    ///   them), by name: step 2 copies those in order instead of rebuilding them, when nothing changed since.
+    private static func refuseUnrepairableDamage(
+        in directory: String, fileSystem: any FileSystem
+    ) throws -> [String: VerificationReport.IndexSummary] {
         let check = try ReadOnlyStore.openWithoutLocking(at: directory, fileSystem: fileSystem)
         guard check.header.isWritable else {
             throw StorageError.readOnlyFeatures(
@@ -108,7 +117,12 @@ extension Store {
         }
         let report = check.verify()
         let unrepairable = report.problems.filter { $0.remedy == nil }
-        guard let first = unrepairable.first else { return }
+        guard let first = unrepairable.first else {
+            let damaged = Set(report.problems.compactMap(\.index))
+            var verified: [String: VerificationReport.IndexSummary] = [:]
+            for index in report.indexes where !damaged.contains(index.name) { verified[index.name] = index }
+            return verified
+        }
         let more = unrepairable.count > 1 ? " (and \(unrepairable.count - 1) more problems)" : ""
         throw StorageError.corruption(
             file: first.file, offset: first.offset ?? 0,
@@ -136,7 +150,11 @@ extension Store {
     }
 
     /// Steps 1 to 5 of ``compact(at:configuration:fileSystem:progress:)`` on this store, which is then closed.
-    private func compactHoldingLock(progress: ProgressHandler?, bufferPages: Int) throws -> CompactionReport {
+    ///
+    /// - Parameter verifiedIndexes: the indexes step 0 found whole and in agreement with their tables.
+    private func compactHoldingLock(
+        progress: ProgressHandler?, bufferPages: Int, verifiedIndexes: [String: VerificationReport.IndexSummary]
+    ) throws -> CompactionReport {
         writerGate.wait()
         defer { writerGate.signal() }
         var report = CompactionReport()
@@ -185,13 +203,32 @@ extension Store {
             var writer = try PageAppender(
                 file: file, firstPage: firstPage, salt: header.checksumSalt, generation: generation + 1,
                 bufferPages: bufferPages)
-            let records = try writeTables(of: state, into: &writer, segments: &segments, progress: progress)
-            let indexes = try writeIndexes(of: state, into: &writer)
+            // An index step 0 verified is copied in order when the state is the one it verified: nothing replayed or
+            // checkpointed since, the same root page and entry count. Every other index is rebuilt from the rows.
+            let copied = Set(
+                state.indexes.values.filter { index in
+                    guard !report.checkpointedFirst, let summary = verifiedIndexes[index.definition.name] else {
+                        return false
+                    }
+                    let rootPage: UInt64?
+                    switch index.root {
+                    case .page(let page): rootPage = page
+                    case nil: rootPage = nil
+                    case .node: return false
+                    }
+                    return summary.indexID == index.id.rawValue && summary.rootPage == rootPage
+                        && summary.entryCount == index.entryCount && summary.unwrittenNodes == 0
+                }.map(\.id))
+            let (records, indexEntries) = try writeTables(
+                of: state, rebuilding: Set(state.indexes.keys).subtracting(copied), into: &writer,
+                segments: &segments, progress: progress)
+            let indexes = try writeIndexes(of: state, copying: copied, entries: indexEntries, into: &writer)
             _ = try writer.writeRootRecord(
                 RootRecord(
                     walLSN: state.lsn, nextTableID: state.nextTableID, previousRootPage: PageFormat.noPage,
                     tables: records, nextIndexID: state.nextIndexID, indexes: indexes))
             report.indexCount = indexes.count
+            report.indexesCopied = copied.count
             report.indexEntryCount = indexes.reduce(0) { $0 + $1.entryCount }
             try writer.flush()
             report.tableCount = records.count
@@ -245,7 +282,8 @@ extension Store {
                     throw error
                 }
             }
-            try fileSystem.syncDirectory(at: directory)
+            // Nothing deleted, nothing to make durable: the directory is as step 4's sync left it.
+            if !oldSegments.isEmpty { try fileSystem.syncDirectory(at: directory) }
         } catch {
             report.cleanupFailure = "\(error)"
             logger.warning(
@@ -257,29 +295,43 @@ extension Store {
         return report
     }
 
-    /// Writes every secondary index's tree (in index-ID order), each rebuilt from its table's rows (so that a
-    /// compacted index agrees with its table even if the old one did not), and returns their root record entries.
-    private func writeIndexes(of state: StoreState, into writer: inout PageAppender) throws -> [RootRecord.Index] {
+    /// Writes every secondary index's tree (in index-ID order) and returns their root record entries.
+    ///
+    /// An index in `copying` is one step 0 verified, unchanged since: its entries are copied in the order they lie
+    /// (no entry is made from a row, nothing is sorted), their order checked. Any other index is rebuilt from its
+    /// `entries` (those ``writeTables(of:rebuilding:into:segments:progress:)`` made from its table's rows), so that it
+    /// agrees with its table even if the old one did not: they lie packed in one buffer in row order, are sorted by
+    /// integer prefixes (a counting sort by key when few keys repeat over many rows) and handed to the leaves lent.
+    /// An array per entry and a closure per comparison were 70% of W12's compaction (issue 16).
+    private func writeIndexes(
+        of state: StoreState, copying: Set<IndexID>, entries: [IndexID: PackedIndexEntries],
+        into writer: inout PageAppender
+    ) throws -> [RootRecord.Index] {
         var roots: [IndexID: (page: UInt64, height: Int)] = [:]
         var rebuilt = state
         for index in state.indexes.values.sorted(by: { $0.id < $1.id }) {
-            let table = try state.table(index.definition.table)
-            var entries: [[UInt8]] = []
-            entries.reserveCapacity(Int(index.entryCount))
-            try tree.forEach(table.root, from: 0, through: .max, reverse: false) { row, value in
-                let entry: [UInt8]?
-                do {
-                    entry = try StoreState.entry(of: index, row: row, value: value, pages: pages, limit: .max)
-                } catch StorageError.invalidArgument(let reason) {
-                    // A stored row the index cannot take is damage, not a caller's bad argument.
-                    throw StorageError.corrupt(pages.fileName, at: 0, reason)
-                }
-                if let entry { entries.append(entry) }
-                return true
-            }
-            entries.sort { IndexKey.compare($0, $1) < 0 }
             var builder = IndexTreeBuilder(pageSize: pageSize)
-            for entry in entries { try builder.add(entry, writer: &writer) }
+            if !copying.contains(index.id) {
+                // Made for every index of an existing table.
+                _ = try state.table(index.definition.table)
+                let packed = entries[index.id] ?? PackedIndexEntries()
+                // Every entry ends with its row's ID, and the rows were walked in increasing order: entries are
+                // distinct.
+                try packed.forEach(packed.sorted(inRowOrder: true)) { try builder.add($0, writer: &writer) }
+            } else {
+                let name = index.definition.name
+                try IndexTree(pages: pages).forEach(index.root, from: nil, below: nil, reverse: false) { entry in
+                    guard try builder.addIfInOrder(entry, writer: &writer) else {
+                        throw StorageError.corrupt(pages.fileName, at: 0, "index '\(name)' holds entries out of order")
+                    }
+                    return true
+                }
+                guard builder.entryCount == index.entryCount else {
+                    throw StorageError.corrupt(
+                        pages.fileName, at: 0,
+                        "index '\(name)' says it has \(index.entryCount) entries; its tree has \(builder.entryCount)")
+                }
+            }
             let (root, height) = try builder.finish(&writer)
             roots[index.id] = (root, height)
             rebuilt.indexes[index.id]?.entryCount = builder.entryCount
@@ -287,11 +339,12 @@ extension Store {
         return rebuilt.indexRecords(roots: roots)
     }
 
-    /// Writes every table's tree (in table-ID order) and returns the root record's table entries.
+    /// Writes every table's tree (in table-ID order) and returns the root record's table entries, and the entries of
+    /// each index in `rebuilding`, made from the rows on the way (one walk of each table).
     private func writeTables(
-        of state: StoreState, into writer: inout PageAppender, segments: inout SegmentCopier,
-        progress: ProgressHandler?
-    ) throws -> [RootRecord.Table] {
+        of state: StoreState, rebuilding: Set<IndexID>, into writer: inout PageAppender,
+        segments: inout SegmentCopier, progress: ProgressHandler?
+    ) throws -> (tables: [RootRecord.Table], indexEntries: [IndexID: PackedIndexEntries]) {
         var total: UInt64 = 0
         for table in state.tables.values { total += table.rowCount }
         if let catalog = state.tableIDs[BlobCatalog.tableName] {
@@ -302,16 +355,33 @@ extension Store {
         }
         var throttle = ProgressThrottle(progress, phase: "compacting", total: total)
         var records: [RootRecord.Table] = []
+        var indexEntries: [IndexID: PackedIndexEntries] = [:]
         for table in state.tables.values.sorted(by: { $0.id < $1.id }) {
             var builder = TreeBuilder(pageSize: pageSize)
             let isCatalog = table.name == BlobCatalog.tableName
-            try tree.forEach(table.root, from: 0, through: .max, reverse: false) { key, value in
-                var bytes = try pages.bytes(of: value)
-                if isCatalog {
-                    let entry = try BlobCatalog.entry(value, pages: pages, blob: BlobID(key))
-                    bytes = try segments.copy(BlobID(key), entry) { throttle.advance() }.encoded()
+            let indexes = try table.indexes.filter(rebuilding.contains).map { try state.index($0) }
+            var entries = indexes.map { _ in PackedIndexEntries() }
+            try tree.forEachCell(table.root, from: 0, through: .max, reverse: false) { key, cell in
+                let bytes = try pages.withBytes(of: cell) { bytes in
+                    for position in indexes.indices {
+                        do {
+                            try entries[position].append(
+                                of: indexes[position], row: key, bytes: bytes, tag: 0, limit: .max, pages: pages)
+                        } catch StorageError.invalidArgument(let reason) {
+                            // A stored row the index cannot take is damage, not a caller's bad argument.
+                            throw StorageError.corrupt(pages.fileName, at: 0, reason)
+                        }
+                    }
+                    // Through a typed buffer: an array made from raw bytes copies them one at a time.
+                    return isCatalog ? [] : Array(bytes.assumingMemoryBound(to: UInt8.self))
                 }
-                try builder.add(key, bytes, writer: &writer)
+                if isCatalog {
+                    let entry = try BlobCatalog.entry(LeafValue(cell), pages: pages, blob: BlobID(key))
+                    try builder.add(
+                        key, try segments.copy(BlobID(key), entry) { throttle.advance() }.encoded(), writer: &writer)
+                } else {
+                    try builder.add(key, bytes, writer: &writer)
+                }
                 throttle.advance()
                 return true
             }
@@ -321,11 +391,12 @@ extension Store {
                     pages.fileName, at: 0,
                     "table '\(table.name)' says it has \(table.rowCount) rows; its tree has \(builder.rowCount)")
             }
+            for (position, index) in indexes.enumerated() { indexEntries[index.id] = entries[position] }
             records.append(
                 RootRecord.Table(
                     tableID: table.id.rawValue, name: table.name, nextRowID: table.nextRowID, rowCount: table.rowCount,
                     rootPage: root, height: height))
         }
-        return records
+        return (records, indexEntries)
     }
 }

@@ -135,6 +135,18 @@ struct PackedIndexEntries {
         withEntries { entry in key.withBytes(entry) { Array($0) } }
     }
 
+    /// Calls `body` with each of `sorted`'s entries in turn, lent (from the sort's words where they hold it all, else
+    /// where it lies in the buffer; valid only during the call): how compaction writes an index's leaves.
+    func forEach(
+        _ sorted: [SortKey], _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        try withEntries { entry in
+            for key in sorted {
+                try key.withBytes(entry) { bytes in Result { try body(bytes) } }.get()
+            }
+        }
+    }
+
     /// A tree of `sorted` (strictly increasing), built bottom-up.
     func build(_ sorted: [SortKey], tree: IndexTree, owner: UInt64) -> IndexNodeRef? {
         withEntries { Self.build(sorted, entry: $0, tree: tree, owner: owner) }
