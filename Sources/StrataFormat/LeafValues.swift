@@ -157,6 +157,12 @@ public struct LeafValues: Sendable, Equatable {
         ends.append((offset &+ length) << 1 | (overflow ? 1 : 0))
     }
 
+    /// Adds an inline value, its bytes copied from where they lie.
+    public mutating func append(inline value: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: value.assumingMemoryBound(to: UInt8.self))
+        ends.append(bytes.count << 1)
+    }
+
     /// Inserts `value` at `index`, moving the values from there on.
     public mutating func insert(_ value: LeafValue, at index: Int) {
         guard index < count else { return append(value) }

@@ -81,6 +81,8 @@ import Testing
         #expect(packed.extracting(1..<1).isEmpty)
         packed.remove(at: 1)
         expectSame(packed, [.bytes([]), .bytes([])])
+        [UInt8]([5, 6, 7]).withUnsafeBytes { packed.append(inline: $0) }
+        expectSame(packed, [.bytes([]), .bytes([]), .bytes([5, 6, 7])])
         packed.removeAll()
         #expect(packed.isEmpty)
         packed.removePrefix(0)

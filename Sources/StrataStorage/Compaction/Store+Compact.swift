@@ -362,7 +362,7 @@ extension Store {
             let indexes = try table.indexes.filter(rebuilding.contains).map { try state.index($0) }
             var entries = indexes.map { _ in PackedIndexEntries() }
             try tree.forEachCell(table.root, from: 0, through: .max, reverse: false) { key, cell in
-                let bytes = try pages.withBytes(of: cell) { bytes in
+                try pages.withBytes(of: cell) { bytes in
                     for position in indexes.indices {
                         do {
                             try entries[position].append(
@@ -372,15 +372,13 @@ extension Store {
                             throw StorageError.corrupt(pages.fileName, at: 0, reason)
                         }
                     }
-                    // Through a typed buffer: an array made from raw bytes copies them one at a time.
-                    return isCatalog ? [] : Array(bytes.assumingMemoryBound(to: UInt8.self))
+                    // Copied where it lies into the new leaf: no array per row.
+                    if !isCatalog { try builder.add(key, bytes, writer: &writer) }
                 }
                 if isCatalog {
                     let entry = try BlobCatalog.entry(LeafValue(cell), pages: pages, blob: BlobID(key))
                     try builder.add(
                         key, try segments.copy(BlobID(key), entry) { throttle.advance() }.encoded(), writer: &writer)
-                } else {
-                    try builder.add(key, bytes, writer: &writer)
                 }
                 throttle.advance()
                 return true

@@ -23,14 +23,14 @@ struct TreeBuilder {
         levels = InternalLevels(capacity: limits.capacity)
     }
 
-    /// Adds the next row; `key` must be larger than every key added before.
-    mutating func add(_ key: UInt64, _ bytes: [UInt8], writer: inout PageAppender) throws {
+    /// Adds the next row; `key` must be larger than every key added before. Its bytes are copied where they lie,
+    /// into the leaf's packed values (a long value into its overflow chain).
+    mutating func add(_ key: UInt64, _ bytes: UnsafeRawBufferPointer, writer: inout PageAppender) throws {
         precondition(lastKey.map { key > $0 } ?? true, "rows must come in increasing row-ID order")
         lastKey = key
-        let value: LeafValue =
-            bytes.count > limits.maximumInline
-            ? .overflow(firstPage: try writer.writeOverflow(bytes), length: bytes.count) : .bytes(bytes)
-        let size = limits.cellSize(value)
+        let long = bytes.count > limits.maximumInline
+        let size = long ? PageFormat.overflowCellSize : PageFormat.leafCellHeaderSize + bytes.count
+        let overflow = long ? try writer.writeOverflow(Array(bytes.assumingMemoryBound(to: UInt8.self))) : 0
         if let first = leafKeys.first,
             LeafPage.bodySize(count: leafKeys.count + 1, first: first, last: key, cellBytes: leafSize + size)
                 > limits.capacity
@@ -38,9 +38,18 @@ struct TreeBuilder {
             try writeLeaf(&writer)
         }
         leafKeys.append(key)
-        leafValues.append(value)
+        if long {
+            leafValues.append(.overflow(firstPage: overflow, length: bytes.count))
+        } else {
+            leafValues.append(inline: bytes)
+        }
         leafSize += size
         rowCount += 1
+    }
+
+    /// Adds the next row, from an array.
+    mutating func add(_ key: UInt64, _ bytes: [UInt8], writer: inout PageAppender) throws {
+        try bytes.withUnsafeBytes { try add(key, $0, writer: &writer) }
     }
 
     private mutating func writeLeaf(_ writer: inout PageAppender) throws {
