@@ -42,6 +42,14 @@ import Testing
             model.remove(entry)
         }
 
+        /// Removes `entries` (sorted, distinct) a leaf at a time, as a transaction's deferred removals are applied.
+        func remove(sorted entries: [[UInt8]]) throws {
+            let (newRoot, removed) = try tree.remove(root, sorted: entries, owner: tag)
+            #expect(removed == entries.filter(model.contains).count)
+            root = newRoot
+            for entry in entries { model.remove(entry) }
+        }
+
         func checkpoint() throws {
             tag += 1
             generation += 1
@@ -152,6 +160,33 @@ import Testing
         try harness.check("page \(pageSize): after a checkpoint")
         for victim in harness.model.shuffled(using: &random) { try harness.remove(victim) }
         #expect(harness.root == nil)
+    }
+
+    /// Removals applied a leaf at a time (sorted runs, some entries absent) leave what removing them one by one
+    /// leaves, through merges and root collapse, in committed and in-memory trees.
+    @Test(arguments: [512, 4096])
+    func sortedRunsOfRemovalsMatchTheModel(pageSize: Int) throws {
+        var random = RepeatableRandomNumberGenerator(seed: 0x5017 &+ UInt64(pageSize))
+        let harness = try Harness(pageSize: pageSize)
+        let maximum = harness.tree.maximumEntry
+        for _ in 0..<3_000 { try harness.insert(Self.entry(&random, maximum: maximum)) }
+        try harness.check("page \(pageSize): loaded")
+        for round in 0..<8 {
+            if round % 2 == 0 { try harness.checkpoint() }
+            // About a third of what is there, in clusters and scattered, plus entries that are not there.
+            let present = harness.model.sorted { IndexKey.compare($0, $1) < 0 }
+            var run = Set<[UInt8]>()
+            let start = Int.random(in: 0..<max(present.count, 1), using: &random)
+            for entry in present.dropFirst(start).prefix(present.count / 6) { run.insert(entry) }
+            for entry in present where Int.random(in: 0..<6, using: &random) == 0 { run.insert(entry) }
+            for _ in 0..<20 { run.insert(Self.entry(&random, maximum: maximum)) }
+            try harness.remove(sorted: run.sorted { IndexKey.compare($0, $1) < 0 })
+            try harness.check("page \(pageSize): round \(round)")
+            for _ in 0..<300 { try harness.insert(Self.entry(&random, maximum: maximum)) }
+        }
+        try harness.remove(sorted: harness.model.sorted { IndexKey.compare($0, $1) < 0 })
+        #expect(harness.root == nil)
+        #expect(harness.model.isEmpty)
     }
 
     /// Neighbouring index leaves whose entries overlap are reported as corruption when a removal would join them.

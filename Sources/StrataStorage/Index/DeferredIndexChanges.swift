@@ -76,17 +76,28 @@ struct DeferredIndexChanges {
                 }
                 index.root = entries.build(present, tree: tree, owner: owner)
             } else {
-                for key in sorted {
-                    let bytes = entries.entry(key)
+                // Insertions one by one; each run of removals (distinct entries, in order) a leaf at a time.
+                var position = 0
+                var run: [[UInt8]] = []
+                while position < sorted.count {
+                    let key = sorted[position]
                     if entries.tag(of: key) == 1 {
-                        let (root, inserted) = try tree.insert(index.root, bytes, owner: owner)
+                        let (root, inserted) = try tree.insert(index.root, entries.entry(key), owner: owner)
                         guard inserted else { throw Self.disagreement(index, file: file, extra: true) }
                         index.root = root
-                    } else {
-                        let (root, removed) = try tree.remove(index.root, bytes, owner: owner)
-                        guard removed else { throw Self.disagreement(index, file: file, extra: false) }
-                        index.root = root
+                        position += 1
+                        continue
                     }
+                    run.removeAll(keepingCapacity: true)
+                    while position < sorted.count, entries.tag(of: sorted[position]) == 0,
+                        run.isEmpty || !entries.same(sorted[position], sorted[position - 1])
+                    {
+                        run.append(entries.entry(sorted[position]))
+                        position += 1
+                    }
+                    let (root, removed) = try tree.remove(index.root, sorted: run, owner: owner)
+                    guard removed == run.count else { throw Self.disagreement(index, file: file, extra: false) }
+                    index.root = root
                 }
             }
             state.indexes[id] = index

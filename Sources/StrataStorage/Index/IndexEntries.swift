@@ -91,6 +91,19 @@ struct IndexEntries: Sendable, Equatable {
         ends.append(UInt32(bytes.count))
     }
 
+    /// Appends an entry that a leaf page stores as the prefix its entries share and its own suffix.
+    mutating func append(prefix: UnsafeRawBufferPointer, suffix: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: prefix)
+        bytes.append(contentsOf: suffix)
+        ends.append(UInt32(bytes.count))
+    }
+
+    /// Makes room for `count` entries of `byteCount` bytes in all.
+    mutating func reserveCapacity(entries count: Int, bytes byteCount: Int) {
+        bytes.reserveCapacity(byteCount)
+        ends.reserveCapacity(count)
+    }
+
     /// Appends the entries of `other`.
     mutating func append(contentsOf other: IndexEntries) {
         let base = UInt32(bytes.count)
@@ -110,8 +123,17 @@ struct IndexEntries: Sendable, Equatable {
     @discardableResult
     mutating func remove(at i: Int) -> [UInt8] {
         let removed = self[i]
-        replaceSubrange(i..<(i + 1), with: EmptyCollection())
+        removeEntry(at: i)
         return removed
+    }
+
+    /// Removes entry `i`: its bytes leave, the ends after it move back (no array made, unlike ``remove(at:)``).
+    mutating func removeEntry(at i: Int) {
+        let from = start(i)
+        let length = Int(ends[i]) &- from
+        bytes.removeSubrange(from..<(from &+ length))
+        ends.remove(at: i)
+        shiftEnds(after: i &- 1, by: -length)
     }
 
     /// Adds `delta` to the ends of the entries after entry `i`.

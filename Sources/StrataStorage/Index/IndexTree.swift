@@ -253,7 +253,7 @@ struct IndexTree: Sendable {
             let (index, found) = node.search(entry)
             guard found else { return false }
             node.bodySize -= PageFormat.indexLengthSize + node.keys.length(at: index)
-            node.keys.remove(at: index)
+            node.keys.removeEntry(at: index)
             return true
         }
         let index = node.childIndex(for: entry)
@@ -262,6 +262,66 @@ struct IndexTree: Sendable {
         guard try remove(from: child, entry, owner: owner) else { return false }
         try fix(node, at: index, owner: owner, hint: .middle, shrank: true)
         return true
+    }
+
+    /// Removes `entries` (strictly increasing), a leaf at a time: one descent per leaf they lie in, and each leaf
+    /// rebuilt once without them rather than moved up once per entry (W8's callgrind: removing 100,000 entries one by
+    /// one cost 8,300 instructions each, most of them moving a leaf's bytes and ends).
+    /// - Returns: the new root and how many of `entries` were there and are gone.
+    func remove(
+        _ root: IndexNodeRef?, sorted entries: [[UInt8]], owner: UInt64
+    ) throws -> (root: IndexNodeRef?, removed: Int) {
+        var root = root
+        var position = 0
+        var removed = 0
+        while position < entries.count, let current = root {
+            let node = try mutable(current, owner: owner, level: nil)
+            let here = try removeRun(from: node, entries, &position, below: nil, owner: owner)
+            guard here > 0 else { continue }
+            removed += here
+            root = try finishRoot(node, owner: owner, hint: .middle)
+        }
+        return (root, removed)
+    }
+
+    /// Removes the entries from `entries[position]` on that lie in the leaf `entries[position]` belongs to (those
+    /// below `upper`, the separator after that leaf), advancing `position` past them; returns how many were there.
+    private func removeRun(
+        from node: IndexNode, _ entries: [[UInt8]], _ position: inout Int, below upper: [UInt8]?, owner: UInt64
+    ) throws -> Int {
+        func isBelowUpper(_ entry: [UInt8]) -> Bool {
+            guard let upper else { return true }
+            return entry.withUnsafeBytes { entry in upper.withUnsafeBytes { IndexKey.compare(entry, $0) < 0 } }
+        }
+        if node.isLeaf {
+            var gone: [Int] = []
+            repeat {
+                let (index, found) = node.search(entries[position])
+                if found { gone.append(index) }
+                position += 1
+            } while position < entries.count && isBelowUpper(entries[position])
+            guard !gone.isEmpty else { return 0 }
+            var kept = IndexEntries()
+            kept.reserveCapacity(entries: node.count - gone.count, bytes: node.keys.byteCount(of: 0..<node.count))
+            var next = 0
+            for index in 0..<node.count {
+                if next < gone.count, gone[next] == index {
+                    next += 1
+                    node.bodySize -= PageFormat.indexLengthSize + node.keys.length(at: index)
+                } else {
+                    node.keys.withEntry(index) { kept.append($0) }
+                }
+            }
+            node.keys = kept
+            return gone.count
+        }
+        let index = node.childIndex(for: entries[position])
+        let childUpper = index + 1 < node.count ? node.keys[index + 1] : upper
+        let child = try mutable(node.children[index], owner: owner, level: node.level - 1)
+        node.children[index] = .node(child)
+        let removed = try removeRun(from: child, entries, &position, below: childUpper, owner: owner)
+        if removed > 0 { try fix(node, at: index, owner: owner, hint: .middle, shrank: true) }
+        return removed
     }
 
     // MARK: - Keeping nodes within a page
@@ -323,7 +383,7 @@ struct IndexTree: Sendable {
         // Child 0 has no separator: the next child's becomes unused. Child i ≥ 1 takes its own along.
         let separator = index == 0 ? 1 : index
         parent.bodySize -= PageFormat.indexInternalEntryOverhead + parent.keys.length(at: separator)
-        parent.keys.remove(at: separator)
+        parent.keys.removeEntry(at: separator)
         parent.children.remove(at: index)
         parent.keys[0] = []
     }

@@ -38,7 +38,7 @@ struct CheckpointWriter {
         let node: BTreeNode
         switch ref {
         case .page(let number):
-            return (number, try pages.node(at: number).level)
+            return (number, try pages.treeLevel(at: number))
         case .node(let inMemory):
             node = inMemory
         }
@@ -85,7 +85,7 @@ struct CheckpointWriter {
         let node: IndexNode
         switch ref {
         case .page(let number):
-            return (number, try pages.indexNode(at: number).level)
+            return (number, try pages.indexLevel(at: number))
         case .node(let inMemory):
             node = inMemory
         }

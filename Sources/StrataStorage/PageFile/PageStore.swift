@@ -166,6 +166,29 @@ final class PageStore: Sendable {
         }
     }
 
+    /// The level of the row-tree node at page `number`, read in place (a checkpoint that keeps a page needs no more
+    /// of it).
+    func treeLevel(at number: UInt64) throws -> Int {
+        if let cached = cache.node(at: number) { return cached.level }
+        return try withTreePage(number, level: nil) { view in
+            switch view {
+            case .leaf: 0
+            case .internal(let node): node.level
+            }
+        }
+    }
+
+    /// The level of the index-tree node at page `number`, read in place.
+    func indexLevel(at number: UInt64) throws -> Int {
+        if let cached = indexCache.node(at: number) { return cached.level }
+        return try withIndexPage(number, level: nil) { view in
+            switch view {
+            case .leaf: 0
+            case .internal(let node): node.level
+            }
+        }
+    }
+
     /// ``withNodePage(_:level:_:)`` for an index tree: a row-tree page there is corruption.
     @inline(__always)
     func withIndexPage<R>(_ number: UInt64, level: Int?, _ body: (IndexPageView) throws -> R) throws -> R {
@@ -230,10 +253,16 @@ final class PageStore: Sendable {
     static func decodeIndexNode(_ page: UnsafeRawBufferPointer, header: PageHeader) throws(FormatError) -> IndexNode {
         switch header.type {
         case .indexLeaf:
-            let entries = try IndexLeafPage.decode(page, header: header)
+            // Each entry is put together from the shared prefix and its suffix straight into the packed entries:
+            // no array per entry (W8's callgrind: decoding index leaves was 30% of a cascade delete).
+            try IndexLeafPage.validate(page, header: header)
+            let view = IndexLeafPageView(validatedPage: page, header: header)
+            var entries = IndexEntries()
+            entries.reserveCapacity(entries: view.count, bytes: header.bodyLength + view.count * view.prefix.count)
+            for index in 0..<view.count { entries.append(prefix: view.prefix, suffix: view.suffix(at: index)) }
             return IndexNode(
                 level: 0, keys: entries, children: [], owner: 0,
-                bodySize: IndexNode.bodySize(level: 0, keys: entries[...]))
+                bodySize: IndexNode.leafBodySize(entries, 0..<entries.count))
         case .indexInternal:
             let (level, keys, children) = try IndexInternalPage.decode(page, header: header)
             return IndexNode(
