@@ -1,17 +1,37 @@
-/// Faults that a fetch with a ``FetchRequest/fetchBatchSize`` returned together (Core Data's batched array):
-/// firing any of them fills every fault of the batch with one store query, so that walking the results of a
-/// fetch of 100,000 objects in batches of 100 costs 1,000 queries, not 100,000.
+/// Faults made together, whose rows are read together: the first of them to fire reads the rows of every fault
+/// of the batch with one store query, so that walking 100,000 faults in batches of 100 costs 1,000 queries, not
+/// 100,000.
+///
+/// Two kinds of fault are batched:
+/// - a fetch with a ``FetchRequest/fetchBatchSize`` (Core Data's batched array): firing one fault of a batch fills
+///   every fault of it (``Filling/objects``);
+/// - the members of a to-many read from the store (``ManagedObject`` relationship faults): firing one member reads
+///   the rows of the unread members of its batch into the coordinator's row cache, where they wait for their own
+///   faults to fire (``Filling/rows``). Those members stay faults: nothing is filled, awoken or notified until
+///   touched, as in Core Data; only the store is asked once instead of once a member. Each member holds its cached
+///   row from then on, as a fetched fault does, and the context's ``ManagedObjectContext/stalenessInterval`` still
+///   decides whether a cached row may fill it.
 ///
 /// A batch names its members by ID and finds those still alive in their context's registry (a `weak` reference
 /// would give every member a side table, which slows each retain and release of it); each member holds its batch
 /// until it fires (or the batch fires through another member), so a batch lives as long as one of its unfired
 /// faults does.
 final class FaultBatch {
+    /// What firing one member does to the others.
+    enum Filling {
+        /// Fills them (a batched fetch).
+        case objects
+        /// Caches their rows, leaving them faults (the members of a to-many).
+        case rows
+    }
+
     private var members: [ManagedObjectID]
+    let filling: Filling
 
     /// Makes a batch of `faults` and attaches it to each.
-    init(_ faults: [ManagedObject]) {
+    init(_ faults: [ManagedObject], filling: Filling = .objects) {
         members = faults.map(\.objectID)
+        self.filling = filling
         for fault in faults { fault.faultBatch = self }
     }
 
@@ -25,6 +45,9 @@ final class FaultBatch {
 }
 
 extension ManagedObjectContext {
+    /// How many members of a to-many one batch holds (see ``FaultBatch``): the rows read when one of them fires.
+    static let relationshipFaultBatchSize = 100
+
     /// Groups the faults among a fetch's results into batches of `size`, in result order (see ``FaultBatch``).
     /// Only a context on the coordinator batches: a child context's faults read through its parent.
     func makeFaultBatches(_ objects: [ManagedObject], size: Int) {
@@ -36,5 +59,25 @@ extension ManagedObjectContext {
             if faults.count > 1 { _ = FaultBatch(faults) }
             start = end
         }
+    }
+
+    /// Groups the members of a to-many just read from the store (in its order: by row ID unless it is ordered) into
+    /// batches of ``relationshipFaultBatchSize`` whose rows are read together (``FaultBatch/Filling/rows``). Members
+    /// with a row already (filled objects, fetched faults) or in a batch already are left out. Only a context on the
+    /// coordinator batches (a child context's faults read through its parent), and only when it may fill faults
+    /// from the row cache (a ``stalenessInterval`` of 0 sends every fault to the store).
+    func makeRelationshipFaultBatches(_ members: [ManagedObject]) {
+        guard parent == nil, stalenessInterval != 0, members.count > 1 else { return }
+        var batch: [ManagedObject] = []
+        batch.reserveCapacity(Swift.min(members.count, Self.relationshipFaultBatchSize))
+        for member in members
+        where member.isFault && !member.holdsCachedRow && member.faultBatch == nil && !member.objectID.isTemporaryID {
+            batch.append(member)
+            if batch.count == Self.relationshipFaultBatchSize {
+                _ = FaultBatch(batch, filling: .rows)
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        if batch.count > 1 { _ = FaultBatch(batch, filling: .rows) }
     }
 }

@@ -220,6 +220,33 @@ extension ManagedObjectContext {
     }
 }
 
+extension ManagedObjectContext {
+    /// Reads the rows of faults into the coordinator's row cache, one store query per store and entity hierarchy
+    /// (the Strata store reads them in one walk of its table's tree, in row-ID order), without filling them: each
+    /// fault holds its row's entry from then on, as a fetched fault does, and fills from it when it fires. Faults
+    /// that hold a row already are not read again; a fault whose row is gone gets none (it finds out when it fires).
+    func cacheRows(of faults: [ManagedObject]) throws {
+        var groups: [[ObjectIdentifier]: [ManagedObject]] = [:]
+        for fault in faults where fault.isFault && !fault.holdsCachedRow && !fault.objectID.isTemporaryID {
+            let store = try coordinator.store(for: fault.objectID)
+            groups[[ObjectIdentifier(store), ObjectIdentifier(fault.entity.rootEntity)], default: []].append(fault)
+        }
+        for members in groups.values where !members.isEmpty {
+            let store = try coordinator.store(for: members[0].objectID)
+            var byRow: [UInt64: ManagedObject] = [:]
+            byRow.reserveCapacity(members.count)
+            for member in members { byRow[member.objectID.rowID!] = member }
+            var request = StoreFetchRequest(entity: members[0].entity.rootEntity)
+            request.rowIDs = members.map { $0.objectID.rowID! }
+            let result = try store.fetch(request)
+            for (reference, row) in zip(result.references, result.rows) {
+                guard let member = byRow[reference.rowID] else { continue }
+                cacheRow(row, for: member)
+            }
+        }
+    }
+}
+
 /// What ``ManagedObjectContext/execute(_:)-(FetchRequest<Result>)`` returns: the stores' answer, with no
 /// object registered.
 public enum FetchResult: Sendable {
