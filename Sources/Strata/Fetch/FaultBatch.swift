@@ -12,10 +12,11 @@
 ///   row from then on, as a fetched fault does, and the context's ``ManagedObjectContext/stalenessInterval`` still
 ///   decides whether a cached row may fill it.
 ///
-/// A batch names its members by ID and finds those still alive in their context's registry (a `weak` reference
-/// would give every member a side table, which slows each retain and release of it); each member holds its batch
-/// until it fires (or the batch fires through another member), so a batch lives as long as one of its unfired
-/// faults does.
+/// A batch holds its members without retaining them (each member holds its batch until it fires, or the batch
+/// fires through another member, so a batch lives as long as one of its unfired faults does). Not with `weak`
+/// references either, which would give every member a side table and slow each retain and release of it: a
+/// member going away while it still names the batch takes itself out (``forget(_:)``, from its `deinit`), so every
+/// member the batch still lists is alive, and firing the batch finds its members without a registry lookup each.
 final class FaultBatch {
     /// What firing one member does to the others.
     enum Filling {
@@ -25,22 +26,41 @@ final class FaultBatch {
         case rows
     }
 
-    private var members: [ManagedObjectID]
-    let filling: Filling
-
-    /// Makes a batch of `faults` and attaches it to each.
-    init(_ faults: [ManagedObject], filling: Filling = .objects) {
-        members = faults.map(\.objectID)
-        self.filling = filling
-        for fault in faults { fault.faultBatch = self }
+    /// A member, not retained: it takes itself out before it goes (see the type's documentation).
+    private struct Member {
+        unowned(unsafe) let object: ManagedObject
     }
 
-    /// Detaches the batch from every member still registered in `context` and returns those that are still faults.
+    private var members: [Member?]
+    let filling: Filling
+
+    /// Makes a batch of `faults` and attaches it to each (taking a fault out of the batch it was in, if any).
+    init(_ faults: [ManagedObject], filling: Filling = .objects) {
+        members = faults.map { Member(object: $0) }
+        self.filling = filling
+        for fault in faults {
+            fault.faultBatch?.forget(fault)
+            fault.faultBatch = self
+        }
+    }
+
+    /// Takes `object` out of the batch: it goes away, or joins another batch.
+    func forget(_ object: ManagedObject) {
+        if let index = members.firstIndex(where: { $0?.object === object }) { members[index] = nil }
+    }
+
+    /// Detaches the batch from every member and returns those that are still faults registered in `context`.
     func takeFaults(in context: ManagedObjectContext) -> [ManagedObject] {
-        let alive = members.compactMap { context.registeredObject(for: $0) }
+        var faults: [ManagedObject] = []
+        faults.reserveCapacity(members.count)
+        for case let member? in members {
+            let object = member.object
+            guard object.faultBatch === self else { continue }
+            object.faultBatch = nil
+            if object.isFault, object.managedObjectContext === context { faults.append(object) }
+        }
         members = []
-        for object in alive where object.faultBatch === self { object.faultBatch = nil }
-        return alive.filter(\.isFault)
+        return faults
     }
 }
 

@@ -93,6 +93,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     deinit {
         managedObjectContext?.objectWillDeinitialize(self)
+        // A batch lists its members without retaining them: this one leaves it before it goes.
+        faultBatch?.forget(self)
     }
 
     // MARK: - State
