@@ -410,8 +410,13 @@ public final class PostgresStore: PersistentStore, RowCacheSharing {
         try rows(withIDs: [rowID], of: entity).first?.row
     }
 
-    /// The rows with these IDs (those that exist, of `entity` or below), in row-ID order.
-    func rows(withIDs rowIDs: [UInt64], of entity: EntityDescription) throws -> [(rowID: UInt64, row: StoredRow)] {
+    /// The rows with these IDs (those that exist, of `entity` or below), in row-ID order: one query for all of them
+    /// (``PersistentStore/rows(withIDs:of:)``, what a batch of faults reads).
+    ///
+    /// - Throws: ``PostgresStoreError``.
+    public func rows(
+        withIDs rowIDs: [UInt64], of entity: EntityDescription
+    ) throws -> [(rowID: UInt64, row: StoredRow)] {
         var statement = PostgresStatement()
         let ids = statement.bind(rowIDs.map { Int64(bitPattern: $0) })
         let sql = """

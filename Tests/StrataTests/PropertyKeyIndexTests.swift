@@ -32,4 +32,30 @@ import Testing
         #expect(index.number(of: .name(""), in: list) == nil)
         #expect(index.number(of: .site(DeclarationSite(file: 0x1000, position: 5)), in: list) == 1)
     }
+
+    /// Names interned lately are found by the bits of the `String` given: the same literal, a copy made at run time
+    /// and a string of another storage with the same characters all get one number, small strings and large, and
+    /// different names never share one.
+    @Test func aNameGetsOneNumberWhateverStringHoldsIt() {
+        let table = PropertyKeyTable()
+        let long = "aPropertyNameLongerThanFifteenBytes"
+        let short = "salary"
+        let longKey = table.intern(name: long)
+        let shortKey = table.intern(name: short)
+        #expect(longKey != shortKey)
+        #expect(table.intern(name: long) == longKey)
+        #expect(table.intern(name: short) == shortKey)
+        // Equal strings of other storage: built at run time, bridged through an array of bytes.
+        let builtLong = String(decoding: Array(long.utf8), as: UTF8.self)
+        let builtShort = ["sal", "ary"].joined()
+        #expect(table.intern(name: builtLong) == longKey)
+        #expect(table.intern(name: builtShort) == shortKey)
+        #expect(table.intern(.name(long)) == longKey)
+        // Many names: slots are shared and replaced, numbers stay right.
+        let names = (0..<300).map { "name\($0)" }
+        let keys = names.map { table.intern(name: $0) }
+        #expect(Set(keys.map(\.number)).count == 300)
+        for (name, key) in zip(names, keys) { #expect(table.intern(name: String(name)) == key) }
+        #expect(table.intern(name: long) == longKey)
+    }
 }

@@ -150,16 +150,74 @@ import Testing
         let others = members.filter { $0 !== first && $0 !== second }
         #expect(others.count == 3 && others.allSatisfy { $0.isFault })
         #expect(stack.store.rowReads == reads + 1)
-        // Touching one member's attribute fires that member only.
+        // Touching one member's attribute fires that member only, but reads the rows of the members that have
+        // none yet (this one and the two untouched: first and second hold theirs) in one batch, into the row
+        // cache (the Strata store in one walk of its tree): the untouched members stay faults, and fire from the
+        // cache without another read (FaultBatch, "Relationship faults" in CoreDataDifferences.md).
         let third = try #require(members.first { $0.objectID == ids[2] })
         #expect(third.name == "E2")
         #expect(!third.isFault)
         let untouched = members.filter { $0 !== first && $0 !== second && $0 !== third }
         #expect(untouched.count == 2 && untouched.allSatisfy { $0.isFault })
-        #expect(stack.store.rowReads == reads + 2)
+        #expect(stack.store.rowReads == reads + 1 + 3)
+        for member in untouched { #expect(member.name?.hasPrefix("E") == true) }
+        #expect(untouched.allSatisfy { !$0.isFault })
+        #expect(stack.store.rowReads == reads + 1 + 3)
         // Two contexts hold distinct objects for the same department.
         #expect(seed.registeredObject(for: departmentID) === seededDepartment)
         #expect(seededDepartment !== viaFirst)
+    }
+
+    /// CoreDataDifferences.md, "Relationship faults": the members of a to-many are batched by 100 in row-ID order;
+    /// firing one reads its batch's rows in one store read into the row cache, and the others stay faults until
+    /// touched, then fire from the cache.
+    @Test(arguments: StoreKind.allCases)
+    func firingOneMemberReadsItsBatchOfRowsOnceAndTheOthersFireFromTheCache(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let (departmentID, ids) = try seedDepartment(stack, employees: 250)
+        let context = stack.context()
+        let department = try #require(try context.existingObject(with: departmentID) as? RelDepartment)
+        let reads = stack.store.rowReads
+        let members = department.employees.sorted { $0.objectID.rowID! < $1.objectID.rowID! }
+        #expect(members.map(\.objectID) == ids)
+        #expect(stack.store.rowReads == reads)
+        // The 150th member is in the second batch (members 100 ..< 200): its 100 rows, one read of the store.
+        #expect(members[150].salary == 1_500)
+        #expect(stack.store.rowReads == reads + 100)
+        #expect(members.filter { !$0.isFault }.map(\.objectID) == [ids[150]])
+        for member in members[100..<200] { #expect(member.name == "E\(ids.firstIndex(of: member.objectID)!)") }
+        #expect(stack.store.rowReads == reads + 100)
+        // Every member read: the other two batches once each (100 and 50 rows), nothing read twice.
+        #expect(members.reduce(Int64(0)) { $0 + $1.salary } == (0..<250).reduce(Int64(0)) { $0 + Int64($1 * 10) })
+        #expect(stack.store.rowReads == reads + 250)
+    }
+
+    /// A member's batched row is the row cache's: a save through another context after the batch was read is what
+    /// the member fills with, and a context whose stalenessInterval is 0 reads every member from the store itself.
+    @Test(arguments: StoreKind.allCases)
+    func batchedMemberRowsFollowTheRowCacheAfterAnotherContextSaves(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let (departmentID, ids) = try seedDepartment(stack, employees: 5)
+        let context = stack.context()
+        let department = try #require(try context.existingObject(with: departmentID) as? RelDepartment)
+        let members = department.employees.sorted { $0.objectID.rowID! < $1.objectID.rowID! }
+        #expect(members[0].name == "E0")
+        #expect(members[1].isFault)
+        // Another context changes member 1 after its row was read into the cache with its batch.
+        let writer = stack.context()
+        try #require(try writer.existingObject(with: ids[1]) as? RelEmployee).name = "Changed"
+        try writer.save()
+        #expect(members[1].name == "Changed")
+
+        let strict = stack.context()
+        strict.stalenessInterval = 0
+        let strictDepartment = try #require(try strict.existingObject(with: departmentID) as? RelDepartment)
+        let strictMembers = strictDepartment.employees.sorted { $0.objectID.rowID! < $1.objectID.rowID! }
+        let reads = stack.store.rowReads
+        #expect(strictMembers[2].name == "E2")
+        #expect(stack.store.rowReads == reads + 1)
+        #expect(strictMembers[3].name == "E3")
+        #expect(stack.store.rowReads == reads + 2)
     }
 
     @Test(arguments: StoreKind.allCases)

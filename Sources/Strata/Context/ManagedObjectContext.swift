@@ -206,8 +206,9 @@ public final class ManagedObjectContext {
     /// `deinit`, so nothing here may retain it.
     func objectWillDeinitialize(_ object: ManagedObject) {
         let id = object.objectID
-        guard let entry = registry[id], entry.object === object else { return }
-        registry[id] = nil
+        // One hash lookup: the entry is removed where it was found.
+        guard let index = registry.index(forKey: id), registry.values[index].object === object else { return }
+        registry.remove(at: index)
         releaseCachedRow(of: object, id: id)
     }
 

@@ -86,6 +86,22 @@ final class RowCache: Sendable {
         }
     }
 
+    /// Records rows read together (a batch of faults), `rows[i]` under `keys[i]`, each in the entry an object
+    /// retains with it: one lock and one clock reading for all of them.
+    func storeRetaining(_ keys: [Key], _ rows: [StoredRow]) {
+        let now = Date()
+        state.withLock { state in
+            for index in keys.indices {
+                // In place when the key has an entry; else one insert (no `default:` closure per row).
+                if let slot = state.entries.index(forKey: keys[index]) {
+                    state.entries.values[slot].update(rows[index], at: now)
+                } else {
+                    state.entries[keys[index]] = Entry(row: rows[index], fetchedAt: now, references: 1)
+                }
+            }
+        }
+    }
+
     /// Forgets a row's values (its object was deleted or changed elsewhere) but keeps the references.
     func invalidate(_ key: Key) {
         state.withLock { $0.entries[key]?.row = nil }

@@ -220,6 +220,55 @@ extension ManagedObjectContext {
     }
 }
 
+extension ManagedObjectContext {
+    /// Reads the rows of faults into the coordinator's row cache, one store read per store and entity hierarchy
+    /// (``PersistentStore/rows(withIDs:of:)``: the Strata store reads them in one walk of its table's tree), without
+    /// filling them: each fault holds its row's entry from then on, as a fetched fault does, and fills from it when
+    /// it fires. Faults that hold a row already are not read again; a fault whose row is gone gets none (it finds
+    /// out when it fires).
+    func cacheRows(of faults: [ManagedObject]) throws {
+        // Grouped by store and hierarchy: a to-many's members are all of one, so this is usually one group.
+        var groups: [(store: UUID, root: EntityDescription, members: [ManagedObject])] = []
+        for fault in faults where fault.isFault && !fault.holdsCachedRow && !fault.objectID.isTemporaryID {
+            let id = fault.objectID
+            let store = id.storeIdentifier!
+            let root = id.entity.rootEntity
+            if let last = groups.indices.last, groups[last].root === root, groups[last].store == store {
+                groups[last].members.append(fault)
+            } else if let index = groups.firstIndex(where: { $0.store == store && $0.root === root }) {
+                groups[index].members.append(fault)
+            } else {
+                groups.append((store, root, [fault]))
+            }
+        }
+        for group in groups {
+            guard let store = coordinator.persistentStore(for: group.store) else {
+                throw ObjectGraphError.unknownStore(group.store)
+            }
+            // Members by row ID, to match the rows (which come in row-ID order); a to-many's usually are.
+            var members = group.members.map { (rowID: $0.objectID.rowID!, object: $0) }
+            if !members.indices.dropFirst().allSatisfy({ members[$0 - 1].rowID < members[$0].rowID }) {
+                members.sort { $0.rowID < $1.rowID }
+            }
+            let rows = try store.rows(withIDs: members.map(\.rowID), of: group.root)
+            var keys: [RowCache.Key] = []
+            var found: [StoredRow] = []
+            keys.reserveCapacity(rows.count)
+            found.reserveCapacity(rows.count)
+            var position = 0
+            for index in rows.indices {
+                let rowID = rows[index].rowID
+                while position < members.count, members[position].rowID < rowID { position += 1 }
+                guard position < members.count, members[position].rowID == rowID else { continue }
+                keys.append(RowCache.Key(store: group.store, entity: group.root, rowID: rowID))
+                found.append(rows[index].row)
+                members[position].object.holdsCachedRow = true
+            }
+            coordinator.rowCache.storeRetaining(keys, found)
+        }
+    }
+}
+
 /// What ``ManagedObjectContext/execute(_:)-(FetchRequest<Result>)`` returns: the stores' answer, with no
 /// object registered.
 public enum FetchResult: Sendable {

@@ -75,23 +75,29 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     public let versionHashModifier: String?
 
     private var subentityReferences: [UnownedEntity] = []
+
+    // The properties marked `@exclusivity(unchecked)` are set while the model is built (ManagedObjectModel's
+    // initializer, before the entity is shared) and only read after, on the path of every fault, fetch and save: the
+    // attribute spares each read the runtime's dynamic exclusivity check (`swift_beginAccess` and its bookkeeping,
+    // about 77 instructions; under callgrind such checks were about a tenth of w4c-graph's instructions, several a
+    // fired fault on these properties). Nothing writes them once the model is built, so no two accesses overlap.
     /// The entity's attributes followed by its relationships (each inherited first).
-    public private(set) var properties: [any PropertyDescription] = []
+    @exclusivity(unchecked) public private(set) var properties: [any PropertyDescription] = []
     /// ``properties`` by name.
-    public private(set) var propertiesByName: [String: any PropertyDescription] = [:]
+    @exclusivity(unchecked) public private(set) var propertiesByName: [String: any PropertyDescription] = [:]
     /// The entity's attributes: inherited ones first (the superentity's ``attributes``), then its own
     /// in declaration order.
-    public private(set) var attributes: [AttributeDescription] = []
+    @exclusivity(unchecked) public private(set) var attributes: [AttributeDescription] = []
     /// ``attributes`` by name.
-    public private(set) var attributesByName: [String: AttributeDescription] = [:]
+    @exclusivity(unchecked) public private(set) var attributesByName: [String: AttributeDescription] = [:]
     /// The non-transient attributes, in row order: element i has ``AttributeDescription/storageIndex`` i.
-    public private(set) var persistentAttributes: [AttributeDescription] = []
+    @exclusivity(unchecked) public private(set) var persistentAttributes: [AttributeDescription] = []
     /// The entity's relationships: inherited ones first, then its own in declaration order.
-    public private(set) var relationships: [RelationshipDescription] = []
+    @exclusivity(unchecked) public private(set) var relationships: [RelationshipDescription] = []
     /// ``relationships`` by name.
-    public private(set) var relationshipsByName: [String: RelationshipDescription] = [:]
+    @exclusivity(unchecked) public private(set) var relationshipsByName: [String: RelationshipDescription] = [:]
     /// The to-one relationships, inherited first: element i has ``RelationshipDescription/toOneIndex`` i.
-    public private(set) var toOneRelationships: [RelationshipDescription] = []
+    @exclusivity(unchecked) public private(set) var toOneRelationships: [RelationshipDescription] = []
     /// The uniqueness constraints the entity's objects obey: its superentity's first, then its own.
     public private(set) var uniquenessConstraints: [UniquenessConstraint] = []
     /// The fetch indexes covering the entity's objects: its superentity's first, then its own. Not part of the
@@ -105,9 +111,9 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     /// The derived attributes (inherited first), computed at each save.
     public private(set) var derivedAttributes: [AttributeDescription] = []
     /// Every attribute's default value, by index: what a new object or a fault reads (one shared buffer).
-    private(set) var defaultValues: [AttributeValue?] = []
+    @exclusivity(unchecked) private(set) var defaultValues: [AttributeValue?] = []
     /// A relationship value per relationship, each not read yet: what a fault holds (one shared buffer).
-    private(set) var unreadRelationshipValues: [RelationshipValue?] = []
+    @exclusivity(unchecked) private(set) var unreadRelationshipValues: [RelationshipValue?] = []
     /// Which property each managed property wrapper (``ManagedAttribute``, ``ManagedRelationship``) of the entity's
     /// classes stands for.
     let propertyBindings = PropertyBindings()
@@ -115,7 +121,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     let classBinding = EntityClassBinding()
     /// What each field of the entity's rows holds, in field order: level by level from the root, each
     /// level's persistent attributes and then two fields per to-one.
-    public private(set) var storedFields: [StoredField] = []
+    @exclusivity(unchecked) public private(set) var storedFields: [StoredField] = []
     /// A hash of what the entity's rows depend on, as 32 lowercase hexadecimal digits: the name, the
     /// superentity's name, the abstract flag and each persistent attribute's name, type, optionality and
     /// transformer name, in row order, then each relationship's name, destination, inverse and kind, then the

@@ -11,10 +11,16 @@ extension ManagedObject {
         guard isFault else { return }
         guard let context = managedObjectContext else { throw ObjectGraphError.noContext(objectID) }
         if let batch = faultBatch {
-            // Fetched in a batch: one store query fills every fault of it. A failure leaves faults, which then
-            // fire one by one (this one below) and report what is wrong.
+            // Made in a batch: one store query reads the rows of every fault of it, filling them (a batched fetch)
+            // or caching them for when they fire (the members of a to-many), this one included. A failure leaves
+            // faults without rows, which then fire one by one (this one below) and report what is wrong.
             let faults = batch.takeFaults(in: context)
-            if faults.count > 1 { try? context.fill(faults) }
+            if faults.count > 1 {
+                switch batch.filling {
+                case .objects: try? context.fill(faults)
+                case .rows: try? context.cacheRows(of: faults)
+                }
+            }
             if !isFault { return }
         }
         guard let row = try context.storedRow(loadingInto: self) else {

@@ -35,7 +35,11 @@ extension ManagedObject {
             context.registry.reserveCapacity(context.registry.count + members.count)
             // Objects deleted but not yet saved are still members: their delete rules remove them (nullify,
             // which undo can revert), or leave them (no action), as in Core Data.
-            value = .toMany(RelatedObjects(members.map { context.object(with: objectID(of: $0)) }))
+            let objects = members.map { context.object(with: objectID(of: $0)) }
+            // Firing one member reads its batch's rows at once (``FaultBatch``): walking a to-many costs one store
+            // query per batch, not one per member.
+            context.makeRelationshipFaultBatches(objects)
+            value = .toMany(RelatedObjects(objects))
         }
         relationshipValues[relationship.index] = value
         return value

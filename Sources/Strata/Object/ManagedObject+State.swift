@@ -118,14 +118,6 @@ extension ManagedObject {
         _modify { yield &madeState.relationshipBaselines }
     }
 
-    /// The faults fetched with this one in a batch: firing this fault fills them all.
-    var faultBatch: FaultBatch? {
-        _read {
-            if let state { yield state.faultBatch } else { yield nil }
-        }
-        _modify { yield &madeState.faultBatch }
-    }
-
     /// Counts the recorded changes of the object (property changes and its deletion).
     var changeCount: UInt64 {
         _read {

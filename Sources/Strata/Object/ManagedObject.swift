@@ -40,6 +40,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// new object not yet given anything to remember. Read and written through the properties of
     /// `ManagedObject+State.swift`.
     var state: ObjectState?
+    /// The faults made with this one in a batch (``FaultBatch``): a batched fetch's, or the members of a to-many
+    /// read with it. Kept here, not in ``state``: a fault has no state, and giving each member of a to-many one
+    /// would cost an allocation per member.
+    var faultBatch: FaultBatch?
     /// Off while awakeFromFetch and refresh run: changes then do not dirty the object.
     var changeProcessingEnabled = true
     /// Whether the object retains its row's entry in the coordinator's row cache (``RowCache``): it read or wrote
@@ -89,6 +93,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     deinit {
         managedObjectContext?.objectWillDeinitialize(self)
+        // A batch lists its members without retaining them: this one leaves it before it goes.
+        faultBatch?.forget(self)
     }
 
     // MARK: - State

@@ -35,9 +35,6 @@ final class ObjectState {
     var attributeBaselines: [Int: AttributeBaseline] = [:]
     /// Each changed relationship's value before its first change since the last fetch or save.
     var relationshipBaselines: [Int: RelationshipValue] = [:]
-    /// The faults fetched with this one in a batch (``FetchRequest/fetchBatchSize``): firing this fault fills
-    /// them all.
-    var faultBatch: FaultBatch?
     /// Counts the recorded changes of the object (property changes and its deletion).
     var changeCount: UInt64 = 0
     var observers: [String: [UUID: (ManagedObject) -> Void]] = [:]

@@ -13,6 +13,17 @@ extension PersistentStore {
     /// Nothing to delete.
     public func deleteHistory(beforeNumber number: UInt64?, beforeDate date: Date?) throws -> Int { 0 }
 
+    /// The rows, from one ``fetch(_:)`` of `entity` naming them (``StoreFetchRequest/rowIDs``).
+    ///
+    /// - Throws: what ``fetch(_:)`` throws.
+    public func rows(withIDs rowIDs: [UInt64], of entity: EntityDescription) throws -> [(rowID: UInt64, row: StoredRow)]
+    {
+        var request = StoreFetchRequest(entity: entity)
+        request.rowIDs = rowIDs
+        let result = try fetch(request)
+        return zip(result.references, result.rows).map { (rowID: $0.rowID, row: $1) }.sorted { $0.rowID < $1.rowID }
+    }
+
     /// No token.
     public func currentHistoryToken() throws -> PersistentHistoryToken? { nil }
 

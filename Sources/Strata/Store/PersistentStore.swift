@@ -27,6 +27,17 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// - Throws: ``ObjectGraphError/storage(_:)`` when the row cannot be read or decoded.
     func row(_ rowID: UInt64, of entity: EntityDescription) throws -> StoredRow?
 
+    /// The rows of several row IDs of `entity`'s hierarchy, read together (the rows of a batch of faults): in
+    /// increasing row-ID order, without the rows that do not exist or belong to an entity outside `entity`'s
+    /// hierarchy below it. A default implementation asks ``fetch(_:)`` for them (one query); the Strata store reads
+    /// them in one walk of its table's tree.
+    ///
+    /// - Parameters:
+    ///   - rowIDs: row IDs in the table of `entity`'s hierarchy, in any order.
+    ///   - entity: the entity asked for; each row's own entity must be it or one of its subentities.
+    /// - Throws: ``ObjectGraphError/storage(_:)`` when a row cannot be read or decoded.
+    func rows(withIDs rowIDs: [UInt64], of entity: EntityDescription) throws -> [(rowID: UInt64, row: StoredRow)]
+
     /// Every row of `entity` (and of its subentities when asked), in row-ID order.
     ///
     /// - Parameters:

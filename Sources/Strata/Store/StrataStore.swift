@@ -371,6 +371,36 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
         return try decode(bytes, rowID: rowID, as: entity, snapshot: snapshot)
     }
 
+    /// Reads rows of `entity`'s hierarchy in one snapshot and one walk of its table's tree (rows in increasing order
+    /// share the descent: a row in the leaf of the one before needs none), decoding each where it lies.
+    ///
+    /// - Returns: the rows that exist and are of `entity` or one of its subentities, in increasing row-ID order.
+    /// - Throws: ``ObjectGraphError/storage(_:)`` for an engine failure or an undecodable row.
+    public func rows(withIDs rowIDs: [UInt64], of entity: EntityDescription) throws -> [(rowID: UInt64, row: StoredRow)]
+    {
+        let snapshot = engine.snapshot()
+        var sorted = rowIDs
+        sorted.sort()
+        var rows: [(rowID: UInt64, row: StoredRow)] = []
+        rows.reserveCapacity(sorted.count)
+        var read = 0
+        defer { reads.add(read, ordering: .relaxed) }
+        do {
+            var previous: UInt64?
+            try snapshot.forEachRow(sorted.map(RowID.init), in: table(for: entity)) { id, bytes in
+                // Duplicates were given twice: read once.
+                defer { previous = id.rawValue }
+                guard let bytes, previous != id.rawValue else { return true }
+                read += 1
+                if let row = try decode(bytes, rowID: id.rawValue, as: entity, snapshot: snapshot) {
+                    rows.append((id.rawValue, row))
+                }
+                return true
+            }
+        } catch let error as StorageError { throw ObjectGraphError.storage(error) }
+        return rows
+    }
+
     /// Scans the hierarchy's table in one snapshot and decodes the rows of `entity` (and of its
     /// subentities when `includesSubentities` is true), in row-ID order. Rows of other entities are
     /// skipped after reading only their header.
