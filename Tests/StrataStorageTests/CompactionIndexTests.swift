@@ -98,22 +98,7 @@ import Testing
     @Test func anIndexThatDisagreesWithItsTableIsRebuiltNotCopied() throws {
         let fileSystem = TemporaryStore.makeFileSystem()
         let store = try Store.openForTesting(fileSystem, configuration: Self.configuration)
-        let index = try store.write { txn -> IndexID in
-            let table = try txn.createTable(named: "t")
-            for number in 0..<50 { try txn.insert(IndexReference.row([.int64(Int64(number))]), into: table) }
-            let index = try txn.createIndex(named: "i", on: table, fields: [0])
-            // Test hook: an entry for a row that does not exist, and a row's entry taken away.
-            var state = try txn.state.index(index)
-            let tree = IndexTree(pages: txn.tree.pages)
-            state.root = try tree.insert(
-                state.root, IndexKey.entry(key: IndexKey.encode([.int64(7)]), rowID: 999), owner: txn.tag
-            ).root
-            state.root = try tree.remove(
-                state.root, IndexKey.entry(key: IndexKey.encode([.int64(9)]), rowID: 10), owner: txn.tag
-            ).root
-            txn.state.indexes[index] = state
-            return index
-        }
+        let index = try store.write { try IndexReference.makeIndexDisagreeingWithItsTable($0) }
         try store.close()
 
         let report = try Self.compact(fileSystem)

@@ -410,19 +410,7 @@ import Testing
         let fileSystem = TemporaryStore.makeFileSystem()
         let store = try Store.openForTesting(fileSystem, configuration: .testing(pageSize: 512))
         let index = try store.write { txn -> IndexID in
-            let table = try txn.createTable(named: "t")
-            for number in 0..<50 { try txn.insert(IndexReference.row([.int64(Int64(number))]), into: table) }
-            let index = try txn.createIndex(named: "i", on: table, fields: [0])
-            // Test hook: an entry for a row that does not exist, and a row's entry taken away.
-            var state = try txn.state.index(index)
-            let tree = IndexTree(pages: txn.tree.pages)
-            state.root = try tree.insert(
-                state.root, IndexKey.entry(key: IndexKey.encode([.int64(7)]), rowID: 999), owner: txn.tag
-            ).root
-            state.root = try tree.remove(
-                state.root, IndexKey.entry(key: IndexKey.encode([.int64(9)]), rowID: 10), owner: txn.tag
-            ).root
-            txn.state.indexes[index] = state
+            let index = try IndexReference.makeIndexDisagreeingWithItsTable(txn)
             try txn.insert([0], into: txn.createTable(named: "dirty"))  // something to log
             return index
         }
@@ -471,5 +459,25 @@ import Testing
         #expect(try IndexReference.checkAllIndexes(salvaged.snapshot(), "after salvage"))
         #expect(try salvaged.snapshot().rowCount(in: table) == workload.live.count)
         try salvaged.close()
+    }
+}
+
+extension IndexReference {
+    /// In `txn`: table "t" of 50 rows and index "i" on its field 0, then, through a test hook, an entry added for a
+    /// row that does not exist (key 7, row 999) and row 10's entry (key 9) taken away.
+    static func makeIndexDisagreeingWithItsTable(_ txn: WriteTransaction) throws -> IndexID {
+        let table = try txn.createTable(named: "t")
+        for number in 0..<50 { try txn.insert(row([.int64(Int64(number))]), into: table) }
+        let index = try txn.createIndex(named: "i", on: table, fields: [0])
+        var state = try txn.state.index(index)
+        let tree = IndexTree(pages: txn.tree.pages)
+        state.root = try tree.insert(
+            state.root, IndexKey.entry(key: IndexKey.encode([.int64(7)]), rowID: 999), owner: txn.tag
+        ).root
+        state.root = try tree.remove(
+            state.root, IndexKey.entry(key: IndexKey.encode([.int64(9)]), rowID: 10), owner: txn.tag
+        ).root
+        txn.state.indexes[index] = state
+        return index
     }
 }

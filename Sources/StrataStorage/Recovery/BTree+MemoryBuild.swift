@@ -8,25 +8,28 @@ extension BTree {
     ///
     /// - Parameters:
     ///   - keys: strictly increasing (a precondition).
-    ///   - values: one per key.
+    ///   - value: the value of `keys[i]`, asked for once, in order; each is copied into its leaf's packed values as
+    ///     the leaf fills (no packed copy of them all first).
     ///   - owner: the tag of the write transaction (or replay) the new nodes belong to.
     /// - Returns: the root, or nil for no rows.
-    func buildInMemory(keys: [UInt64], values: LeafValues, owner: UInt64) -> NodeRef? {
-        precondition(keys.count == values.count, "one value per key")
+    func buildInMemory(keys: [UInt64], value: (Int) -> [UInt8], owner: UInt64) -> NodeRef? {
         guard !keys.isEmpty else { return nil }
         var level: [BTreeNode] = []
         level.reserveCapacity(keys.count / 16 + 1)
         var start = 0
         var cellBytes = 0
+        var leafValues = LeafValues()
         func closeLeaf(_ end: Int) {
             level.append(
                 BTreeNode(
-                    level: 0, keys: Array(keys[start..<end]), values: values.extracting(start..<end), children: [],
-                    owner: owner, bodySize: cellBytes))
+                    level: 0, keys: Array(keys[start..<end]), values: leafValues, children: [], owner: owner,
+                    bodySize: cellBytes))
+            leafValues = LeafValues()
         }
         for index in keys.indices {
             precondition(index == 0 || keys[index - 1] < keys[index], "row IDs to build must strictly increase")
-            let cell = values.cellSize(index, maximumInline: limits.maximumInline)
+            let bytes = value(index)
+            let cell = limits.cellSize(.bytes(bytes))
             if index > start,
                 LeafPage.bodySize(
                     count: index - start + 1, first: keys[start], last: keys[index], cellBytes: cellBytes + cell)
@@ -36,6 +39,7 @@ extension BTree {
                 start = index
                 cellBytes = 0
             }
+            bytes.withUnsafeBytes { leafValues.append(inline: $0) }
             cellBytes += cell
         }
         closeLeaf(keys.count)

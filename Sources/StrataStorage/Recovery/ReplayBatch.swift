@@ -1,7 +1,7 @@
 import StrataFormat
 
 /// The puts recovery replay gathers for tables that were empty when it reached them, applied per table at once: the
-/// row tree and each index tree built bottom-up (``BTree/buildInMemory(keys:values:owner:)``,
+/// row tree and each index tree built bottom-up (``BTree/buildInMemory(keys:value:owner:)``,
 /// ``PackedIndexEntries``) instead of one descent, copy and split per row and per index entry, which dominated
 /// the profile of opening a store after a crash (W10: `IndexTree.insert` 23%, `BTree.put` 11%, reference counting
 /// 14%, malloc 8%).
@@ -93,8 +93,7 @@ struct ReplayBatch {
         }
         var table = state.tables[id]!
         let keys = order.map { puts.rows[$0] }
-        table.root = tree.buildInMemory(
-            keys: keys, values: LeafValues(order.lazy.map { .bytes(puts.values[$0]) }), owner: owner)
+        table.root = tree.buildInMemory(keys: keys, value: { puts.values[order[$0]] }, owner: owner)
         table.rowCount = UInt64(keys.count)
         table.nextRowID = max(table.nextRowID, keys[keys.count - 1] + 1)
         state.tables[id] = table
