@@ -49,6 +49,29 @@ import Testing
         return (configuration, coordinator)
     }
 
+    /// Runs `action` on a thread of its own once the server shows the session `pid` running its `COMMIT` (a
+    /// timer could fire before the COMMIT is sent or after it ended when the machine is busy; this cannot).
+    static func whenCommitting(
+        pid: Int32, _ configuration: PostgresStoreConfiguration, _ action: @escaping @Sendable () -> Void
+    ) {
+        let thread = Thread {
+            let deadline = Date().addingTimeInterval(60)
+            _ = try? withRawConnection(configuration) { connection in
+                while Date() < deadline {
+                    let rows = try connection.sql(
+                        """
+                        SELECT count(*) FROM pg_stat_activity \
+                        WHERE pid = \(pid) AND state = 'active' AND query ILIKE 'COMMIT%'
+                        """)
+                    if try rows[0].decode(Int64.self) == 1 { break }
+                    Thread.sleep(forTimeInterval: 0.01)
+                }
+            }
+            action()
+        }
+        thread.start()
+    }
+
     static func teams(named name: String, _ configuration: PostgresStoreConfiguration) throws -> Int64 {
         try withRawConnection(configuration) { connection in
             try connection.sql("SELECT count(*) FROM \"\(configuration.schema)\".\"e_PGTeam\" WHERE name = '\(name)'")[
@@ -67,12 +90,13 @@ import Testing
 
     @Test func aCommitWhoseConnectionIsLostWhileTheServerCommitsIsReportedCommitted() throws {
         let fault = Fault()
-        let (configuration, coordinator) = try Self.slowStore(seconds: 1, fault: fault)
+        let (configuration, coordinator) = try Self.slowStore(seconds: 2, fault: fault)
         defer { try? PostgresStore.destroyPersistentStore(configuration: configuration) }
         // The client's side of the connection closes while the server runs the COMMIT (in the trigger's sleep):
         // the server goes on and commits; the client sees only a lost connection.
         fault.arm { connection in
-            DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { try? connection.close().wait() }
+            let pid = (try? connection.sql("SELECT pg_backend_pid()")[0].decode(Int32.self)) ?? 0
+            Self.whenCommitting(pid: pid, configuration) { try? connection.close().wait() }
         }
         let context = try Self.insertTeam("committed", coordinator)
         try context.save()
@@ -86,12 +110,13 @@ import Testing
 
     @Test func aCommitWhoseSessionIsKilledWhileCommittingIsReportedRolledBack() throws {
         let fault = Fault()
-        let (configuration, coordinator) = try Self.slowStore(seconds: 1, fault: fault)
+        // The trigger sleeps far longer than the test waits: only the kill ends that COMMIT.
+        let (configuration, coordinator) = try Self.slowStore(seconds: 60, fault: fault)
         defer { try? PostgresStore.destroyPersistentStore(configuration: configuration) }
         // Another session ends the store's while its COMMIT runs: the server rolls the transaction back.
         fault.arm { connection in
             let pid = (try? connection.sql("SELECT pg_backend_pid()")[0].decode(Int32.self)) ?? 0
-            DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) {
+            Self.whenCommitting(pid: pid, configuration) {
                 _ = try? withRawConnection(configuration) { try $0.sql("SELECT pg_terminate_backend(\(pid))") }
             }
         }
@@ -104,7 +129,10 @@ import Testing
         }
         #expect(context.insertedObjects.count == 1)
         #expect(try Self.teams(named: "killed", configuration) == 0)
-        // Saved again, it is there once.
+        // Saved again (with commits fast again), it is there once.
+        _ = try withRawConnection(configuration) { connection in
+            try connection.sql("DROP TRIGGER slow_commit ON \"\(configuration.schema)\".\"e_PGTeam\"")
+        }
         try context.save()
         #expect(try Self.teams(named: "killed", configuration) == 1)
     }
