@@ -16,6 +16,13 @@ import Testing
         #expect(MemoryLayout<ManagedRelationship<ManagedObject?>>.size == 4)
     }
 
+    @Test func anObjectOfNoSubclassIsOneAllocationOfSixtyFourBytes() {
+        // Its ID, context, state and batch, and one byte of flags: 49 bytes asked for, a 64-byte heap chunk.
+        let object = ManagedObject(entity: TestModel.model.entity(named: "GraphThing")!, insertInto: nil)
+        #expect(usableSize(of: Unmanaged.passUnretained(object).toOpaque()) <= 56)
+        #expect(object.entity === object.objectID.entity)
+    }
+
     @Test func aPropertyKeyNamesTheSameDeclarationEveryTime() {
         let first = PropertyKey.named("salary")
         #expect(PropertyKey.named("salary") == first)
@@ -32,3 +39,8 @@ import Testing
         #expect(boxed == AnyHashableSendable(["a": 1]))
     }
 }
+
+/// glibc's `malloc_usable_size` (malloc.h, which no module Swift imports declares): the bytes of the heap chunk
+/// an object lives in.
+@_silgen_name("malloc_usable_size")
+private func usableSize(of pointer: UnsafeMutableRawPointer) -> Int

@@ -41,4 +41,41 @@ import Testing
         #expect(cache.count == 0)
         #expect(cache.counters.hits == 2 && cache.counters.misses == 1)
     }
+
+    @Test func rowsOfSeveralTablesAndStoresStoredTogetherStayApart() {
+        let cache = RowCache()
+        let other = TestModel.model.entity(named: "GraphThing")!
+        let (first, second) = (UUID(), UUID())
+        let keys = [
+            RowCache.Key(store: first, entity: Self.entity, rowID: 1),
+            RowCache.Key(store: first, entity: other, rowID: 1),
+            RowCache.Key(store: second, entity: Self.entity, rowID: 1),
+            RowCache.Key(store: first, entity: Self.entity, rowID: 2),
+        ]
+        cache.storeRetaining(keys, (1...4).map { Self.row(version: UInt64($0)) })
+        #expect(cache.count == 4)
+        for (index, key) in keys.enumerated() {
+            #expect(cache.row(for: key, maximumAge: nil, retaining: false)?.version == UInt64(index + 1))
+        }
+        // Removing a store forgets its rows only; the objects still hold their entries.
+        cache.invalidate(store: first)
+        #expect(cache.count == 4)
+        #expect(cache.cachedRowCount == 1)
+        #expect(cache.row(for: keys[2], maximumAge: nil, retaining: false)?.version == 3)
+        #expect(cache.row(for: keys[0], maximumAge: nil, retaining: false) == nil)
+        // A forgotten entry takes a newer row for its holders.
+        cache.store(Self.row(version: 9), for: keys[0], retaining: false)
+        #expect(cache.row(for: keys[0], maximumAge: nil, retaining: false)?.version == 9)
+        for key in keys { cache.release(key) }
+        #expect(cache.count == 0)
+    }
+
+    @Test func anEntryOlderThanTheMaximumAgeIsAMiss() throws {
+        let cache = RowCache()
+        let key = RowCache.Key(store: UUID(), entity: Self.entity, rowID: 5)
+        cache.store(Self.row(version: 1), for: key, retaining: true)
+        #expect(cache.row(for: key, maximumAge: 60, retaining: false)?.version == 1)
+        Thread.sleep(forTimeInterval: 0.01)
+        #expect(cache.row(for: key, maximumAge: 0.001, retaining: false) == nil)
+    }
 }

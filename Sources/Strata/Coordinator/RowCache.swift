@@ -34,23 +34,63 @@ final class RowCache: Sendable {
         }
     }
 
+    /// A row and who holds it. 56 bytes (with its 8-byte key, a bucket is 64): one per registered object that
+    /// read its row, so its size is most of what a fetched fault costs.
     private struct Entry {
-        var row: StoredRow?
+        /// The row; when ``hasRow`` is false, only its entity is meaningful (the values were forgotten).
+        var row: StoredRow
         var fetchedAt: Date
-        var references: Int
+        /// How many objects hold the entry.
+        var references: UInt32
+        var hasRow: Bool
+
+        init(_ row: StoredRow, at now: Date, references: UInt32) {
+            self.row = row
+            fetchedAt = now
+            self.references = references
+            hasRow = true
+        }
 
         /// Takes a row read at `now`; one more object holds the entry when `retaining`.
         mutating func update(_ row: StoredRow, at now: Date, retaining: Bool = true) {
             if retaining { references += 1 }
             self.row = row
             fetchedAt = now
+            hasRow = true
+        }
+
+        /// Forgets the values (and frees them) but keeps the references.
+        mutating func forgetRow() {
+            guard hasRow else { return }
+            hasRow = false
+            row = StoredRow(entity: row.entity, version: 0, values: [], references: [])
         }
     }
 
+    /// One table's rows of one store, keyed by row ID alone: a key of 8 bytes instead of 32 in every bucket.
+    private struct Table {
+        let store: UUID
+        let table: ObjectIdentifier
+        var rows: [UInt64: Entry] = [:]
+    }
+
     private struct State {
-        var entries: [Key: Entry] = [:]
+        /// A handful (one per entity hierarchy and store): found by a linear search, cheaper than a hash.
+        var tables: [Table] = []
         var hits = 0
         var misses = 0
+
+        /// The position of `key`'s table in ``tables``, if it has one.
+        func table(of key: Key) -> Int? {
+            tables.firstIndex { $0.table == key.table && $0.store == key.store }
+        }
+
+        /// The position of `key`'s table in ``tables``, made when it has none.
+        mutating func makeTable(of key: Key) -> Int {
+            if let index = table(of: key) { return index }
+            tables.append(Table(store: key.store, table: key.table))
+            return tables.count - 1
+        }
     }
 
     private let state = Lock(State())
@@ -60,15 +100,17 @@ final class RowCache: Sendable {
     func row(for key: Key, maximumAge: TimeInterval?, retaining: Bool) -> StoredRow? {
         state.withLock { state in
             // One hash lookup: the entry is changed in place.
-            guard let index = state.entries.index(forKey: key), let row = state.entries.values[index].row,
-                maximumAge.map({ Date().timeIntervalSince(state.entries.values[index].fetchedAt) <= $0 }) ?? true
+            guard let table = state.table(of: key), let index = state.tables[table].rows.index(forKey: key.rowID),
+                state.tables[table].rows.values[index].hasRow,
+                maximumAge.map({ Date().timeIntervalSince(state.tables[table].rows.values[index].fetchedAt) <= $0 })
+                    ?? true
             else {
                 state.misses += 1
                 return nil
             }
             state.hits += 1
-            if retaining { state.entries.values[index].references += 1 }
-            return row
+            if retaining { state.tables[table].rows.values[index].references += 1 }
+            return state.tables[table].rows.values[index].row
         }
     }
 
@@ -79,9 +121,16 @@ final class RowCache: Sendable {
         state.withLock { state in
             // One hash lookup (three made this a third of a fault's cost): the entry is changed in place.
             if retaining {
-                state.entries[key, default: Entry(row: nil, fetchedAt: now, references: 0)].update(row, at: now)
-            } else if let index = state.entries.index(forKey: key) {
-                state.entries.values[index].update(row, at: now, retaining: false)
+                let table = state.makeTable(of: key)
+                if let index = state.tables[table].rows.index(forKey: key.rowID) {
+                    state.tables[table].rows.values[index].update(row, at: now)
+                } else {
+                    state.tables[table].rows[key.rowID] = Entry(row, at: now, references: 1)
+                }
+            } else if let table = state.table(of: key),
+                let index = state.tables[table].rows.index(forKey: key.rowID)
+            {
+                state.tables[table].rows.values[index].update(row, at: now, retaining: false)
             }
         }
     }
@@ -91,12 +140,18 @@ final class RowCache: Sendable {
     func storeRetaining(_ keys: [Key], _ rows: [StoredRow]) {
         let now = Date()
         state.withLock { state in
+            var table = -1
             for index in keys.indices {
+                let key = keys[index]
+                // Rows read together are mostly of one table: its position is looked up only when it changes.
+                if table < 0 || state.tables[table].table != key.table || state.tables[table].store != key.store {
+                    table = state.makeTable(of: key)
+                }
                 // In place when the key has an entry; else one insert (no `default:` closure per row).
-                if let slot = state.entries.index(forKey: keys[index]) {
-                    state.entries.values[slot].update(rows[index], at: now)
+                if let slot = state.tables[table].rows.index(forKey: key.rowID) {
+                    state.tables[table].rows.values[slot].update(rows[index], at: now)
                 } else {
-                    state.entries[keys[index]] = Entry(row: rows[index], fetchedAt: now, references: 1)
+                    state.tables[table].rows[key.rowID] = Entry(rows[index], at: now, references: 1)
                 }
             }
         }
@@ -104,35 +159,53 @@ final class RowCache: Sendable {
 
     /// Forgets a row's values (its object was deleted or changed elsewhere) but keeps the references.
     func invalidate(_ key: Key) {
-        state.withLock { $0.entries[key]?.row = nil }
+        state.withLock { state in
+            guard let table = state.table(of: key), let index = state.tables[table].rows.index(forKey: key.rowID)
+            else { return }
+            state.tables[table].rows.values[index].forgetRow()
+        }
     }
 
     /// Forgets the rows of several entries (another coordinator saved them).
     func invalidate(_ keys: [Key]) {
         state.withLock { state in
-            for key in keys where state.entries[key] != nil { state.entries[key]!.row = nil }
+            for key in keys {
+                guard let table = state.table(of: key),
+                    let index = state.tables[table].rows.index(forKey: key.rowID)
+                else { continue }
+                state.tables[table].rows.values[index].forgetRow()
+            }
         }
     }
 
     /// Forgets the rows of every entry of a store (it was removed).
     func invalidate(store: UUID) {
         state.withLock { state in
-            for key in state.entries.keys where key.store == store { state.entries[key]!.row = nil }
+            for table in state.tables.indices where state.tables[table].store == store {
+                var index = state.tables[table].rows.startIndex
+                while index != state.tables[table].rows.endIndex {
+                    state.tables[table].rows.values[index].forgetRow()
+                    index = state.tables[table].rows.index(after: index)
+                }
+            }
         }
     }
 
     func release(_ key: Key) {
         state.withLock { state in
-            guard let index = state.entries.index(forKey: key) else { return }
-            if state.entries.values[index].references <= 1 {
-                state.entries.remove(at: index)
+            guard let table = state.table(of: key), let index = state.tables[table].rows.index(forKey: key.rowID)
+            else { return }
+            if state.tables[table].rows.values[index].references <= 1 {
+                state.tables[table].rows.remove(at: index)
             } else {
-                state.entries.values[index].references -= 1
+                state.tables[table].rows.values[index].references -= 1
             }
         }
     }
 
-    var count: Int { state.withLock { $0.entries.count } }
-    var cachedRowCount: Int { state.withLock { $0.entries.values.filter { $0.row != nil }.count } }
+    var count: Int { state.withLock { $0.tables.reduce(0) { $0 + $1.rows.count } } }
+    var cachedRowCount: Int {
+        state.withLock { $0.tables.reduce(0) { $0 + $1.rows.values.count(where: \.hasRow) } }
+    }
     var counters: (hits: Int, misses: Int) { state.withLock { ($0.hits, $0.misses) } }
 }

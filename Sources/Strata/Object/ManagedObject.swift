@@ -26,8 +26,9 @@ import Foundation
 /// - ``isFault``
 /// - ``changedValues()``
 open class ManagedObject: Hashable, CustomStringConvertible {
-    /// The object's entity.
-    public let entity: EntityDescription
+    /// The object's entity (its ID's: an ID changes from temporary to permanent, never its entity). Not stored
+    /// twice: every registered fault would carry eight more bytes.
+    @inlinable public var entity: EntityDescription { objectID.entity }
     /// The object's identity: temporary until saved.
     public internal(set) var objectID: ManagedObjectID
     /// The context the object belongs to; nil before insertion and after the object leaves its context.
@@ -44,21 +45,42 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// read with it. Kept here, not in ``state``: a fault has no state, and giving each member of a to-many one
     /// would cost an allocation per member.
     var faultBatch: FaultBatch?
+    /// The object's Boolean states, in one byte (six stored Booleans made every fault eight bytes larger).
+    var flags: ObjectFlags = .changeProcessingEnabled
+
     /// Off while awakeFromFetch and refresh run: changes then do not dirty the object.
-    var changeProcessingEnabled = true
+    var changeProcessingEnabled: Bool {
+        get { flags.contains(.changeProcessingEnabled) }
+        set { flags.set(.changeProcessingEnabled, newValue) }
+    }
     /// Whether the object retains its row's entry in the coordinator's row cache (``RowCache``): it read or wrote
     /// its row through it. Its context releases the entry when the object goes.
-    var holdsCachedRow = false
+    var holdsCachedRow: Bool {
+        get { flags.contains(.holdsCachedRow) }
+        set { flags.set(.holdsCachedRow, newValue) }
+    }
 
     /// Whether the object's values are not in memory. Reading it never fires the fault.
-    public internal(set) var isFault = false
+    public internal(set) var isFault: Bool {
+        get { flags.contains(.isFault) }
+        set { flags.set(.isFault, newValue) }
+    }
     /// Whether the object was inserted into its context and not yet saved.
-    public internal(set) var isInserted = false
+    public internal(set) var isInserted: Bool {
+        get { flags.contains(.isInserted) }
+        set { flags.set(.isInserted, newValue) }
+    }
     /// Whether the object was deleted in its context and the deletion not yet saved.
-    public internal(set) var isDeleted = false
+    public internal(set) var isDeleted: Bool {
+        get { flags.contains(.isDeleted) }
+        set { flags.set(.isDeleted, newValue) }
+    }
     /// Whether the object was a fault whose row was gone when it fired, and is marked deleted for it
     /// (``ManagedObjectContext/shouldDeleteInaccessibleFaults``).
-    var isInaccessible = false
+    var isInaccessible: Bool {
+        get { flags.contains(.isInaccessible) }
+        set { flags.set(.isInaccessible, newValue) }
+    }
 
     /// Makes an object of `entity` and, when given a context, inserts it there (which calls ``awakeFromInsert()``).
     ///
@@ -67,7 +89,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     ///   - context: the context to insert the object into, or nil for an object outside any context.
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
         precondition(!entity.isAbstract || context == nil, "\(entity.name) is abstract: it has no objects of its own")
-        self.entity = entity
         self.objectID = ManagedObjectID(temporaryFor: entity)
         if let context { context.insert(self) }
     }
@@ -154,6 +175,22 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         if isFault { return "<\(entity.name) \(objectID) fault>" }
         let fields = entity.attributes.map { "\($0.name)=\(values[$0.index].map { "\($0)" } ?? "nil")" }
         return "<\(entity.name) \(objectID) \(fields.joined(separator: " "))>"
+    }
+}
+
+/// The Boolean states of a ``ManagedObject``.
+struct ObjectFlags: OptionSet {
+    let rawValue: UInt8
+
+    static let changeProcessingEnabled = ObjectFlags(rawValue: 1 << 0)
+    static let holdsCachedRow = ObjectFlags(rawValue: 1 << 1)
+    static let isFault = ObjectFlags(rawValue: 1 << 2)
+    static let isInserted = ObjectFlags(rawValue: 1 << 3)
+    static let isDeleted = ObjectFlags(rawValue: 1 << 4)
+    static let isInaccessible = ObjectFlags(rawValue: 1 << 5)
+
+    mutating func set(_ flag: ObjectFlags, _ on: Bool) {
+        if on { insert(flag) } else { remove(flag) }
     }
 }
 
