@@ -107,12 +107,21 @@ package struct StoreQuery<Reader: StoreQueryReader> {
                     try fold!.add(values[slot], at: position + slot - keyCount)
                 }
             case .rows, .objectIDs, .values:
-                var match = Match(
-                    reference: reference, version: try reader.version(of: row),
-                    sortValues: sorted ? try readSortValues(reference, row) : [], values: [])
-                if let readValues { match.values = try readValues(reference, row) }
-                if !sorted, request.resultKind == .rows { match.row = try reader.decode(row, reference) }
-                matches.append(match)
+                if sorted {
+                    var match = Match(
+                        reference: reference, version: try reader.version(of: row),
+                        sortValues: try readSortValues(reference, row), values: [])
+                    if let readValues { match.values = try readValues(reference, row) }
+                    matches.append(match)
+                } else {
+                    // In their final order already: straight into the result's columns, without a Match per row
+                    // (a fetch of a million rows made and freed 170 MB of them, which its process kept).
+                    result.references.append(reference)
+                    result.versions.append(try reader.version(of: row))
+                    if let readValues { result.values.append(try readValues(reference, row)) }
+                    if request.resultKind == .rows { result.rows.append(try reader.decode(row, reference)) }
+                    if request.returnsSortValues { result.sortValues.append([]) }
+                }
             }
             return stopAfter.map { matched < $0 } ?? true
         }
@@ -128,24 +137,26 @@ package struct StoreQuery<Reader: StoreQueryReader> {
             result.count = result.groups.count
             return result
         }
-        if sorted {
-            let keys = request.sortKeys
-            matches = matches.enumerated().sorted { a, b in
-                switch keys.compare(values: a.element.sortValues, b.element.sortValues) {
-                case .orderedAscending: true
-                case .orderedDescending: false
-                case .orderedSame: a.offset < b.offset
-                }
-            }.map(\.element)
-            var window = matches.dropFirst(min(request.fetchOffset, matches.count))
-            if request.fetchLimit > 0 { window = window.prefix(request.fetchLimit) }
-            matches = Array(window)
-            if request.resultKind == .rows {
-                // Read again only the rows the window keeps.
-                for index in matches.indices {
-                    guard let row = try reader.row(matches[index].reference) else { continue }
-                    matches[index].row = try reader.decode(row, matches[index].reference)
-                }
+        guard sorted else {
+            result.count = result.references.count
+            return result
+        }
+        let keys = request.sortKeys
+        matches = matches.enumerated().sorted { a, b in
+            switch keys.compare(values: a.element.sortValues, b.element.sortValues) {
+            case .orderedAscending: true
+            case .orderedDescending: false
+            case .orderedSame: a.offset < b.offset
+            }
+        }.map(\.element)
+        var window = matches.dropFirst(min(request.fetchOffset, matches.count))
+        if request.fetchLimit > 0 { window = window.prefix(request.fetchLimit) }
+        matches = Array(window)
+        if request.resultKind == .rows {
+            // Read again only the rows the window keeps.
+            for index in matches.indices {
+                guard let row = try reader.row(matches[index].reference) else { continue }
+                matches[index].row = try reader.decode(row, matches[index].reference)
             }
         }
         result.count = matches.count
