@@ -23,6 +23,22 @@ import Testing
         #expect(object.entity === object.objectID.entity)
     }
 
+    @Test func anObjectIDIsOneAllocationOfFortyEightBytes() {
+        // Its entity, its store's interned identity and its number: 40 bytes asked for, a 48-byte heap chunk.
+        let entity = TestModel.model.entity(named: "GraphThing")!
+        let store = UUID()
+        let id = ManagedObjectID(entity: entity, storeIdentifier: store, rowID: 7)
+        #expect(usableSize(of: Unmanaged.passUnretained(id).toOpaque()) <= 40)
+        #expect(id.storeIdentifier == store && id.rowID == 7 && !id.isTemporaryID)
+        #expect(id == ManagedObjectID(entity: entity, storeIdentifier: store, rowID: 7))
+        #expect(id != ManagedObjectID(entity: entity, storeIdentifier: UUID(), rowID: 7))
+        // A temporary ID names no store, even next to a store whose UUID is all zeros.
+        let zero = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        let temporary = ManagedObjectID(temporaryFor: entity)
+        #expect(temporary.isTemporaryID && temporary.storeIdentifier == nil)
+        #expect(!ManagedObjectID(entity: entity, storeIdentifier: zero, rowID: 1).isTemporaryID)
+    }
+
     @Test func aPropertyKeyNamesTheSameDeclarationEveryTime() {
         let first = PropertyKey.named("salary")
         #expect(PropertyKey.named("salary") == first)

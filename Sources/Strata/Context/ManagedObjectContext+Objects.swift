@@ -38,7 +38,7 @@ extension ManagedObjectContext {
         // The row names its concrete entity, which the ID (made from an index entry, or for a superentity) may not.
         let object = makeFault(
             for: row.entity === id.entity
-                ? id : ManagedObjectID(entity: row.entity, storeIdentifier: id.storeIdentifier!, rowID: id.rowID!))
+                ? id : ManagedObjectID(entity: row.entity, store: id.store, rowID: id.rowID!))
         cacheRow(row, for: object)
         if populate { object.load(row) }
         return object

@@ -80,9 +80,9 @@ extension ManagedObjectContext {
         for (index, store) in stores.enumerated() {
             let result = try store.fetch(storeRequest)
             matches.reserveCapacity(matches.count + result.references.count)
+            let identity = StoreIdentity.interned(store.identifier)
             for (offset, reference) in result.references.enumerated() {
-                let id = ManagedObjectID(
-                    entity: reference.entity, storeIdentifier: store.identifier, rowID: reference.rowID)
+                let id = ManagedObjectID(entity: reference.entity, store: identity, rowID: reference.rowID)
                 if merges, changed.contains(id) { continue }
                 matches.append(
                     FetchMatch(

@@ -47,7 +47,7 @@ extension ManagedObject {
 
     /// The ID of the object a stored reference names: references never leave this object's store.
     func objectID(of reference: StoredReference) -> ManagedObjectID {
-        ManagedObjectID(entity: reference.entity, storeIdentifier: objectID.storeIdentifier!, rowID: reference.rowID)
+        ManagedObjectID(entity: reference.entity, store: objectID.store, rowID: reference.rowID)
     }
 
     func toOneValue(_ relationship: RelationshipDescription) throws -> ManagedObject? {
