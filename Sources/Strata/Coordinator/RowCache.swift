@@ -34,8 +34,8 @@ final class RowCache: Sendable {
         }
     }
 
-    /// A row and who holds it. 56 bytes (with its 8-byte key, a bucket is 64): one per registered object that
-    /// read its row, so its size is most of what a fetched fault costs.
+    /// A row and who holds it. 56 bytes (with its 8-byte key, a slot of ``RowTable`` is 64): one per registered
+    /// object that read its row, so its size is a large part of what a fetched fault costs.
     private struct Entry {
         /// The row; when ``hasRow`` is false, only its entity is meaningful (the values were forgotten).
         var row: StoredRow
@@ -67,11 +67,11 @@ final class RowCache: Sendable {
         }
     }
 
-    /// One table's rows of one store, keyed by row ID alone: a key of 8 bytes instead of 32 in every bucket.
+    /// One table's rows of one store, keyed by row ID alone: a key of 8 bytes instead of 32 in every slot.
     private struct Table {
         let store: UUID
         let table: ObjectIdentifier
-        var rows: [UInt64: Entry] = [:]
+        var rows = RowTable<Entry>()
     }
 
     private struct State {
@@ -99,18 +99,17 @@ final class RowCache: Sendable {
     /// more when `retaining` (an object will hold it).
     func row(for key: Key, maximumAge: TimeInterval?, retaining: Bool) -> StoredRow? {
         state.withLock { state in
-            // One hash lookup: the entry is changed in place.
-            guard let table = state.table(of: key), let index = state.tables[table].rows.index(forKey: key.rowID),
-                state.tables[table].rows.values[index].hasRow,
-                maximumAge.map({ Date().timeIntervalSince(state.tables[table].rows.values[index].fetchedAt) <= $0 })
-                    ?? true
+            // One search: the entry is changed in place.
+            guard let table = state.table(of: key), let slot = state.tables[table].rows.slot(of: key.rowID),
+                state.tables[table].rows[slot].hasRow,
+                maximumAge.map({ Date().timeIntervalSince(state.tables[table].rows[slot].fetchedAt) <= $0 }) ?? true
             else {
                 state.misses += 1
                 return nil
             }
             state.hits += 1
-            if retaining { state.tables[table].rows.values[index].references += 1 }
-            return state.tables[table].rows.values[index].row
+            if retaining { state.tables[table].rows[slot].references += 1 }
+            return state.tables[table].rows[slot].row
         }
     }
 
@@ -119,18 +118,16 @@ final class RowCache: Sendable {
     func store(_ row: StoredRow, for key: Key, retaining: Bool) {
         let now = Date()
         state.withLock { state in
-            // One hash lookup (three made this a third of a fault's cost): the entry is changed in place.
+            // One search (three made this a third of a fault's cost): the entry is changed in place.
             if retaining {
                 let table = state.makeTable(of: key)
-                if let index = state.tables[table].rows.index(forKey: key.rowID) {
-                    state.tables[table].rows.values[index].update(row, at: now)
+                if let slot = state.tables[table].rows.slot(of: key.rowID) {
+                    state.tables[table].rows[slot].update(row, at: now)
                 } else {
-                    state.tables[table].rows[key.rowID] = Entry(row, at: now, references: 1)
+                    state.tables[table].rows.insert(Entry(row, at: now, references: 1), for: key.rowID)
                 }
-            } else if let table = state.table(of: key),
-                let index = state.tables[table].rows.index(forKey: key.rowID)
-            {
-                state.tables[table].rows.values[index].update(row, at: now, retaining: false)
+            } else if let table = state.table(of: key), let slot = state.tables[table].rows.slot(of: key.rowID) {
+                state.tables[table].rows[slot].update(row, at: now, retaining: false)
             }
         }
     }
@@ -148,10 +145,10 @@ final class RowCache: Sendable {
                     table = state.makeTable(of: key)
                 }
                 // In place when the key has an entry; else one insert (no `default:` closure per row).
-                if let slot = state.tables[table].rows.index(forKey: key.rowID) {
-                    state.tables[table].rows.values[slot].update(rows[index], at: now)
+                if let slot = state.tables[table].rows.slot(of: key.rowID) {
+                    state.tables[table].rows[slot].update(rows[index], at: now)
                 } else {
-                    state.tables[table].rows[key.rowID] = Entry(rows[index], at: now, references: 1)
+                    state.tables[table].rows.insert(Entry(rows[index], at: now, references: 1), for: key.rowID)
                 }
             }
         }
@@ -160,9 +157,9 @@ final class RowCache: Sendable {
     /// Forgets a row's values (its object was deleted or changed elsewhere) but keeps the references.
     func invalidate(_ key: Key) {
         state.withLock { state in
-            guard let table = state.table(of: key), let index = state.tables[table].rows.index(forKey: key.rowID)
+            guard let table = state.table(of: key), let slot = state.tables[table].rows.slot(of: key.rowID)
             else { return }
-            state.tables[table].rows.values[index].forgetRow()
+            state.tables[table].rows[slot].forgetRow()
         }
     }
 
@@ -170,10 +167,9 @@ final class RowCache: Sendable {
     func invalidate(_ keys: [Key]) {
         state.withLock { state in
             for key in keys {
-                guard let table = state.table(of: key),
-                    let index = state.tables[table].rows.index(forKey: key.rowID)
+                guard let table = state.table(of: key), let slot = state.tables[table].rows.slot(of: key.rowID)
                 else { continue }
-                state.tables[table].rows.values[index].forgetRow()
+                state.tables[table].rows[slot].forgetRow()
             }
         }
     }
@@ -182,30 +178,26 @@ final class RowCache: Sendable {
     func invalidate(store: UUID) {
         state.withLock { state in
             for table in state.tables.indices where state.tables[table].store == store {
-                var index = state.tables[table].rows.startIndex
-                while index != state.tables[table].rows.endIndex {
-                    state.tables[table].rows.values[index].forgetRow()
-                    index = state.tables[table].rows.index(after: index)
-                }
+                state.tables[table].rows.updateEach { $0.forgetRow() }
             }
         }
     }
 
     func release(_ key: Key) {
         state.withLock { state in
-            guard let table = state.table(of: key), let index = state.tables[table].rows.index(forKey: key.rowID)
+            guard let table = state.table(of: key), let slot = state.tables[table].rows.slot(of: key.rowID)
             else { return }
-            if state.tables[table].rows.values[index].references <= 1 {
-                state.tables[table].rows.remove(at: index)
+            if state.tables[table].rows[slot].references <= 1 {
+                state.tables[table].rows.remove(at: slot)
             } else {
-                state.tables[table].rows.values[index].references -= 1
+                state.tables[table].rows[slot].references -= 1
             }
         }
     }
 
     var count: Int { state.withLock { $0.tables.reduce(0) { $0 + $1.rows.count } } }
     var cachedRowCount: Int {
-        state.withLock { $0.tables.reduce(0) { $0 + $1.rows.values.count(where: \.hasRow) } }
+        state.withLock { $0.tables.reduce(0) { $0 + $1.rows.count(where: \.hasRow) } }
     }
     var counters: (hits: Int, misses: Int) { state.withLock { ($0.hits, $0.misses) } }
 }

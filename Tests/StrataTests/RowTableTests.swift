@@ -1,0 +1,84 @@
+import Testing
+
+@testable import Strata
+
+/// The row cache's hash table: every sequence of insertions, changes and removals leaves it holding what a
+/// dictionary would.
+@Suite struct RowTableTests {
+    /// A deterministic generator (the test must fail the same way every time).
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static func expectSame(_ table: RowTable<Int>, _ model: [UInt64: Int], probes: [UInt64]) {
+        #expect(table.count == model.count)
+        for rowID in probes {
+            #expect(table.slot(of: rowID).map { table[$0] } == model[rowID], "row \(rowID)")
+        }
+    }
+
+    @Test(arguments: [(0 as UInt64)...200, 1...50_000])
+    func randomInsertionsChangesAndRemovalsMatchADictionary(rowIDs: ClosedRange<UInt64>) {
+        var generator = Generator(state: rowIDs.upperBound)
+        var table = RowTable<Int>()
+        var model: [UInt64: Int] = [:]
+        let span = rowIDs.upperBound - rowIDs.lowerBound + 1
+        for step in 0..<20_000 {
+            let rowID = rowIDs.lowerBound + generator.next() % span
+            switch generator.next() % 4 {
+            case 0, 1:
+                if let slot = table.slot(of: rowID) {
+                    table[slot] += 1
+                    model[rowID]! += 1
+                } else {
+                    table.insert(step, for: rowID)
+                    model[rowID] = step
+                }
+            default:
+                if let slot = table.slot(of: rowID) {
+                    table.remove(at: slot)
+                    #expect(model.removeValue(forKey: rowID) != nil)
+                } else {
+                    #expect(model[rowID] == nil)
+                }
+            }
+        }
+        Self.expectSame(table, model, probes: Array(rowIDs.prefix(300)) + model.keys.prefix(300))
+        #expect(table.count(where: { _ in true }) == model.count)
+    }
+
+    @Test func removingEveryRowLeavesAnEmptyTableThatTakesRowsAgain() {
+        var table = RowTable<Int>()
+        for rowID in UInt64(1)...5_000 { table.insert(Int(rowID), for: rowID) }
+        // Remove in an order unrelated to the slots, so that probe runs are cut in the middle.
+        let order =
+            Array(stride(from: UInt64(4_999), through: 1, by: -2)) + stride(from: UInt64(5_000), through: 2, by: -2)
+        for rowID in order {
+            guard let slot = table.slot(of: rowID) else {
+                Issue.record("row \(rowID) missing")
+                return
+            }
+            #expect(table[slot] == Int(rowID))
+            table.remove(at: slot)
+            #expect(table.slot(of: rowID) == nil)
+        }
+        #expect(table.count == 0)
+        table.insert(7, for: 3)
+        #expect(table.slot(of: 3).map { table[$0] } == 7)
+    }
+
+    @Test func updateEachChangesEveryValueInPlace() {
+        var table = RowTable<Int>()
+        for rowID in UInt64(10)..<20 { table.insert(1, for: rowID) }
+        table.updateEach { $0 *= 5 }
+        #expect((UInt64(10)..<20).allSatisfy { table.slot(of: $0).map { table[$0] } == 5 })
+        #expect(table.count(where: { $0 == 5 }) == 10)
+    }
+}
