@@ -27,7 +27,7 @@ import Testing
     @Test(arguments: [(0 as UInt64)...200, 1...50_000])
     func randomInsertionsChangesAndRemovalsMatchADictionary(rowIDs: ClosedRange<UInt64>) {
         var generator = Generator(state: rowIDs.upperBound)
-        var table = RowTable<Int>()
+        let table = RowTable<Int>()
         var model: [UInt64: Int] = [:]
         let span = rowIDs.upperBound - rowIDs.lowerBound + 1
         for step in 0..<20_000 {
@@ -55,7 +55,7 @@ import Testing
     }
 
     @Test func removingEveryRowLeavesAnEmptyTableThatTakesRowsAgain() {
-        var table = RowTable<Int>()
+        let table = RowTable<Int>()
         for rowID in UInt64(1)...5_000 { table.insert(Int(rowID), for: rowID) }
         // Remove in an order unrelated to the slots, so that probe runs are cut in the middle.
         let order =
@@ -75,7 +75,7 @@ import Testing
     }
 
     @Test func updateEachChangesEveryValueInPlace() {
-        var table = RowTable<Int>()
+        let table = RowTable<Int>()
         for rowID in UInt64(10)..<20 { table.insert(1, for: rowID) }
         table.updateEach { $0 *= 5 }
         #expect((UInt64(10)..<20).allSatisfy { table.slot(of: $0).map { table[$0] } == 5 })

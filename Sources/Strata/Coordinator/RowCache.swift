@@ -71,7 +71,7 @@ final class RowCache: Sendable {
     private struct Table {
         let store: UUID
         let table: ObjectIdentifier
-        var rows = RowTable<Entry>()
+        let rows = RowTable<Entry>()
     }
 
     private struct State {
