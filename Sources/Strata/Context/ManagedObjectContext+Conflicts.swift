@@ -45,7 +45,7 @@ extension ManagedObjectContext {
         var conflicts: [MergeConflict] = []
         var rows: [ManagedObjectID: StoredRow?] = [:]
         for id in ids {
-            guard let object = registry[id]?.object, let rowID = id.rowID else { continue }
+            guard let object = registry[id], let rowID = id.rowID else { continue }
             let store = try coordinator.store(for: id)
             let row = try store.row(rowID, of: object.entity).map { try Self.resolvingExternalValues($0, in: store) }
             rows[id] = .some(row)
@@ -66,7 +66,7 @@ extension ManagedObjectContext {
     func resolveVersionConflicts(_ conflicts: [MergeConflict], type: MergePolicyType) throws {
         var found: [(object: ManagedObject, row: StoredRow?, conflict: MergeConflict)] = []
         for conflict in conflicts {
-            guard let object = registry[conflict.objectID]?.object, let rowID = conflict.objectID.rowID else {
+            guard let object = registry[conflict.objectID], let rowID = conflict.objectID.rowID else {
                 continue
             }
             let row: StoredRow?
@@ -243,7 +243,7 @@ extension ManagedObjectContext {
                 object.relationshipValues[index] = nil
                 object.changedRelationships.remove(index)
                 object.relationshipBaselines[index] = nil
-                let target = stored.flatMap { registry[object.objectID(of: $0)]?.object }
+                let target = stored.flatMap { registry[object.objectID(of: $0)] }
                 if let inverse = relationship.inverseRelationship {
                     if case .some(.some(let old)) = current { Self.detach(object, from: old, through: inverse) }
                     if let target { Self.attach(object, to: target, through: inverse) }
@@ -258,7 +258,7 @@ extension ManagedObjectContext {
         to target: ManagedObject?
     ) {
         guard let inverse = relationship.inverseRelationship else { return }
-        if let stored, let old = registry[object.objectID(of: stored)]?.object {
+        if let stored, let old = registry[object.objectID(of: stored)] {
             Self.detach(object, from: old, through: inverse)
         }
         if let target { Self.attach(object, to: target, through: inverse) }

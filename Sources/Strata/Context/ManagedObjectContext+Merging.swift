@@ -15,11 +15,11 @@ extension ManagedObjectContext {
             touchedRoots.insert(ObjectIdentifier(id.entity.rootEntity))
         }
         for id in save.deleted {
-            guard let object = registry[id]?.object else { continue }
+            guard let object = registry[id] else { continue }
             invalidate(object)
         }
         for id in save.updated {
-            guard let object = registry[id]?.object, !object.isDeleted else { continue }
+            guard let object = registry[id], !object.isDeleted else { continue }
             if object.isFault {
                 object.relationshipValues = object.entity.unreadRelationshipValues
             } else {

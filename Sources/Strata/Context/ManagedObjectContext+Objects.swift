@@ -2,7 +2,7 @@ extension ManagedObjectContext {
     /// The object for an ID: the registered one, or a new fault. Never does I/O and never fails; firing the
     /// fault of a row that does not exist throws ``ObjectGraphError/objectInaccessible(_:)``.
     public func object(with id: ManagedObjectID) -> ManagedObject {
-        if let object = registry[id]?.object { return object }
+        if let object = registry[id] { return object }
         return makeFault(for: id)
     }
 
@@ -31,7 +31,7 @@ extension ManagedObjectContext {
     /// Registers the object for a fetched row: the registered object when there is one (its in-memory state
     /// wins, as uniquing requires), else a fault, or a filled object when `populate` is set.
     func object(for id: ManagedObjectID, row: StoredRow, populate: Bool) -> ManagedObject {
-        if let object = registry[id]?.object {
+        if let object = registry[id] {
             if populate, object.isFault { object.load(row) }
             return object
         }
@@ -80,8 +80,8 @@ extension ManagedObjectContext {
     }
 
     func rekey(_ object: ManagedObject, to id: ManagedObjectID) {
-        registry[object.objectID] = nil
+        registry.remove(object.objectID)
         object.objectID = id
-        registry[id] = RegisteredObject(object: object)
+        registry.insert(object)
     }
 }

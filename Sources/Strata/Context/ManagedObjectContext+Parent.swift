@@ -18,7 +18,7 @@ extension ManagedObjectContext {
     /// ancestor holds the object's values (the child then reads the store).
     func rowFromAncestors(for id: ManagedObjectID) throws -> StoredRow? {
         guard let parent else { return nil }
-        guard let object = parent.registry[id]?.object, !object.isFault || object.isInserted else {
+        guard let object = parent.registry[id], !object.isFault || object.isInserted else {
             return try parent.rowFromAncestors(for: id)
         }
         try object.resolveExternalValues()
@@ -33,7 +33,7 @@ extension ManagedObjectContext {
         guard let parent else { return nil }
         // The parent's relationship when it has it in memory (even on a fault: inverse maintenance fills
         // to-manys without firing their owner).
-        switch parent.registry[id]?.object.relationshipValues[relationship.index] {
+        switch parent.registry[id]?.relationshipValues[relationship.index] {
         case .toMany(let members): return members.objects.map(\.objectID)
         case .toOne(let target): return target.map { [$0.objectID] } ?? []
         case nil: return try parent.relatedIDsFromAncestors(of: id, through: relationship)

@@ -313,11 +313,11 @@ extension ManagedObjectContext {
 
     /// Forgets every object: the context is as new. Objects held elsewhere no longer belong to it.
     public func reset() {
-        for (id, entry) in registry {
-            entry.object.managedObjectContext = nil
-            releaseCachedRow(of: entry.object, id: id)
+        for object in registry.objects {
+            object.managedObjectContext = nil
+            releaseCachedRow(of: object, id: object.objectID)
         }
-        registry = [:]
+        registry.removeAll()
         inserted = [:]
         updated = [:]
         deleted = [:]

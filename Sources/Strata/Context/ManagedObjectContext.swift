@@ -21,15 +21,6 @@ import Synchronization
 /// - ``fetch(_:)``
 /// - ``refresh(_:mergeChanges:)``
 public final class ManagedObjectContext {
-    /// A registered object, not retained. Not a Swift `weak` reference either: one of those gives its object a side
-    /// table for good, which sends every retain and release of the object down the runtime's slow path (13% of
-    /// W1.graph's samples in `RefCounts::incrementSlow` and `doDecrementSlow`). The reference never dangles: an
-    /// object leaves the registry when it is unregistered, rekeyed, or reset away, and before it deinitializes
-    /// (``ManagedObject``'s `deinit` calls ``objectWillDeinitialize(_:)``).
-    struct RegisteredObject {
-        unowned(unsafe) let object: ManagedObject
-    }
-
     /// The coordinator whose stores the context reads and saves to.
     public let coordinator: PersistentStoreCoordinator
     /// A name for the context (logs, debugging).
@@ -59,13 +50,13 @@ public final class ManagedObjectContext {
         didSet {
             retainedObjects =
                 retainsRegisteredObjects
-                ? Dictionary(
-                    uniqueKeysWithValues: registry.values.map { (ObjectIdentifier($0.object), $0.object) })
+                ? Dictionary(uniqueKeysWithValues: registry.objects.map { (ObjectIdentifier($0), $0) })
                 : [:]
         }
     }
 
-    var registry: [ManagedObjectID: RegisteredObject] = [:]
+    /// The registered objects, not retained (see ``ObjectRegistry``).
+    let registry = ObjectRegistry()
     var inserted: [ObjectIdentifier: ManagedObject] = [:]
     var updated: [ObjectIdentifier: ManagedObject] = [:]
     var deleted: [ObjectIdentifier: ManagedObject] = [:]
@@ -152,17 +143,17 @@ public final class ManagedObjectContext {
 
     deinit {
         if automaticallyMergesChangesFromParent, parent == nil { coordinator.saveBroadcaster.unregister(self) }
-        for (id, entry) in registry {
+        for object in registry.objects {
             // Objects that outlive their context no longer name it (their reference to it is not weak).
-            entry.object.managedObjectContext = nil
-            releaseCachedRow(of: entry.object, id: id)
+            object.managedObjectContext = nil
+            releaseCachedRow(of: object, id: object.objectID)
         }
     }
 
     // MARK: - Registered objects
 
     /// Every object registered in the context and still alive.
-    public var registeredObjects: Set<ManagedObject> { Set(registry.values.map(\.object)) }
+    public var registeredObjects: Set<ManagedObject> { Set(registry.objects) }
 
     /// Objects inserted since the last save.
     public var insertedObjects: Set<ManagedObject> { Set(inserted.values) }
@@ -176,13 +167,21 @@ public final class ManagedObjectContext {
 
     /// The object registered for an ID, if any; never does I/O and never makes a fault.
     public func registeredObject(for id: ManagedObjectID) -> ManagedObject? {
-        registry[id]?.object
+        registry[id]
     }
 
     func register(_ object: ManagedObject) {
         // Uniquing: one object per ID. An object this replaced would keep naming the context after it is gone.
-        assert(registry[object.objectID].map { $0.object === object } ?? true, "\(object.objectID) registered twice")
-        registry[object.objectID] = RegisteredObject(object: object)
+        assert(registry[object.objectID].map { $0 === object } ?? true, "\(object.objectID) registered twice")
+        // In a release build another object under the ID is replaced, as a dictionary's assignment did.
+        if let registered = registry[object.objectID] {
+            if registered !== object {
+                registry.remove(object.objectID)
+                registry.insert(object)
+            }
+        } else {
+            registry.insert(object)
+        }
         object.managedObjectContext = self
         object.state?.coordinator = coordinator
         if retainsRegisteredObjects { retainedObjects[ObjectIdentifier(object)] = object }
@@ -190,10 +189,7 @@ public final class ManagedObjectContext {
 
     func unregister(_ object: ManagedObject) {
         let key = ObjectIdentifier(object)
-        if registry[object.objectID]?.object === object {
-            registry[object.objectID] = nil
-            releaseCachedRow(of: object, id: object.objectID)
-        }
+        if registry.remove(ifRegistered: object) { releaseCachedRow(of: object, id: object.objectID) }
         inserted[key] = nil
         updated[key] = nil
         deleted[key] = nil
@@ -206,9 +202,8 @@ public final class ManagedObjectContext {
     /// `deinit`, so nothing here may retain it.
     func objectWillDeinitialize(_ object: ManagedObject) {
         let id = object.objectID
-        // One hash lookup: the entry is removed where it was found.
-        guard let index = registry.index(forKey: id), registry.values[index].object === object else { return }
-        registry.remove(at: index)
+        // One search: the entry is removed where it was found.
+        guard registry.remove(ifRegistered: object) else { return }
         releaseCachedRow(of: object, id: id)
     }
 

@@ -24,7 +24,7 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     /// Unowned and unsafe: interned identities are never freed, so they need no reference counting.
     unowned(unsafe) let store: StoreIdentity
     /// The row ID, or the temporary ID's number.
-    private let number: UInt64
+    let number: UInt64
 
     /// Temporary IDs are numbered within the process; the process's random identifier keeps their URIs unique
     /// across processes. (A counter, not a UUID per object: on Linux every UUID() reads /dev/urandom.)
