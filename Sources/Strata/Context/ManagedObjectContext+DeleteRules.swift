@@ -52,7 +52,11 @@ extension ManagedObjectContext {
                         }
                     }
                 case .cascade:
+                    // The members of a to-many name `object` in its inverse to-one: they need not fire to say so
+                    // when their own nullify rule runs (a cascade of 100,000 faults reads no row).
+                    let inverse = relationship.isToMany ? relationship.inverseRelationship : nil
                     for target in try relatedObjects(of: object, through: relationship) where !target.isDeleted {
+                        if let inverse, !inverse.isToMany { target.noteUnreadToOne(inverse, as: object) }
                         delete(target)
                     }
                 }
