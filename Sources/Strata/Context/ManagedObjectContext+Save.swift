@@ -206,6 +206,10 @@ extension ManagedObjectContext {
         for object in changing { object.didSave() }
         if !retainsRegisteredObjects { retainedObjects = [:] }
         var saved = ContextSave()
+        // Room made once: a cascade's 100,000 IDs would otherwise grow the set by doubling, rehashing each time.
+        saved.inserted.reserveCapacity(batches.values.reduce(0) { $0 + $1.inserted.count })
+        saved.updated.reserveCapacity(batches.values.reduce(0) { $0 + $1.updated.count })
+        saved.deleted.reserveCapacity(batches.values.reduce(0) { $0 + $1.deleted.count })
         for batch in batches.values {
             saved.inserted.formUnion(batch.inserted.map(\.objectID))
             saved.updated.formUnion(batch.updated.map(\.objectID))
