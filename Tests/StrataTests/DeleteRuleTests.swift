@@ -66,6 +66,41 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func cascadeDeletesSavedMembersWithoutFiringThemAndUndoBringsThemBack(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let context = stack.context()
+        let department = try context.make("RelDepartment", ["name": "D"])
+        let projects = try (0..<3).map { try context.make("RelProject", ["title": "P\($0)"]) }
+        for project in projects { try project.setValue(department, forKey: "department") }
+        try context.save()
+
+        let check = stack.contextWithUndo()
+        let reloaded = check.object(with: department.objectID)
+        check.delete(reloaded)
+        try check.processPendingChanges()
+        #expect(check.deletedObjects.count == 1 + projects.count)
+        #expect(try reloaded.value(forKey: "projects") as? Set<ManagedObject> == [])
+        for project in projects {
+            let member = try #require(check.registeredObject(for: project.objectID))
+            #expect(member.isDeleted)
+            // Its nullify rule took its department from the department's to-many: its row was not read.
+            #expect(member.isFault)
+            #expect(try member.value(forKey: "department") as? ManagedObject === reloaded)
+            #expect(try member.value(forKey: "title") as? String == project.value(forKey: "title") as? String)
+        }
+        check.undoManager?.undo()
+        #expect(check.deletedObjects.isEmpty)
+        #expect(try (reloaded.value(forKey: "projects") as? Set<ManagedObject>)?.count == projects.count)
+
+        check.undoManager?.redo()
+        try check.save()
+        let after = stack.context()
+        for project in projects {
+            #expect(throws: ObjectGraphError.self) { try after.existingObject(with: project.objectID) }
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func denyRefusesTheSaveUntilTheRelationshipIsEmpty(_ kind: StoreKind) throws {
         let stack = try TestStack.relationships(kind)
         let context = stack.context()

@@ -164,7 +164,7 @@ extension Benchmark {
         remove(sqliteDirectory)
         emitFigure("W8", "graph", strata: strata, sqlite: sqlite, unit: "s", better: .lower)
         note(
-            "W8.graph: \(victims.count) departments deleted through a context (cascade to \(grouped(expected.deleted)) employees, which the delete rule faults in) and saved, then a checkpoint; save alone (median) \(format(median(strataSaves))) s. GRDB: DepartmentRecord.fetchOne + delete with foreign_keys=ON, one transaction, then a checkpoint"
+            "W8.graph: \(victims.count) departments deleted through a context (cascade to \(grouped(expected.deleted)) employees, left faults: the cascade gives each its department) and saved, then a checkpoint; save alone (median) \(format(median(strataSaves))) s. GRDB: DepartmentRecord.fetchOne + delete with foreign_keys=ON, one transaction, then a checkpoint"
         )
     }
 }

@@ -52,7 +52,13 @@ extension ManagedObjectContext {
                         }
                     }
                 case .cascade:
-                    for target in try relatedObjects(of: object, through: relationship) where !target.isDeleted {
+                    // The members of a to-many name `object` in its inverse to-one: they need not fire to say so
+                    // when their own nullify rule runs (a cascade of 100,000 faults reads no row).
+                    let inverse = relationship.isToMany ? relationship.inverseRelationship : nil
+                    let targets = try relatedObjects(of: object, through: relationship)
+                    reserveDeletions(targets.count)
+                    for target in targets where !target.isDeleted {
+                        if let inverse, !inverse.isToMany { target.noteUnreadToOne(inverse, as: object) }
                         delete(target)
                     }
                 }
@@ -65,6 +71,14 @@ extension ManagedObjectContext {
         }
         undoManager?.closeAutomaticGroup()
         postObjectsDidChange()
+    }
+
+    /// Room for `count` more deleted objects in the context's tables, made once for a cascade (hash tables grow by
+    /// doubling, rehashing every entry each time; their capacities are powers of two, so this stays amortized).
+    private func reserveDeletions(_ count: Int) {
+        guard count > 1 else { return }
+        deleted.reserveCapacity(deleted.count + count)
+        changes.deleted.reserveCapacity(changes.deleted.count + count)
     }
 
     /// The objects `object` relates to through `relationship` (materializing it).

@@ -50,6 +50,16 @@ extension ManagedObject {
         ManagedObjectID(entity: reference.entity, store: objectID.store, rowID: reference.rowID)
     }
 
+    /// Gives an unread to-one of a fault its value without firing the fault: `owner`, whose to-many (the to-one's
+    /// inverse) lists this object. Inverse maintenance keeps the two sides in step (moving this object to another
+    /// owner in this context reads the to-one first), so a member listed with its to-one unread was listed by the
+    /// store through that to-one's index, and firing would read `owner` from the row. Nothing else changes: no
+    /// change is recorded, and the object stays a fault.
+    func noteUnreadToOne(_ relationship: RelationshipDescription, as owner: ManagedObject) {
+        guard isFault, !relationship.isToMany, relationshipValues[relationship.index] == nil else { return }
+        relationshipValues[relationship.index] = .toOne(owner)
+    }
+
     func toOneValue(_ relationship: RelationshipDescription) throws -> ManagedObject? {
         guard case .toOne(let object) = try materializedValue(relationship) else { return nil }
         return object
