@@ -148,6 +148,12 @@ public struct LeafValues: Sendable, Equatable {
         }
     }
 
+    /// Makes room for `count` values of `byteCount` bytes in all, so that appending them allocates nothing more.
+    public mutating func reserveCapacity(byteCount: Int, count: Int) {
+        bytes.reserveCapacity(byteCount)
+        ends.reserveCapacity(count)
+    }
+
     /// Adds `value` after the last.
     public mutating func append(_ value: LeafValue) {
         let (length, overflow) = Self.stored(value)

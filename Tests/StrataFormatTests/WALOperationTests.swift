@@ -144,6 +144,73 @@ import Testing
         #expect(throws: FormatError.self) { try decodeAll(bytes) }
     }
 
+    /// Decodes with ``WALOperation/decodeAll(_:lendingPuts:_:)``, taking the puts `takes` accepts (by their order
+    /// among the puts): the operations in order, taken puts rebuilt from what was lent, and the error, if any.
+    private func decodeLending(
+        _ bytes: [UInt8], takes: (Int) -> Bool
+    ) -> (operations: [WALOperation], error: String?) {
+        var operations: [WALOperation] = []
+        var puts = 0
+        do {
+            try bytes.withUnsafeBytes { buffer in
+                try WALOperation.decodeAll(
+                    buffer,
+                    lendingPuts: { table, row, value in
+                        defer { puts += 1 }
+                        guard takes(puts) else { return false }
+                        operations.append(.put(tableID: table, rowID: row, value: Array(value)))
+                        return true
+                    }
+                ) { operations.append($0) }
+            }
+            return (operations, nil)
+        } catch {
+            return (operations, "\(error)")
+        }
+    }
+
+    /// What ``WALOperation/decodeAll(_:_:)`` gives: the operations before the first that fails, and its error.
+    private func decodeAllUpToError(_ bytes: [UInt8]) -> (operations: [WALOperation], error: String?) {
+        var operations: [WALOperation] = []
+        do {
+            try bytes.withUnsafeBytes { try WALOperation.decodeAll($0) { operations.append($0) } }
+            return (operations, nil)
+        } catch {
+            return (operations, "\(error)")
+        }
+    }
+
+    @Test func lendingPutsDecodesWhatDecodeAllDecodes() {
+        let bytes = encode(Self.samples + Self.samples.reversed())
+        for takes in [{ (_: Int) in true }, { _ in false }, { $0 % 2 == 0 }] {
+            let lent = decodeLending(bytes, takes: takes)
+            #expect(lent.error == nil)
+            #expect(lent.operations == Self.samples + Self.samples.reversed())
+        }
+    }
+
+    @Test func lendingPutsFailsWhereDecodeAllFails() {
+        let bytes = encode(Self.samples)
+        var cases: [[UInt8]] = (0..<bytes.count).map { Array(bytes[0..<$0]) }
+        var tooLong = encode([.put(tableID: 1, rowID: 1, value: [])])
+        storeLE(UInt32(WALFormat.maximumValueSize + 1), at: 13, in: &tooLong)
+        cases.append(tooLong)
+        var random = RepeatableRandomNumberGenerator(seed: 23)
+        for _ in 0..<2000 {
+            var mutated = bytes
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                mutated[Int.random(in: 0..<mutated.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+            }
+            cases.append(mutated)
+        }
+        for (number, bytes) in cases.enumerated() {
+            let expected = decodeAllUpToError(bytes)
+            let lent = decodeLending(bytes, takes: { $0 % 3 != 1 })
+            #expect(lent.operations == expected.operations, "case \(number)")
+            #expect(lent.error == expected.error, "case \(number)")
+        }
+    }
+
     @Test func randomMutationsNeverTrap() {
         let bytes = encode(Self.samples)
         mutateAndDecode(bytes, seed: 21, mutations: 3000) { buffer in

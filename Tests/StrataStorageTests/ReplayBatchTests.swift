@@ -138,6 +138,45 @@ import Testing
         try recovered.close()
     }
 
+    /// Rows longer than a leaf holds inline (they go to overflow chains at the checkpoint), short and empty ones, in
+    /// a table without indexes: gathered straight into leaves while row IDs grow, then back into log order when an
+    /// update of a gathered row arrives.
+    @Test(arguments: [false, true])
+    func aCrashedLoadOfLongAndShortRowsRecoversThem(updatesAGatheredRow: Bool) throws {
+        let fileSystem = TemporaryStore.makeFileSystem()
+        let store = try Store.openForTesting(fileSystem, configuration: .testing(pageSize: 512))
+        let table = try store.write { try $0.createTable(named: "blobs") }
+        try store.checkpoint()
+        func row(_ n: Int) -> [UInt8] {
+            (0..<[0, 3, 40, 300, 2_000][n % 5]).map { UInt8(truncatingIfNeeded: $0 &* n) }
+        }
+        var inserted: [RowID] = []
+        for batch in 0..<6 {
+            try store.write { txn in
+                for index in 0..<40 { inserted.append(try txn.insert(row(batch * 40 + index), into: table)) }
+                if updatesAGatheredRow, batch == 4 {
+                    try txn.update(inserted[7], in: table, to: row(1_003))
+                    try txn.update(inserted[150], in: table, to: [])
+                }
+            }
+        }
+        let expected = try IndexReference.rows(of: table, in: store.snapshot())
+        let image = fileSystem.crashImage()
+        withExtendedLifetime(store) {}
+        let recovered = try Store.openForTesting(image, configuration: .testing(pageSize: 512))
+        #expect(recovered.recoveryReport.replayedTransactions == 6)
+        let actual = try IndexReference.rows(of: table, in: recovered.snapshot())
+        #expect(actual.map(\.0) == expected.map(\.0))
+        #expect(actual.map(\.1) == expected.map(\.1))
+        #expect(try recovered.snapshot().rowCount(in: table) == 240)
+        #expect(try recovered.verify().isClean)
+        try recovered.close()
+        let reopened = try Store.openForTesting(image, configuration: .testing(pageSize: 512))
+        let reread = try IndexReference.rows(of: table, in: reopened.snapshot())
+        #expect(reread.map(\.1) == expected.map(\.1))
+        try reopened.close()
+    }
+
     @Test func aLargeRecoveryLeavesItsCheckpointToAfterOpen() throws {
         let (image, rows, _) = try Self.crashedLoad(pageSize: 512)
         var configuration = StoreConfiguration.testing(pageSize: 512)

@@ -81,15 +81,15 @@ struct PackedIndexEntries {
         }
     }
 
-    /// A tree holding the entries of the puts `kept` marks (by put position), built bottom-up as
+    /// A tree holding the entries of the puts `kept` accepts (by tag: the put's position), built bottom-up as
     /// ``IndexTree/build(_:owner:)`` builds it.
     ///
     /// - Parameter inRowOrder: whether the entries were appended in increasing row order (then entries of one key
     ///   need no sorting among themselves).
     func build(
-        keeping kept: [Bool], inRowOrder: Bool, tree: IndexTree, owner: UInt64
+        keeping kept: (Int) -> Bool, inRowOrder: Bool, tree: IndexTree, owner: UInt64
     ) -> (root: IndexNodeRef?, count: Int) {
-        let keys = sorted(inRowOrder: inRowOrder) { kept[$0] }
+        let keys = sorted(inRowOrder: inRowOrder, including: kept)
         return (build(keys, tree: tree, owner: owner), keys.count)
     }
 
@@ -163,12 +163,65 @@ struct PackedIndexEntries {
         }
     }
 
-    /// A key without its row ID, as a hash key: the entry's words with the row ID's bytes cleared, and its length.
-    private struct Key: Hashable {
+    /// A key without its row ID, as ``KeyGroups`` groups it: the entry's words with the row ID's bytes cleared, and its
+    /// length.
+    private struct Key: Equatable {
         var first: UInt64
         var second: UInt64
         var third: UInt64
         var length: Int
+    }
+
+    /// The distinct keys of ``sortedByKey(_:)``, numbered in the order first seen: open addressing with a
+    /// multiplicative hash. A `Dictionary` hashed each of W10's 1.85M entries with SipHash (three `Hasher` rounds,
+    /// about 7% of its replay's instructions) to find one of 100 keys.
+    private struct KeyGroups {
+        /// The keys, by group number.
+        private(set) var keys: [Key] = []
+        /// Group number + 1 of the key hashed there; 0 for none. A power of two, at most half full.
+        private var slots = [Int32](repeating: 0, count: 64)
+        private var shift = 64 - 6
+        private let limit: Int
+
+        /// - Parameter limit: how many distinct keys ``group(of:)`` accepts.
+        init(limit: Int) { self.limit = limit }
+
+        /// The group of `key`, a new one if it was not seen; nil when that would make more than the limit.
+        @inline(__always)
+        mutating func group(of key: Key) -> Int? {
+            let mask = slots.count &- 1
+            var slot = hash(key)
+            while true {
+                let found = Int(slots[slot])
+                if found == 0 { break }
+                if keys[found &- 1] == key { return found &- 1 }
+                slot = (slot &+ 1) & mask
+            }
+            guard keys.count < limit else { return nil }
+            keys.append(key)
+            slots[slot] = Int32(keys.count)
+            if keys.count &* 2 > slots.count { grow() }
+            return keys.count &- 1
+        }
+
+        @inline(__always)
+        private func hash(_ key: Key) -> Int {
+            var h = key.first &* 0x9E37_79B9_7F4A_7C15
+            h = (h ^ (h >> 29) ^ key.second) &* 0xBF58_476D_1CE4_E5B9
+            h = (h ^ (h >> 32) ^ key.third) &* 0x94D0_49BB_1331_11EB
+            return Int(truncatingIfNeeded: h >> UInt64(shift))
+        }
+
+        private mutating func grow() {
+            slots = [Int32](repeating: 0, count: slots.count &* 2)
+            shift &-= 1
+            let mask = slots.count &- 1
+            for (group, key) in keys.enumerated() {
+                var slot = hash(key)
+                while slots[slot] != 0 { slot = (slot &+ 1) & mask }
+                slots[slot] = Int32(group &+ 1)
+            }
+        }
     }
 
     /// Entries in row order sorted by key without comparing them: each key (the entry less its row ID) gets a group
@@ -185,25 +238,19 @@ struct PackedIndexEntries {
             return kept == 0 ? 0 : kept == 8 ? .max : ~(UInt64.max >> (8 * kept))
         }
         let masks = (mask(0), mask(8), mask(16))
-        let limit = max(16, keys.count / 8)
-        var groups: [Key: Int] = [:]
-        var distinct: [Key] = []
+        var groups = KeyGroups(limit: max(16, keys.count / 8))
         var groupOf: [Int32] = []
         groupOf.reserveCapacity(keys.count)
         for key in keys {
-            guard Int(key.length) == length else { return nil }
-            let k = Key(
-                first: key.first & masks.0, second: key.second & masks.1, third: key.third & masks.2,
-                length: keyLength)
-            if let group = groups[k] {
-                groupOf.append(Int32(group))
-            } else {
-                guard distinct.count < limit else { return nil }
-                groups[k] = distinct.count
-                groupOf.append(Int32(distinct.count))
-                distinct.append(k)
-            }
+            guard Int(key.length) == length,
+                let group = groups.group(
+                    of: Key(
+                        first: key.first & masks.0, second: key.second & masks.1, third: key.third & masks.2,
+                        length: keyLength))
+            else { return nil }
+            groupOf.append(Int32(group))
         }
+        let distinct = groups.keys
         // Keys of one length in byte order: their big-endian words in order.
         let ranked = distinct.indices.sorted { a, b in
             let (x, y) = (distinct[a], distinct[b])

@@ -88,7 +88,22 @@ struct LogReplay {
             guard header.lsn > coveredLSN else { return }
             do {
                 if inPlace {
-                    try WALOperation.decodeAll(payload) { operation in
+                    let indexTree = IndexTree(pages: tree.pages)
+                    try WALOperation.decodeAll(
+                        payload,
+                        lendingPuts: { table, row, value in
+                            // The state is read only when a table is not gathered yet: passed from this closure, it
+                            // is copied.
+                            guard
+                                batch.gathers(table: TableID(table))
+                                    || batch.startGathering(table: TableID(table), state: state, tree: tree, owner: tag)
+                            else { return false }
+                            try batch.gather(table: TableID(table), row: row, value: value, indexTree: indexTree)
+                            if collectsChanges { pendingChanges.note(table: table, row: row) }
+                            pendingOperations += 1
+                            return true
+                        }
+                    ) { operation in
                         try applyInPlace(operation)
                         if collectsChanges { pendingChanges.note(operation) }
                         pendingOperations += 1
@@ -151,15 +166,12 @@ struct LogReplay {
         batch.applyAll(to: &state, tree: tree, owner: tag)
     }
 
-    /// An operation of a transaction known to commit: a put into a table that was empty is gathered; anything else
-    /// first applies what was gathered for the tables it may touch, then applies itself.
+    /// An operation of a transaction known to commit that was not gathered (a put into a table that was empty is, as
+    /// its record is decoded): it first applies what was gathered for the tables it may touch, then applies itself.
     private mutating func applyInPlace(_ operation: WALOperation) throws {
         switch operation {
-        case .put(let id, let row, let value):
-            let indexTree = IndexTree(pages: tree.pages)
-            if try batch.gather(table: TableID(id), row: row, value: value, state: state, indexTree: indexTree) {
-                return
-            }
+        case .put:
+            break  // into a table that was not empty: nothing of it is gathered
         case .delete(let id, _):
             batch.apply(table: TableID(id), to: &state, tree: tree, owner: tag)
         case .reserveRows:

@@ -33,11 +33,15 @@ struct ChangedRows {
 
     mutating func note(_ operation: WALOperation) {
         switch operation {
-        case .put(let table, let row, _), .delete(let table, let row):
-            rows[TableID(table), default: []].insert(RowID(row))
+        case .put(let table, let row, _), .delete(let table, let row): note(table: table, row: row)
         case .reserveRows: break
         case .createTable, .dropTable, .createIndex, .dropIndex: catalogChanged = true
         }
+    }
+
+    /// Notes a put or delete of `row`.
+    mutating func note(table: UInt32, row: UInt64) {
+        rows[TableID(table), default: []].insert(RowID(row))
     }
 
     mutating func merge(_ other: ChangedRows) {
