@@ -516,7 +516,11 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                     }
                     oldRows[index] = decoded?.fields
                 }
-                var deletedRows: [[RowRecord.Field]] = []
+                // One entry per delete, nil for a row already gone (another writer deleted it): the deletes below
+                // pair each row with its own fields (a shorter list paired the wrong rows' blobs and skipped the
+                // last deletes).
+                var deletedRows: [[RowRecord.Field]?] = []
+                deletedRows.reserveCapacity(changes.deletes.count)
                 for delete in changes.deletes {
                     let current = try txn.row(RowID(delete.rowID), in: table(for: delete.entity))
                     let decoded = try current.map { try RowRecord.decodeAll($0) }
@@ -524,7 +528,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                         conflicts.append(
                             ManagedObjectID(entity: delete.entity, storeIdentifier: identifier, rowID: delete.rowID))
                     }
-                    if let fields = decoded?.fields { deletedRows.append(fields) }
+                    deletedRows.append(decoded?.fields)
                 }
                 guard conflicts.isEmpty else { throw ObjectGraphError.optimisticLockingConflict(conflicts) }
                 // Persistent history is written in this transaction: history and data never disagree.
@@ -590,7 +594,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                         txn: txn)
                 }
                 for (delete, fields) in zip(changes.deletes, deletedRows) {
-                    for case .blobReference(let blob) in fields { try txn.deleteBlob(BlobID(blob)) }
+                    for case .blobReference(let blob) in fields ?? [] { try txn.deleteBlob(BlobID(blob)) }
                     try txn.delete(RowID(delete.rowID), from: table(for: delete.entity))
                     writes.add(1, ordering: .relaxed)
                     try deleteLinks(of: StoredReference(entity: delete.entity, rowID: delete.rowID), txn: txn)
