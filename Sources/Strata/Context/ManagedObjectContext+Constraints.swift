@@ -83,8 +83,12 @@ extension ManagedObjectContext {
         // The objects to check, by constraint: inserts, and updates that changed a constrained attribute.
         var checked: [UniquenessConstraint: [ManagedObject]] = [:]
         var constraints: [UniquenessConstraint] = []
-        let updates = updated.values.sorted { $0.objectID.precedes($1.objectID) }
-        for object in insertedInOrder + updates {
+        // Only objects of constrained entities are ordered: sorting every update of a save whose model has no
+        // constraint was 5% of W7.graph's samples.
+        let constrained = { (object: ManagedObject) in !object.entity.uniquenessConstraints.isEmpty }
+        let updates = updated.values.filter(constrained).sorted { $0.objectID.precedes($1.objectID) }
+        let inserts = inserted.values.contains(where: constrained) ? insertedInOrder.filter(constrained) : []
+        for object in inserts + updates {
             for constraint in object.entity.uniquenessConstraints {
                 if !object.isInserted,
                     !constraint.attributes.contains(where: { object.changedIndexes.contains($0.index) })
