@@ -1,3 +1,4 @@
+import StrataTestSupport
 import Testing
 
 @testable import Strata
@@ -5,18 +6,6 @@ import Testing
 /// The row cache's hash table: every sequence of insertions, changes and removals leaves it holding what a
 /// dictionary would.
 @Suite struct RowTableTests {
-    /// A deterministic generator (the test must fail the same way every time).
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static func expectSame(_ table: RowTable<Int>, _ model: [UInt64: Int], probes: [UInt64]) {
         #expect(table.count == model.count)
         for rowID in probes {
@@ -26,7 +15,7 @@ import Testing
 
     @Test(arguments: [(0 as UInt64)...200, 1...50_000])
     func randomInsertionsChangesAndRemovalsMatchADictionary(rowIDs: ClosedRange<UInt64>) {
-        var generator = Generator(state: rowIDs.upperBound)
+        var generator = RepeatableRandomNumberGenerator(seed: rowIDs.upperBound)
         let table = RowTable<Int>()
         var model: [UInt64: Int] = [:]
         let span = rowIDs.upperBound - rowIDs.lowerBound + 1
