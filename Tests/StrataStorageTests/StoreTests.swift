@@ -237,11 +237,12 @@ import Testing
         return statistics
     }
 
-    /// Group commit: with a log sync that takes a millisecond (as on a real disk), eight threads committing
-    /// 200 transactions each share syncs: far fewer syncs than commits.
+    /// Group commit: with a log sync that takes 5 ms (a slow disk), eight threads committing 200 transactions
+    /// each share syncs: far fewer syncs than commits. The sync must outlast a commit's own work for the others to
+    /// queue behind it; under ThreadSanitizer that work takes a few milliseconds, and a 1 ms sync shared too little.
     @Test func concurrentFullDurabilityCommitsShareSyncs() throws {
         let slowSyncs = FaultInjectingFileSystem(wrapping: TemporaryStore.makeFileSystem()) { _, operation in
-            if operation == .sync { Thread.sleep(forTimeInterval: 0.001) }
+            if operation == .sync { Thread.sleep(forTimeInterval: 0.005) }
         }
         let statistics = try commitFromEightThreads(on: slowSyncs, directory: TemporaryStore.directory)
         print("StoreTests: group commit: \(statistics.commitCount) commits, \(statistics.walSyncCount) log syncs")
