@@ -690,6 +690,38 @@ public enum RowRecord {
         try bytes.withUnsafeBytes { buffer in Result { () throws(FormatError) in try decodeAll(buffer) } }.get()
     }
 
+    /// The header of a row and the blobs its fields name (``Field/blobReference``), by field index: what a save
+    /// needs of the row it replaces or deletes (its version to check, the blobs to keep or free), without decoding
+    /// the other fields. Every offset is checked as ``decodeAll(_:)-(UnsafeRawBufferPointer)`` checks it; only
+    /// blob references are decoded.
+    ///
+    /// - Throws: what ``Header/decode(_:)-(UnsafeRawBufferPointer)`` throws; ``FormatError/invalidField(_:)`` for
+    ///   offsets that do not increase or a blob reference whose payload is not its shortest form;
+    ///   ``FormatError/truncated(needed:available:)`` for a field that ends past the row.
+    public static func blobReferences(
+        in bytes: UnsafeRawBufferPointer
+    ) throws(FormatError) -> (header: Header, blobs: [Int: UInt64]) {
+        let header = try Header.decode(bytes)
+        var blobs: [Int: UInt64] = [:]
+        for index in 0..<header.fieldCount {
+            let span = try header.span(ofField: index, in: bytes)
+            // Safe: a span is never empty (start < end) and lies within bytes.
+            guard bytes[span.lowerBound] == Tag.blobReference.rawValue else { continue }
+            if case .blobReference(let blob) = try decodeField(
+                UnsafeRawBufferPointer(rebasing: bytes[span]), index: index)
+            {
+                blobs[index] = blob
+            }
+        }
+        return (header, blobs)
+    }
+
+    /// ``blobReferences(in:)-(UnsafeRawBufferPointer)`` of a row held in an array.
+    public static func blobReferences(_ bytes: [UInt8]) throws(FormatError) -> (header: Header, blobs: [Int: UInt64]) {
+        try bytes.withUnsafeBytes { buffer in Result { () throws(FormatError) in try blobReferences(in: buffer) } }
+            .get()
+    }
+
     /// Decodes one field from exactly its bytes (tag and payload).
     static func decodeField(_ field: UnsafeRawBufferPointer, index: Int) throws(FormatError) -> Field {
         var reader = ByteReader(field)

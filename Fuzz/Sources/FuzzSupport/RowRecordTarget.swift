@@ -45,11 +45,12 @@ public enum RowFuzzModel {
 
 /// FuzzRowRecord: a row record through `RowRecord` and through Strata's `RowCoder`.
 ///
-/// Input: `index:u8` then a row record. `RowRecord.Header.decode`, `RowRecord.decodeAll`, `RowRecord.field(at:)`
-/// for every field and for the index from the input (in or out of range); then `RowCoder.decode`,
-/// `values(from:)` and `value(of:in:)` for every attribute of ``RowFuzzModel``.
+/// Input: `index:u8` then a row record. `RowRecord.Header.decode`, `RowRecord.decodeAll`,
+/// `RowRecord.blobReferences`, `RowRecord.field(at:)` for every field and for the index from the input (in or out
+/// of range); then `RowCoder.decode`, `values(from:)` and `value(of:in:)` for every attribute of ``RowFuzzModel``.
 ///
-/// Checks: nothing traps; a decoded row re-encodes to exactly its bytes; `field(at:)` agrees with `decodeAll`;
+/// Checks: nothing traps; a decoded row re-encodes to exactly its bytes; `field(at:)` and `blobReferences` agree
+/// with `decodeAll`;
 /// the coder's whole-row and one-value paths agree; values convert back to the same fields (exactly for every
 /// type whose conversion the docs call exact; decimals to an equal value).
 public func fuzzRowRecord(_ data: UnsafeRawBufferPointer) {
@@ -58,11 +59,18 @@ public func fuzzRowRecord(_ data: UnsafeRawBufferPointer) {
     _ = try? RowRecord.field(at: Int(index), in: row)
     _ = try? RowRecord.field(at: Int(index) - 128, in: row)
     let header = try? RowRecord.Header.decode(row)
+    let blobs = try? RowRecord.blobReferences(row)
     guard let decoded = try? RowRecord.decodeAll(row) else {
         checkCoder(row, fields: nil)
         return
     }
     fuzzCheck(decoded.header == header, "Header.decode and decodeAll disagree")
+    var decodedBlobs: [Int: UInt64] = [:]
+    for (position, field) in decoded.fields.enumerated() {
+        if case .blobReference(let blob) = field { decodedBlobs[position] = blob }
+    }
+    fuzzCheck(blobs?.header == decoded.header, "blobReferences reads another header than decodeAll")
+    fuzzCheck(blobs?.blobs == decodedBlobs, "blobReferences disagrees with decodeAll")
     fuzzCheck(decoded.fields.count == decoded.header.fieldCount, "field count")
     let encoded = RowRecord.encode(
         entityID: decoded.header.entityID, rowVersion: decoded.header.rowVersion, fields: decoded.fields)

@@ -238,14 +238,22 @@ extension ManagedObjectContext {
                 object.changedRelationships.insert(index)
                 moveInverse(of: object, through: relationship, from: stored, to: target)
             } else {
-                guard objectChanged || (current != nil && cached[toOneIndex] != stored) else { continue }
+                guard objectChanged || cached[toOneIndex] != stored else { continue }
                 // A fault again: it reads the store's reference from the committed row.
                 object.relationshipValues[index] = nil
                 object.changedRelationships.remove(index)
                 object.relationshipBaselines[index] = nil
                 let target = stored.flatMap { registry[object.objectID(of: $0)] }
                 if let inverse = relationship.inverseRelationship {
-                    if case .some(.some(let old)) = current { Self.detach(object, from: old, through: inverse) }
+                    // The old target: the one read, or for a to-one never read the registered object the cached
+                    // row names, whose to-many, read, may list this object.
+                    let old: ManagedObject? =
+                        if case .some(let read) = current {
+                            read
+                        } else {
+                            cached[toOneIndex].flatMap { registry[object.objectID(of: $0)] }
+                        }
+                    if let old { Self.detach(object, from: old, through: inverse) }
                     if let target { Self.attach(object, to: target, through: inverse) }
                 }
             }

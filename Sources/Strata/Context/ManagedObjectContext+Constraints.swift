@@ -80,6 +80,8 @@ extension ManagedObjectContext {
 
     /// The groups of objects that break a constraint.
     private func constraintGroups() throws -> [ConstraintGroup] {
+        // A model without constraints has nothing to check: no walk over every change of the save.
+        guard coordinator.model.entities.contains(where: { !$0.uniquenessConstraints.isEmpty }) else { return [] }
         // The objects to check, by constraint: inserts, and updates that changed a constrained attribute.
         var checked: [UniquenessConstraint: [ManagedObject]] = [:]
         var constraints: [UniquenessConstraint] = []

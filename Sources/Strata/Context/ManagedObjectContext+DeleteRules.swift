@@ -95,16 +95,19 @@ extension ManagedObjectContext {
     func validateForSave() throws {
         var failures: [ValidationError] = []
         for object in Array(inserted.values) + Array(updated.values) {
-            let name = ValidatedObject(object.objectID)
+            // Named only when something fails: an ID's URI (a UUID formatted with snprintf) cost 15,000
+            // instructions, 13% of W1.graph's.
+            func name() -> ValidatedObject { ValidatedObject(object.objectID) }
+            let values = object.values
             for attribute in object.entity.persistentAttributes {
                 do {
-                    try attribute.validate(object.values[attribute.index], object: name)
+                    try attribute.validate(values[attribute.index], object: name())
                 } catch { failures.append(error) }
             }
             for relationship in object.entity.relationships {
                 if !relationship.isToMany {
                     if !relationship.isOptional, try object.toOneValue(relationship) == nil {
-                        failures.append(.missingMandatoryValue(object: name, key: relationship.name))
+                        failures.append(.missingMandatoryValue(object: name(), key: relationship.name))
                     }
                     continue
                 }
@@ -112,11 +115,13 @@ extension ManagedObjectContext {
                 let count = try object.toManyValue(relationship).count
                 if count < relationship.minCount {
                     failures.append(
-                        .tooFewObjects(object: name, key: relationship.name, count: count, limit: relationship.minCount)
+                        .tooFewObjects(
+                            object: name(), key: relationship.name, count: count, limit: relationship.minCount)
                     )
                 }
                 if let maximum = relationship.maxCount, count > maximum {
-                    failures.append(.tooManyObjects(object: name, key: relationship.name, count: count, limit: maximum))
+                    failures.append(
+                        .tooManyObjects(object: name(), key: relationship.name, count: count, limit: maximum))
                 }
             }
         }

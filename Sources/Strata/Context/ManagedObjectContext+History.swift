@@ -4,8 +4,12 @@ extension ManagedObject {
     /// The names of the persistent properties changed since the last fetch or save (attributes, then
     /// relationships, in model order): what persistent history records of an update.
     var changedKeys: [String] {
-        entity.attributes.filter { !$0.isTransient && changedIndexes.contains($0.index) }.map(\.name)
-            + entity.relationships.filter { changedRelationships.contains($0.index) }.map(\.name)
+        // From the change sets (ascending, so model order), not filters over every property: one array.
+        let (attributes, relationships) = (entity.attributes, entity.relationships)
+        var keys: [String] = []
+        for index in changedIndexes where !attributes[index].isTransient { keys.append(attributes[index].name) }
+        for index in changedRelationships { keys.append(relationships[index].name) }
+        return keys
     }
 }
 

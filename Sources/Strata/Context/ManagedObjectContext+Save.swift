@@ -130,7 +130,14 @@ extension ManagedObjectContext {
         }
         func references(of object: ManagedObject, store: ObjectIdentifier) throws -> [ObjectReference?] {
             try object.entity.toOneRelationships.map { relationship in
-                try object.toOneValue(relationship).map {
+                // A to-one not read since the row was (nil: a fault) is the row's reference as it is: no object
+                // is made for it (an update of an attribute made a fault of each one's department).
+                if object.relationshipValues[relationship.index] == nil, let committed = object.committedReferences,
+                    let toOneIndex = relationship.toOneIndex
+                {
+                    return committed[toOneIndex].map(ObjectReference.stored)
+                }
+                return try object.toOneValue(relationship).map {
                     try reference(to: $0, from: object, key: relationship.name, store: store)
                 }
             }

@@ -16,6 +16,7 @@ extension ManagedObjectContext {
 
     /// Records the undo of an insert.
     func registerUndoOfInsertion(_ object: ManagedObject) {
+        guard undoManager != nil else { return }
         registerUndo { [unowned self] in undoInsertion(object) }
     }
 

@@ -304,9 +304,11 @@ extension ManagedObject {
             attributeBaselines[index] = AttributeBaseline(value: oldValue, external: oldExternal)
         }
         values[index] = value
-        externalReferences[index] = external
+        // Most values are in the row: no lookup to remove a reference that is not there.
+        if external != nil || oldExternal != nil { externalReferences[index] = external }
         didChangeAttribute(attribute)
-        guard changeProcessingEnabled, let context = managedObjectContext else { return }
+        // No undo closure (an allocation per write) without an undo manager to take it.
+        guard recordsUndo, let context = managedObjectContext else { return }
         context.registerUndo { [self] in
             applyAttribute(attribute, oldValue, external: oldExternal)
             revertIfUnchanged()

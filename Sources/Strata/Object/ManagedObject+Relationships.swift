@@ -83,7 +83,9 @@ extension ManagedObject {
     /// Keeps the relationship's value before its first change since the last fetch or save (what undo
     /// compares with). Called before a change; copies the value only for the first change of a cycle.
     private func noteBaseline(_ relationship: RelationshipDescription, _ value: RelationshipValue) {
-        guard changeProcessingEnabled, !changedRelationships.contains(relationship.index),
+        // Baselines serve undo and `committedValues(forKeys:)`; an inserted object has no committed values, so
+        // without an undo manager it keeps none (a dictionary made per new object).
+        guard changeProcessingEnabled, !isInserted || recordsUndo, !changedRelationships.contains(relationship.index),
             relationshipBaselines[relationship.index] == nil
         else { return }
         relationshipBaselines[relationship.index] = value
@@ -91,22 +93,29 @@ extension ManagedObject {
 
     /// Records a change of `relationship` (dirtying the object unless change processing is off), registers
     /// `reverse` with the context's undo manager, and tells observers.
-    private func relationshipDidChange(
-        _ relationship: RelationshipDescription, reverse: @escaping () throws -> Void
-    ) {
+    ///
+    /// - Parameter reverse: what undoes the change; nil when ``recordsUndo`` is false (callers make it only
+    ///   then: a closure per change was an allocation per relationship write with no undo manager to take it).
+    private func relationshipDidChange(_ relationship: RelationshipDescription, reverse: (() throws -> Void)?) {
         if changeProcessingEnabled {
             changeCount &+= 1
             changedRelationships.insert(relationship.index)
             if let context = managedObjectContext {
                 context.objectDidChange(self)
-                context.registerUndo { [self] in
-                    try? reverse()
-                    revertIfUnchanged()
+                if let reverse {
+                    context.registerUndo { [self] in
+                        try? reverse()
+                        revertIfUnchanged()
+                    }
                 }
             }
         }
         notifyObservers(of: relationship.name)
     }
+
+    /// Whether a change made now is recorded for undo: change processing is on and the context has an undo
+    /// manager.
+    var recordsUndo: Bool { changeProcessingEnabled && managedObjectContext?.undoManager != nil }
 
     /// Sets a to-one on this side only.
     func setToOnePrimitive(_ relationship: RelationshipDescription, _ target: ManagedObject?) throws {
@@ -114,7 +123,8 @@ extension ManagedObject {
         if old === target { return }
         noteBaseline(relationship, .toOne(old))
         relationshipValues[relationship.index] = .toOne(target)
-        relationshipDidChange(relationship) { [self] in try setToOnePrimitive(relationship, old) }
+        relationshipDidChange(
+            relationship, reverse: recordsUndo ? { [self] in try setToOnePrimitive(relationship, old) } : nil)
     }
 
     /// Adds `target` to a to-many on this side only, at `index` (or the end) of an ordered one.
@@ -132,13 +142,16 @@ extension ManagedObject {
         relationshipValues[relationship.index] = nil
         if relationship.isOrdered, let index { members.insert(target, at: index) } else { members.append(target) }
         relationshipValues[relationship.index] = .toMany(members)
-        relationshipDidChange(relationship) { [self] in
-            if let oldPosition {
-                try insertMemberPrimitive(relationship, target, at: oldPosition)
-            } else {
-                try removeMemberPrimitive(relationship, target)
-            }
-        }
+        relationshipDidChange(
+            relationship,
+            reverse: recordsUndo
+                ? { [self] in
+                    if let oldPosition {
+                        try insertMemberPrimitive(relationship, target, at: oldPosition)
+                    } else {
+                        try removeMemberPrimitive(relationship, target)
+                    }
+                } : nil)
     }
 
     /// Removes `target` from a to-many on this side only.
@@ -149,9 +162,12 @@ extension ManagedObject {
         relationshipValues[relationship.index] = nil
         members.remove(target, keepingOrder: relationship.isOrdered)
         relationshipValues[relationship.index] = .toMany(members)
-        relationshipDidChange(relationship) { [self] in
-            try insertMemberPrimitive(relationship, target, at: relationship.isOrdered ? position : nil)
-        }
+        relationshipDidChange(
+            relationship,
+            reverse: recordsUndo
+                ? { [self] in
+                    try insertMemberPrimitive(relationship, target, at: relationship.isOrdered ? position : nil)
+                } : nil)
     }
 
     // MARK: - Changing both sides

@@ -505,30 +505,33 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
             return try engine.write { txn in
                 // Check every version first: a conflict throws before anything changes (the closure's throw
                 // rolls the transaction back).
+                // Of each old row only its version and blob references are read: decoding every field was a
+                // fifth of the store's write in W7.graph.
                 var conflicts: [ManagedObjectID] = []
-                var oldRows: [Int: [RowRecord.Field]] = [:]
-                for (index, update) in changes.updates.enumerated() {
+                var oldBlobs: [[Int: UInt64]] = []
+                oldBlobs.reserveCapacity(changes.updates.count)
+                for update in changes.updates {
                     let current = try txn.row(RowID(update.rowID), in: table(for: update.entity))
-                    let decoded = try current.map { try RowRecord.decodeAll($0) }
+                    let decoded = try current.map { try RowRecord.blobReferences($0) }
                     if decoded?.header.rowVersion != update.expectedVersion {
                         conflicts.append(
                             ManagedObjectID(entity: update.entity, storeIdentifier: identifier, rowID: update.rowID))
                     }
-                    oldRows[index] = decoded?.fields
+                    oldBlobs.append(decoded?.blobs ?? [:])
                 }
-                // One entry per delete, nil for a row already gone (another writer deleted it): the deletes below
-                // pair each row with its own fields (a shorter list paired the wrong rows' blobs and skipped the
+                // One entry per delete, empty for a row already gone (another writer deleted it): the deletes below
+                // pair each row with its own blobs (a shorter list paired the wrong rows' blobs and skipped the
                 // last deletes).
-                var deletedRows: [[RowRecord.Field]?] = []
-                deletedRows.reserveCapacity(changes.deletes.count)
+                var deletedBlobs: [[Int: UInt64]] = []
+                deletedBlobs.reserveCapacity(changes.deletes.count)
                 for delete in changes.deletes {
                     let current = try txn.row(RowID(delete.rowID), in: table(for: delete.entity))
-                    let decoded = try current.map { try RowRecord.decodeAll($0) }
+                    let decoded = try current.map { try RowRecord.blobReferences($0) }
                     if let expected = delete.expectedVersion, decoded?.header.rowVersion != expected {
                         conflicts.append(
                             ManagedObjectID(entity: delete.entity, storeIdentifier: identifier, rowID: delete.rowID))
                     }
-                    deletedRows.append(decoded?.fields)
+                    deletedBlobs.append(decoded?.blobs ?? [:])
                 }
                 guard conflicts.isEmpty else { throw ObjectGraphError.optimisticLockingConflict(conflicts) }
                 // Persistent history is written in this transaction: history and data never disagree.
@@ -563,7 +566,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                     let (bytes, external) = try encode(
                         insert.values, references: resolve(insert.references), of: insert.entity,
                         version: insert.version,
-                        previous: nil, txn: txn)
+                        previousBlobs: [:], txn: txn)
                     result.insertedExternalReferences.append(external)
                     let table = table(for: insert.entity)
                     if let rowID = plannedRowIDs[index] {
@@ -580,7 +583,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                     let version = update.expectedVersion + 1
                     let (bytes, external) = try encode(
                         update.values, references: resolve(update.references), of: update.entity, version: version,
-                        previous: oldRows[index], txn: txn)
+                        previousBlobs: oldBlobs[index], txn: txn)
                     result.updatedExternalReferences.append(external)
                     try txn.update(RowID(update.rowID), in: table(for: update.entity), to: bytes)
                     writes.add(1, ordering: .relaxed)
@@ -593,8 +596,9 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                         members: links.members.map { $0.resolved(in: changes, insertedRowIDs: result.insertedRowIDs) },
                         txn: txn)
                 }
-                for (delete, fields) in zip(changes.deletes, deletedRows) {
-                    for case .blobReference(let blob) in fields ?? [] { try txn.deleteBlob(BlobID(blob)) }
+                for (delete, blobs) in zip(changes.deletes, deletedBlobs) {
+                    // In field order, as the fields were walked before.
+                    for (_, blob) in blobs.sorted(by: { $0.key < $1.key }) { try txn.deleteBlob(BlobID(blob)) }
                     try txn.delete(RowID(delete.rowID), from: table(for: delete.entity))
                     writes.add(1, ordering: .relaxed)
                     try deleteLinks(of: StoredReference(entity: delete.entity, rowID: delete.rowID), txn: txn)
@@ -617,10 +621,11 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
 
     /// Encodes a row; long binary values of attributes that allow external storage become blobs. A blob of
     /// the previous version is kept when the value did not change, and deleted when it did.
+    /// - Parameter previousBlobs: the blobs the previous version's fields name, by field index (empty for a new row).
     /// - Returns: the row, and the blob of each value written outside it, by storage index.
     private func encode(
         _ values: [AttributeValue?], references: [StoredReference?], of entity: EntityDescription, version: UInt64,
-        previous: [RowRecord.Field]?, txn: WriteTransaction
+        previousBlobs: [Int: UInt64], txn: WriteTransaction
     ) throws -> (bytes: [UInt8], external: [Int: UInt64]) {
         var external: [Int: UInt64] = [:]
         let coder = coders[ObjectIdentifier(entity)]!
@@ -628,9 +633,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
         try checkIndexedValues(fields, of: entity)
         for (index, attribute) in entity.persistentAttributes.enumerated() {
             let position = attribute.fieldIndex!
-            let old = previous.flatMap { position < $0.count ? $0[position] : nil }
-            var oldBlob: UInt64?
-            if case .blobReference(let blob) = old { oldBlob = blob }
+            let oldBlob = previousBlobs.isEmpty ? nil : previousBlobs[position]
             guard attribute.allowsExternalBinaryDataStorage, case .bytes(let bytes) = fields[position],
                 engine.configuration.shouldStoreAsBlob(length: bytes.count)
             else {
