@@ -32,6 +32,12 @@ extension ManagedObjectContext {
         }
     }
 
+    /// Empties ``changes`` (they were notified, saved or discarded): objects inserted so far are named.
+    func resetChanges() {
+        changes = ObjectChanges()
+        insertionsNamed = insertionCounter
+    }
+
     /// An object left the context unsaved (deleted or its insert undone): an insert not yet notified is simply
     /// forgotten, one already notified is reported deleted, as Core Data reports it.
     func noteRemovalOfInsertedObject(_ object: ManagedObject) {

@@ -44,7 +44,7 @@ extension ManagedObjectContext {
     func postObjectsDidChange(merged: ContextSave? = nil) {
         guard !changes.isEmpty || merged != nil else { return }
         let pending = changes
-        changes = ObjectChanges()
+        resetChanges()
         if !pending.isEmpty { post(.objectsDidChange(pending)) }
         notifyTrackers { try $0.contextDidChange(pending, merged: merged) }
     }

@@ -120,7 +120,7 @@ extension ManagedObjectContext {
         insertionOrder = []
         for object in changing { object.didSave() }
         if !retainsRegisteredObjects { retainedObjects = [:] }
-        changes = ObjectChanges()
+        resetChanges()
         post(.didSave(saved))
         parent.childDidSave(saved, from: self)
     }

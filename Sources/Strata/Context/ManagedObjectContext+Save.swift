@@ -222,7 +222,7 @@ extension ManagedObjectContext {
             saved.updated.formUnion(batch.updated.map(\.objectID))
             saved.deleted.formUnion(batch.deleted.map(\.objectID))
         }
-        changes = ObjectChanges()
+        resetChanges()
         post(.didSave(saved))
         notifyTrackers { try $0.contextDidSave() }
         notifyChildren(of: saved)
@@ -306,7 +306,7 @@ extension ManagedObjectContext {
         if !retainsRegisteredObjects { retainedObjects = [:] }
         // As in Core Data: the undo stack describes changes that no longer exist.
         undoManager?.removeAllActions()
-        changes = ObjectChanges()
+        resetChanges()
         notifyTrackers { try $0.contextDidDiscardChanges() }
     }
 
@@ -344,7 +344,7 @@ extension ManagedObjectContext {
         pendingDeletions = []
         insertionOrder = []
         undoManager?.removeAllActions()
-        changes = ObjectChanges()
+        resetChanges()
         notifyTrackers { try $0.contextDidDiscardChanges() }
     }
 }

@@ -36,6 +36,9 @@ extension ManagedObjectContext {
     private func reinsert(_ object: ManagedObject) {
         let key = ObjectIdentifier(object)
         guard object.managedObjectContext == nil, inserted[key] == nil else { return }
+        // Numbered anew: it is last in insertion order, and named by the next notification.
+        insertionCounter += 1
+        object.insertionSequence = insertionCounter
         insertionOrder.append(object)
         register(object)
         inserted[key] = object

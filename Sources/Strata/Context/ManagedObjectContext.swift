@@ -101,8 +101,11 @@ public final class ManagedObjectContext {
     public var transactionAuthor: String?
     /// Your own values kept with the context (Core Data's `userInfo`); Strata never reads them.
     public var userInfo: [AnyHashable: Any] = [:]
-    /// Objects changed since the last objects-did-change notification.
+    /// Objects changed since the last objects-did-change notification. Emptied only by ``resetChanges()``.
     var changes = ObjectChanges()
+    /// ``insertionCounter`` when ``changes`` was last emptied: an inserted object numbered up to it is no longer
+    /// in `changes.inserted` (a notification named it), so a change of it is an update.
+    var insertionsNamed: UInt64 = 0
     var notificationObservers: [UUID: (ContextNotification) -> Void] = [:]
     /// The continuations of ``notifications()`` streams: locked, as a stream's termination may run on any thread.
     let notificationStreams = NotificationStreams()
@@ -298,8 +301,9 @@ public final class ManagedObjectContext {
         // An object of this context is in `inserted` exactly when its flag says so, and in `deleted` only when
         // flagged deleted: the flags spare two dictionary lookups per property write.
         if object.isInserted {
-            // An insert already notified changed since: observers hear of it as an update.
-            if !changes.inserted.contains(object.objectID) { changes.updated.insert(object.objectID) }
+            // An insert already notified changed since: observers hear of it as an update. Told by its number, not
+            // by a search of `changes.inserted` (hashing its ID was 4% of W1.graph).
+            if object.insertionSequence <= insertionsNamed { changes.updated.insert(object.objectID) }
             return
         }
         let key = ObjectIdentifier(object)

@@ -114,6 +114,9 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     @exclusivity(unchecked) private(set) var defaultValues: [AttributeValue?] = []
     /// A relationship value per relationship, each not read yet: what a fault holds (one shared buffer).
     @exclusivity(unchecked) private(set) var unreadRelationshipValues: [RelationshipValue?] = []
+    /// A relationship value per relationship, each empty (no to-one, no members): what a new object holds (one
+    /// shared buffer, copied at its first relationship change).
+    @exclusivity(unchecked) private(set) var emptyRelationshipValues: [RelationshipValue?] = []
     /// Which property each managed property wrapper (``ManagedAttribute``, ``ManagedRelationship``) of the entity's
     /// classes stands for.
     let propertyBindings = PropertyBindings()
@@ -263,6 +266,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         self.derivedAttributes = attributes.filter(\.isDerived)
         self.defaultValues = attributes.map(\.defaultValue)
         self.unreadRelationshipValues = Array(repeating: nil, count: relationships.count)
+        self.emptyRelationshipValues = relationships.map { $0.isToMany ? .toMany(RelatedObjects()) : .toOne(nil) }
         self.attributes = attributes
         self.attributesByName = attributesByName
         self.persistentAttributes = persistentAttributes

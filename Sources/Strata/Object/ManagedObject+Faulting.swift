@@ -40,7 +40,7 @@ extension ManagedObject {
         for attribute in entity.attributes {
             values[attribute.index] = Self.zeroValue(of: attribute.type)
         }
-        relationshipValues = entity.relationships.map { $0.isToMany ? .toMany(RelatedObjects()) : .toOne(nil) }
+        relationshipValues = entity.emptyRelationshipValues
         committed = nil
         committedReferences = nil
         externalReferences = [:]

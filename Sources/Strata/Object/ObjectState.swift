@@ -44,7 +44,7 @@ final class ObjectState {
     /// The state of a new object of `entity`: default values, empty to-manys, no to-one.
     init(newObjectOf entity: EntityDescription, coordinator: PersistentStoreCoordinator?) {
         values = entity.defaultValues
-        relationshipValues = entity.relationships.map { $0.isToMany ? .toMany(RelatedObjects()) : .toOne(nil) }
+        relationshipValues = entity.emptyRelationshipValues
         self.coordinator = coordinator
     }
 
