@@ -22,11 +22,12 @@ final class PostgresRowReader: StoreQueryReader {
     private var rows: [RowKey: StoredRow?] = [:]
     private var members: [MembersKey: [StoredReference]] = [:]
 
+    let storeIdentity: StoreIdentity
+
     init(store: PostgresStore) {
         self.store = store
+        storeIdentity = StoreIdentity.interned(store.identifier)
     }
-
-    var storeIdentifier: UUID { store.identifier }
 
     /// Rows a query already read, so that reading them again (the window of a sort done here) costs no
     /// round trip.

@@ -61,9 +61,9 @@ extension ManagedObjectContext {
         }
         for (store, members) in groups.values {
             let rowIDs = try store.allocateRowIDs(for: members[0].entity, count: members.count)
+            let identity = StoreIdentity.interned(store.identifier)
             for (object, rowID) in zip(members, rowIDs) {
-                rekey(
-                    object, to: ManagedObjectID(entity: object.entity, storeIdentifier: store.identifier, rowID: rowID))
+                rekey(object, to: ManagedObjectID(entity: object.entity, store: identity, rowID: rowID))
                 assignedStores[ObjectIdentifier(object)] = store
             }
         }

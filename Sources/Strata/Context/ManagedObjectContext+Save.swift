@@ -233,9 +233,10 @@ extension ManagedObjectContext {
         _ result: StoreSaveResult, of changes: StoreChanges, store: any PersistentStore, inserted: [ManagedObject],
         updated: [ManagedObject], deleted: [ManagedObject]
     ) {
+        // Interned once, not per object (a lock and a UUID hash each).
+        let identity = StoreIdentity.interned(store.identifier)
         for (index, object) in inserted.enumerated() {
-            let id = ManagedObjectID(
-                entity: object.entity, storeIdentifier: store.identifier, rowID: result.insertedRowIDs[index])
+            let id = ManagedObjectID(entity: object.entity, store: identity, rowID: result.insertedRowIDs[index])
             if object.objectID != id { rekey(object, to: id) }
             settle(
                 object, values: changes.inserts[index].values,

@@ -43,7 +43,7 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     }
 
     /// The permanent ID of row `rowID` of `entity` in the store whose identity is `store` (no interning).
-    init(entity: EntityDescription, store: StoreIdentity, rowID: UInt64) {
+    package init(entity: EntityDescription, store: StoreIdentity, rowID: UInt64) {
         precondition(store !== StoreIdentity.temporary, "a permanent ID names a store")
         self.entity = entity
         self.store = store

@@ -6,18 +6,18 @@ import Synchronization
 ///
 /// Interned identities live as long as the process (a few dozen bytes per store ever named), which lets IDs hold
 /// them without reference counting.
-final class StoreIdentity: Sendable {
-    let uuid: UUID
+package final class StoreIdentity: Sendable {
+    package let uuid: UUID
 
     private init(_ uuid: UUID) { self.uuid = uuid }
 
     /// The identity of temporary IDs: no store. Never returned by ``interned(_:)``, even for the all-zero UUID.
-    static let temporary = StoreIdentity(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+    package static let temporary = StoreIdentity(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
 
     private static let table = Mutex<[UUID: StoreIdentity]>([:])
 
     /// The one identity of `uuid`.
-    static func interned(_ uuid: UUID) -> StoreIdentity {
+    package static func interned(_ uuid: UUID) -> StoreIdentity {
         table.withLock { table in
             if let identity = table[uuid] { return identity }
             let identity = StoreIdentity(uuid)

@@ -6,11 +6,11 @@ import StrataQuery
 final class InMemoryRowReader: StoreQueryReader {
     typealias Row = StoredRow
 
-    let storeIdentifier: UUID
+    let storeIdentity: StoreIdentity
     let state: InMemoryStore.State
 
     init(storeIdentifier: UUID, state: InMemoryStore.State) {
-        self.storeIdentifier = storeIdentifier
+        storeIdentity = StoreIdentity.interned(storeIdentifier)
         self.state = state
     }
 

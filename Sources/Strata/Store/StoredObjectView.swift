@@ -9,8 +9,9 @@ package protocol StoredObjectReader: AnyObject {
     /// A row as the reader holds it.
     associatedtype Row
 
-    /// The identifier of the store whose rows these are (part of each object's ``ManagedObjectID``).
-    var storeIdentifier: UUID { get }
+    /// The store whose rows these are (part of each object's ``ManagedObjectID``), interned once per reader:
+    /// interning per row took a lock and hashed the UUID for every object a predicate compared.
+    var storeIdentity: StoreIdentity { get }
 
     /// The row a reference names, or nil when it does not exist.
     func row(_ reference: StoredReference) throws -> Row?
@@ -67,8 +68,7 @@ struct StoredObjectView<Reader: StoredObjectReader>: PredicateEvaluable {
     var predicateIdentity: QueryValue {
         .identity(
             ObjectIdentity(
-                ManagedObjectID(
-                    entity: reference.entity, storeIdentifier: reader.storeIdentifier, rowID: reference.rowID)
+                ManagedObjectID(entity: reference.entity, store: reader.storeIdentity, rowID: reference.rowID)
             ))
     }
 }

@@ -24,12 +24,13 @@ final class StrataRowReader: StoreQueryReader {
     let snapshot: Snapshot
     private var related: [StoredReference: [UInt8]] = [:]
 
+    let storeIdentity: StoreIdentity
+
     init(store: StrataStore, snapshot: Snapshot) {
         self.store = store
         self.snapshot = snapshot
+        storeIdentity = StoreIdentity.interned(store.identifier)
     }
-
-    var storeIdentifier: UUID { store.identifier }
 
     func row(_ reference: StoredReference) throws -> Row? {
         if let bytes = related[reference] { return .bytes(bytes) }
