@@ -169,7 +169,7 @@ public final class Store: Sendable {
         let result: T
         do {
             result = try body(transaction)
-            try transaction.applyIndexChanges()
+            try transaction.prepareCommit()
             transaction.end()
         } catch {
             transaction.end()

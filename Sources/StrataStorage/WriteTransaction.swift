@@ -40,6 +40,15 @@ public final class WriteTransaction {
 
     func end() { isActive = false }
 
+    /// Before the commit puts the deferred index changes into the index trees: a large transaction writes its table
+    /// leaves out first, since that sort and build are its commit's peak of memory (``LeafSpill``).
+    func prepareCommit() throws {
+        if log.isLarge, indexChanges?.isEmpty == false {
+            try spill.spill(state.tables.values.map(\.root), tree: tree, owner: tag)
+        }
+        try applyIndexChanges()
+    }
+
     /// Puts the deferred index changes into the index trees (before an index is read or the state is committed).
     func applyIndexChanges() throws {
         guard indexChanges?.isEmpty == false else { return }
@@ -251,8 +260,9 @@ public final class WriteTransaction {
         value.withUnsafeBytes { bytes in
             log.appendOperation { WALOperation.encodePut(tableID: table.rawValue, rowID: row, value: bytes, into: &$0) }
         }
-        // A row costs its bytes plus its key and value end in the leaf.
-        guard log.isLarge, spill.note(bytes: value.count &+ 16) else { return }
+        // A row costs its bytes plus its key and value end in the leaf. Counted from the first put: the rows put
+        // before the transaction became large are in memory too.
+        guard spill.note(bytes: value.count &+ 16), log.isLarge else { return }
         try spill.spill(state.tables.values.map(\.root), tree: tree, owner: tag)
     }
 }

@@ -99,16 +99,10 @@ struct PackedIndexEntries {
     ///   need no sorting among themselves).
     func sorted(inRowOrder: Bool, including include: (Int) -> Bool = { _ in true }) -> [SortKey] {
         withEntries { entry in
+            if inRowOrder, let grouped = sortedByKey(including: include, entry: entry) { return grouped }
             var keys: [SortKey] = []
             keys.reserveCapacity(ends.count)
-            for k in 0..<ends.count where include(tags[k]) {
-                let e = entry(k)
-                keys.append(
-                    SortKey(
-                        first: Self.word(e, at: 0), second: Self.word(e, at: 8), third: Self.word(e, at: 16),
-                        length: UInt32(e.count), entry: UInt32(k)))
-            }
-            if let grouped = inRowOrder ? Self.sortedByKey(keys) : nil { return grouped }
+            for k in 0..<ends.count where include(tags[k]) { keys.append(Self.sortKey(entry(k), k)) }
             keys.sort { a, b in
                 if a.first != b.first { return a.first < b.first }
                 if a.second != b.second { return a.second < b.second }
@@ -230,23 +224,36 @@ struct PackedIndexEntries {
     /// per entry instead of a merge sort's twenty comparisons. Nil when it does not apply, and the caller sorts: an
     /// entry longer than the integers hold, keys of different lengths (a key that is a prefix of another would not
     /// order as its entries do), or keys mostly distinct.
-    private static func sortedByKey(_ keys: [SortKey]) -> [SortKey]? {
-        guard let length = keys.first.map({ Int($0.length) }), length <= SortKey.inlineLength else { return nil }
+    ///
+    /// Works from the packed entries, not from a first array of sort records: only the sorted records are made (a
+    /// bulk load's sort held two arrays of 32 bytes an entry at once).
+    private func sortedByKey(
+        including include: (Int) -> Bool, entry: (Int) -> UnsafeRawBufferPointer
+    ) -> [SortKey]? {
+        guard let firstIncluded = (0..<ends.count).first(where: { include(tags[$0]) }) else { return [] }
+        let length = entry(firstIncluded).count
+        guard length <= SortKey.inlineLength else { return nil }
         let keyLength = length - IndexKey.rowIDSize
         func mask(_ offset: Int) -> UInt64 {
             let kept = min(max(keyLength - offset, 0), 8)
             return kept == 0 ? 0 : kept == 8 ? .max : ~(UInt64.max >> (8 * kept))
         }
         let masks = (mask(0), mask(8), mask(16))
-        var groups = KeyGroups(limit: max(16, keys.count / 8))
+        var groups = KeyGroups(limit: max(16, ends.count / 8))
+        // -1 for an entry not included.
         var groupOf: [Int32] = []
-        groupOf.reserveCapacity(keys.count)
-        for key in keys {
-            guard Int(key.length) == length,
+        groupOf.reserveCapacity(ends.count)
+        for k in 0..<ends.count {
+            guard include(tags[k]) else {
+                groupOf.append(-1)
+                continue
+            }
+            let e = entry(k)
+            guard e.count == length,
                 let group = groups.group(
                     of: Key(
-                        first: key.first & masks.0, second: key.second & masks.1, third: key.third & masks.2,
-                        length: keyLength))
+                        first: Self.word(e, at: 0) & masks.0, second: Self.word(e, at: 8) & masks.1,
+                        third: Self.word(e, at: 16) & masks.2, length: keyLength))
             else { return nil }
             groupOf.append(Int32(group))
         }
@@ -261,15 +268,24 @@ struct PackedIndexEntries {
         var rank = [Int](repeating: 0, count: distinct.count)
         for (position, group) in ranked.enumerated() { rank[group] = position }
         var next = [Int](repeating: 0, count: distinct.count + 1)
-        for group in groupOf { next[rank[Int(group)] + 1] += 1 }
+        for group in groupOf where group >= 0 { next[rank[Int(group)] + 1] += 1 }
         for position in 1..<next.count { next[position] += next[position - 1] }
-        var sorted = keys
-        for (position, key) in keys.enumerated() {
-            let slot = rank[Int(groupOf[position])]
-            sorted[next[slot]] = key
+        var sorted = [SortKey](
+            repeating: SortKey(first: 0, second: 0, third: 0, length: 0, entry: 0), count: next[distinct.count])
+        for (k, group) in groupOf.enumerated() where group >= 0 {
+            let slot = rank[Int(group)]
+            sorted[next[slot]] = Self.sortKey(entry(k), k)
             next[slot] += 1
         }
         return sorted
+    }
+
+    /// The sort record of entry `k`, whose bytes are `e`.
+    @inline(__always)
+    private static func sortKey(_ e: UnsafeRawBufferPointer, _ k: Int) -> SortKey {
+        SortKey(
+            first: word(e, at: 0), second: word(e, at: 8), third: word(e, at: 16), length: UInt32(e.count),
+            entry: UInt32(k))
     }
 
     /// Leaves filled in order as far as a page holds them (from the sort's words, where the entries are whole), then

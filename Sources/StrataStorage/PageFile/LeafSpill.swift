@@ -33,7 +33,8 @@ struct LeafSpill {
     /// The pages written so far.
     var written: Range<UInt64> { startPage..<(writer?.nextPage ?? startPage) }
 
-    /// Counts `bytes` of rows put; returns whether the bound is passed (time to ``spill(_:tree:owner:)``).
+    /// Counts `bytes` of rows put; returns whether the bound is passed (time to ``spill(_:tree:owner:)``, once the
+    /// transaction is large).
     mutating func note(bytes: Int) -> Bool {
         bytesSinceSpill &+= UInt64(bytes)
         return bytesSinceSpill >= boundBytes
