@@ -78,6 +78,36 @@ import Testing
         try store.close()
     }
 
+    /// A load into empty indexes builds them from its sorted entries: keys that group (a few distinct numbers), keys
+    /// all distinct and short, and keys too long for the sort's words.
+    @Test func aLoadIntoEmptyIndexesBuildsEachWhole() throws {
+        let (_, faulty) = try SharedStoreReviewTests.fileSystem()
+        let store = try Self.open(faulty)
+        let (table, groups, names) = try store.write { txn in
+            let table = try txn.createTable(named: "t")
+            return (
+                table, try txn.createIndex(named: "t_group", on: table, fields: [0]),
+                try txn.createIndex(named: "t_text", on: table, fields: [1])
+            )
+        }
+        let long = String(repeating: "x", count: 40)
+        try store.write { txn in
+            for k in 0..<2_000 {
+                let text = k % 2 == 0 ? "n\(k)" : "\(long)\(k)"
+                try txn.insert(Self.row(group: Int64(k % 11), text), into: table)
+            }
+        }
+        let snapshot = store.snapshot()
+        #expect(try snapshot.indexEntryCount(groups) == 2_000)
+        #expect(try snapshot.indexEntryCount(names) == 2_000)
+        #expect(try snapshot.rowIDs(in: groups, matching: [.int64(4)]).count == 182)
+        #expect(try snapshot.rowIDs(in: names, matching: [.string("n1998")]) == [RowID(1_999)])
+        #expect(try snapshot.rowIDs(in: names, matching: [.string("\(long)1999")]) == [RowID(2_000)])
+        // Verification checks each index against its table, both ways.
+        #expect(try store.verify().isClean)
+        try store.close()
+    }
+
     /// Rows out of order, updates and deletes of rows whose leaves were written already: the leaf is read back and
     /// copied, as any committed page is, and the old page is garbage.
     @Test func outOfOrderRowsUpdatesAndDeletesOfWrittenLeavesStillWork() throws {
