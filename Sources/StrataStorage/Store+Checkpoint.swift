@@ -40,7 +40,11 @@ extension Store {
     ///   - startingNewLog: start a new log even when there is nothing to checkpoint (after the log was cut back:
     ///     other opens must not read on in it, FORMAT.md §11.5).
     ///   - committing: the state of a large transaction, based on the newest state.
-    func checkpointHoldingGate(startingNewLog: Bool = false, committing large: StoreState? = nil) throws {
+    ///   - spilled: the leaves that large transaction wrote before its commit (``LeafSpill``), from the page file's
+    ///     end on: step 2 appends after them, and a failure cuts them off with the rest.
+    func checkpointHoldingGate(
+        startingNewLog: Bool = false, committing large: StoreState? = nil, spilled: Range<UInt64> = 0..<0
+    ) throws {
         var startingNewLog = startingNewLog || shared.withLock { $0.logBehindCheckpoint }
         if let failure = wal.failed {
             guard wal.isRepairable, large == nil else { throw failure }
@@ -65,7 +69,10 @@ extension Store {
                 "the newest root record has generation \(generation), which no checkpoint can follow")
         }
 
-        var writer = CheckpointWriter(pages: pages, startPage: startPage, generation: generation + 1)
+        precondition(spilled.isEmpty || (large != nil && spilled.lowerBound == startPage))
+        var writer = CheckpointWriter(
+            pages: pages, startPage: spilled.isEmpty ? startPage : spilled.upperBound, generation: generation + 1,
+            spilledLeaves: spilled)
         let records: [RootRecord.Table]
         let indexRoots: [IndexID: (page: UInt64, height: Int)]
         let rootRecordPage: UInt64

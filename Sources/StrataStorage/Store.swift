@@ -62,6 +62,7 @@ public final class Store: Sendable {
         var logBehindCheckpoint = false
         var commitCount = 0
         var largeCommitCount = 0
+        var spilledPageCount = 0
         var checkpointCount = 0
     }
 
@@ -155,20 +156,24 @@ public final class Store: Sendable {
         // A large commit's root record with no new log after it: records appended here would follow a gap.
         if shared.withLock({ $0.logBehindCheckpoint }) { try checkpointHoldingGate(startingNewLog: true) }
         try syncDirectoryIfPending()
-        let (base, tag) = shared.withLock { shared -> (StoreState, UInt64) in
+        let (base, tag, nextPage, generation) = shared.withLock { shared in
             shared.nextTransactionTag += 1
-            return (shared.latest, shared.nextTransactionTag)
+            return (shared.latest, shared.nextTransactionTag, shared.nextPage, shared.generation)
         }
         let transaction = WriteTransaction(
             state: base, tree: tree, blobs: blobs, tag: tag, salt: wal.currentSalt,
-            largeBytes: configuration.largeTransactionBytes)
+            largeBytes: configuration.largeTransactionBytes,
+            spill: LeafSpill(
+                pages: pages, startPage: nextPage, generation: generation &+ 1,
+                boundBytes: configuration.largeTransactionMemoryBytes))
         let result: T
         do {
             result = try body(transaction)
-            try transaction.applyIndexChanges()
+            try transaction.prepareCommit()
             transaction.end()
         } catch {
             transaction.end()
+            discardSpill(transaction.spill)
             throw error
         }
         guard !transaction.log.isEmpty else { return result }
@@ -178,9 +183,18 @@ public final class Store: Sendable {
         if transaction.log.isLarge {
             var committed = transaction.state
             committed.lsn = base.lsn + 1
-            try checkpointHoldingGate(committing: committed)
+            do {
+                try transaction.spill.checkUsable()
+                try checkpointHoldingGate(committing: committed, spilled: transaction.spill.written)
+            } catch {
+                discardSpill(transaction.spill)
+                throw error
+            }
+            pages.setPendingLimit(0)
+            shared.withLock { $0.spilledPageCount += transaction.spill.written.count }
             return result
         }
+        precondition(transaction.spill.written.isEmpty, "only a large transaction writes its leaves before it commits")
         let (bytes, commitLSN) = transaction.log.finish()
         var committed = transaction.state
         committed.lsn = commitLSN
@@ -231,6 +245,24 @@ public final class Store: Sendable {
             }
         }
         return result
+    }
+
+    /// Takes back what a large transaction that did not commit wrote before its commit (``LeafSpill``): the store is
+    /// left as it was. Nothing references those pages; cutting them off is tidiness, not safety (the next checkpoint
+    /// writes over them), so a failure to cut is only logged.
+    private func discardSpill(_ spill: LeafSpill) {
+        let written = spill.written
+        pages.setPendingLimit(0)
+        guard !written.isEmpty else { return }
+        pages.cache.forget(written)
+        shared.withLock {
+            $0.spilledPageCount += written.count
+            // The growth this store examined for other processes' root records held these pages.
+            $0.pageFileExamined = 0
+        }
+        do throws(IOError) { try pages.file.truncate(to: written.lowerBound * UInt64(pageSize)) } catch {
+            logger.error("could not cut off a rolled-back transaction's pages", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Makes `state` visible to new snapshots unless a newer state already is (commits acknowledged out of order).
@@ -300,7 +332,8 @@ public final class Store: Sendable {
         return StoreStatistics(
             walBytes: wal.size, pageFileBytes: pages.pageCount * UInt64(pageSize),
             checkpointCount: shared.checkpointCount,
-            commitCount: shared.commitCount, largeCommitCount: shared.largeCommitCount, walSyncCount: wal.syncs,
+            commitCount: shared.commitCount, largeCommitCount: shared.largeCommitCount,
+            spilledPageCount: shared.spilledPageCount, walSyncCount: wal.syncs,
             lastLSN: shared.latest.lsn,
             checkpointLSN: shared.checkpointLSN, generation: shared.generation, pageCacheHits: cache.hits,
             pageCacheMisses: cache.misses)

@@ -42,6 +42,12 @@ public struct StoreConfiguration: Sendable {
     /// checkpoint's root record is durable, as for any checkpoint. Writers wait for it as for any checkpoint;
     /// readers do not. `UInt64.max`: always before `open` returns.
     public var backgroundRecoveryCheckpointBytes: UInt64 = 16 << 20
+    /// The peak memory of a large transaction's rows (16 MiB): once the rows it put since its last spill pass this
+    /// many bytes, it writes its full leaves to the page file, where they stay invisible until its root record commits
+    /// them, and keeps only their page numbers (FORMAT.md, "Large transactions"). A bulk load's memory is then bounded
+    /// by this setting, not by its size. Smaller values write more often; the rightmost leaf of each table, which an
+    /// append fills next, stays in memory.
+    public var largeTransactionMemoryBytes: UInt64 = 16 << 20
 
     /// Creates a configuration; every parameter has the default shown.
     ///

@@ -10,6 +10,9 @@ public struct StoreStatistics: Sendable, Equatable {
     public var commitCount: Int
     /// Of those, the large ones, which committed by writing their pages (``StoreConfiguration/largeTransactionBytes``).
     public var largeCommitCount: Int
+    /// Pages large transactions wrote before their commit (or rollback) to bound their memory
+    /// (``StoreConfiguration/largeTransactionMemoryBytes``), since the store was opened.
+    public var spilledPageCount: Int
     /// Log syncs since the store was opened (fewer than commits when group commit shares them).
     public var walSyncCount: Int
     /// The LSN of the newest commit.

@@ -23,16 +23,31 @@ public final class WriteTransaction {
     var wroteBlobs = false
     /// Index entry changes not yet in the index trees: applied before an index is read and at commit.
     var indexChanges: DeferredIndexChanges? = DeferredIndexChanges()
+    /// Where a large transaction writes its full leaves once its rows pass the memory bound.
+    var spill: LeafSpill
 
-    init(state: StoreState, tree: BTree, blobs: BlobStore, tag: UInt64, salt: UInt32, largeBytes: UInt64) {
+    init(
+        state: StoreState, tree: BTree, blobs: BlobStore, tag: UInt64, salt: UInt32, largeBytes: UInt64,
+        spill: LeafSpill
+    ) {
         self.state = state
         self.tree = tree
         self.blobs = blobs
         self.tag = tag
         self.log = TransactionLog(salt: salt, firstLSN: state.lsn + 1, largeBytes: largeBytes)
+        self.spill = spill
     }
 
     func end() { isActive = false }
+
+    /// Before the commit puts the deferred index changes into the index trees: a large transaction writes its table
+    /// leaves out first, since that sort and build are its commit's peak of memory (``LeafSpill``).
+    func prepareCommit() throws {
+        if log.isLarge, indexChanges?.isEmpty == false {
+            try spill.spill(state.tables.values.map(\.root), tree: tree, owner: tag)
+        }
+        try applyIndexChanges()
+    }
 
     /// Puts the deferred index changes into the index trees (before an index is read or the state is committed).
     func applyIndexChanges() throws {
@@ -118,7 +133,7 @@ public final class WriteTransaction {
             throw StorageError.invalidArgument("the row IDs of table \(table.rawValue) are exhausted")
         }
         try state.put(table: table, row: row, value: .bytes(value), tree: tree, owner: tag, deferring: &indexChanges)
-        logPut(table, row, value)
+        try logPut(table, row, value)
         return RowID(row)
     }
 
@@ -139,7 +154,7 @@ public final class WriteTransaction {
         }
         try state.put(
             table: table, row: row.rawValue, value: .bytes(value), tree: tree, owner: tag, deferring: &indexChanges)
-        logPut(table, row.rawValue, value)
+        try logPut(table, row.rawValue, value)
     }
 
     /// Reserves `count` consecutive row IDs that no insert will allocate; insert them later with
@@ -177,7 +192,7 @@ public final class WriteTransaction {
                 table: table, row: row.rawValue, value: .bytes(value), tree: tree, owner: tag, onlyReplacing: true,
                 deferring: &indexChanges)
         else { throw StorageError.rowNotFound(table: table, row: row) }
-        logPut(table, row.rawValue, value)
+        try logPut(table, row.rawValue, value)
     }
 
     /// Deletes a row.
@@ -240,10 +255,15 @@ public final class WriteTransaction {
         }
     }
 
-    private func logPut(_ table: TableID, _ row: UInt64, _ value: [UInt8]) {
+    /// Logs a put; a large transaction past its memory bound then writes its full leaves out (``LeafSpill``).
+    private func logPut(_ table: TableID, _ row: UInt64, _ value: [UInt8]) throws {
         value.withUnsafeBytes { bytes in
             log.appendOperation { WALOperation.encodePut(tableID: table.rawValue, rowID: row, value: bytes, into: &$0) }
         }
+        // A row costs its bytes plus its key and value end in the leaf. Counted from the first put: the rows put
+        // before the transaction became large are in memory too.
+        guard spill.note(bytes: value.count &+ 16), log.isLarge else { return }
+        try spill.spill(state.tables.values.map(\.root), tree: tree, owner: tag)
     }
 }
 

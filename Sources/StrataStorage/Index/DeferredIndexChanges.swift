@@ -55,6 +55,12 @@ struct DeferredIndexChanges {
             guard var index = state.indexes[id] else { continue }
             let file = tree.pages.fileName
             let entries = noted.entries
+            if index.root == nil, noted.rowsIncrease {
+                // A load into an empty index: only additions, of distinct rows, so every entry is distinct and present.
+                index.root = entries.buildLoad(tree: tree, owner: owner)
+                state.indexes[id] = index
+                continue
+            }
             let sorted = entries.sorted(inRowOrder: noted.rowsIncrease)
             if index.root == nil {
                 // Into an empty index: the entries present at the end (each group of equal entries in the

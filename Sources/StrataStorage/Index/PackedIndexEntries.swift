@@ -99,16 +99,10 @@ struct PackedIndexEntries {
     ///   need no sorting among themselves).
     func sorted(inRowOrder: Bool, including include: (Int) -> Bool = { _ in true }) -> [SortKey] {
         withEntries { entry in
+            if inRowOrder, let grouped = sortedByKey(including: include, entry: entry) { return grouped }
             var keys: [SortKey] = []
             keys.reserveCapacity(ends.count)
-            for k in 0..<ends.count where include(tags[k]) {
-                let e = entry(k)
-                keys.append(
-                    SortKey(
-                        first: Self.word(e, at: 0), second: Self.word(e, at: 8), third: Self.word(e, at: 16),
-                        length: UInt32(e.count), entry: UInt32(k)))
-            }
-            if let grouped = inRowOrder ? Self.sortedByKey(keys) : nil { return grouped }
+            for k in 0..<ends.count where include(tags[k]) { keys.append(Self.sortKey(entry(k), k)) }
             keys.sort { a, b in
                 if a.first != b.first { return a.first < b.first }
                 if a.second != b.second { return a.second < b.second }
@@ -150,6 +144,45 @@ struct PackedIndexEntries {
     /// A tree of `sorted` (strictly increasing), built bottom-up.
     func build(_ sorted: [SortKey], tree: IndexTree, owner: UInt64) -> IndexNodeRef? {
         withEntries { Self.build(sorted, entry: $0, tree: tree, owner: owner) }
+    }
+
+    /// The tree of a load: every entry present and distinct, appended in increasing row order. Where the keys group
+    /// (``sortedByKey(including:entry:)``'s case), the sort keeps each entry's row ID only (8 bytes: the rest is its
+    /// group's key) instead of a 32-byte record, and the build makes each entry from the two: a bulk load's sort
+    /// records were a third of its commit's memory (W1's massif).
+    func buildLoad(tree: IndexTree, owner: UInt64) -> IndexNodeRef? {
+        withEntries { entry in
+            guard let grouping = grouping(including: { _ in true }, entry: entry) else {
+                return Self.build(sorted(inRowOrder: false), entry: entry, tree: tree, owner: owner)
+            }
+            let starts = grouping.starts
+            var rows = [UInt64](repeating: 0, count: starts[starts.count - 1])
+            var next = starts
+            for (k, rank) in grouping.rankOf.enumerated() {
+                let e = entry(k)
+                // Safe: every entry ends with its row ID (IndexKey.rowIDSize bytes, big-endian).
+                rows[next[Int(rank)]] = UInt64(
+                    bigEndian: e.loadUnaligned(fromByteOffset: e.count &- IndexKey.rowIDSize, as: UInt64.self))
+                next[Int(rank)] += 1
+            }
+            let keyLength = grouping.keyLength
+            var scratch = [UInt8](repeating: 0, count: keyLength + IndexKey.rowIDSize)
+            var group = 0
+            var scratchGroup = -1
+            return Self.build(count: rows.count, tree: tree, owner: owner) { position, body in
+                while position >= starts[group + 1] { group += 1 }
+                while position < starts[group] { group -= 1 }
+                scratch.withUnsafeMutableBytes { bytes in
+                    if scratchGroup != group {
+                        bytes.copyMemory(
+                            from: UnsafeRawBufferPointer(rebasing: entry(grouping.firstEntry[group])[..<keyLength]))
+                        scratchGroup = group
+                    }
+                    bytes.storeBytes(of: rows[position].bigEndian, toByteOffset: keyLength, as: UInt64.self)
+                }
+                scratch.withUnsafeBytes(body)
+            }
+        }
     }
 
     /// Calls `body` with a function that lends entry k's bytes where they lie.
@@ -230,24 +263,63 @@ struct PackedIndexEntries {
     /// per entry instead of a merge sort's twenty comparisons. Nil when it does not apply, and the caller sorts: an
     /// entry longer than the integers hold, keys of different lengths (a key that is a prefix of another would not
     /// order as its entries do), or keys mostly distinct.
-    private static func sortedByKey(_ keys: [SortKey]) -> [SortKey]? {
-        guard let length = keys.first.map({ Int($0.length) }), length <= SortKey.inlineLength else { return nil }
+    ///
+    /// Works from the packed entries, not from a first array of sort records: only the sorted records are made (a
+    /// bulk load's sort held two arrays of 32 bytes an entry at once).
+    private func sortedByKey(
+        including include: (Int) -> Bool, entry: (Int) -> UnsafeRawBufferPointer
+    ) -> [SortKey]? {
+        guard let grouping = grouping(including: include, entry: entry) else { return nil }
+        var next = grouping.starts
+        var sorted = [SortKey](
+            repeating: SortKey(first: 0, second: 0, third: 0, length: 0, entry: 0), count: next[next.count - 1])
+        for (k, rank) in grouping.rankOf.enumerated() where rank >= 0 {
+            sorted[next[Int(rank)]] = Self.sortKey(entry(k), k)
+            next[Int(rank)] += 1
+        }
+        return sorted
+    }
+
+    /// The plan of ``sortedByKey(including:entry:)``'s counting sort: each entry's key rank (-1 for an entry not
+    /// included), where each rank's entries start in key order (the last start is the count), an entry of each rank,
+    /// and the keys' length. Nil when the entries do not group.
+    private struct Grouping {
+        var rankOf: [Int32]
+        var starts: [Int]
+        var firstEntry: [Int]
+        var keyLength: Int
+    }
+
+    private func grouping(including include: (Int) -> Bool, entry: (Int) -> UnsafeRawBufferPointer) -> Grouping? {
+        guard let firstIncluded = (0..<ends.count).first(where: { include(tags[$0]) }) else {
+            return Grouping(
+                rankOf: [Int32](repeating: -1, count: ends.count), starts: [0], firstEntry: [], keyLength: 0)
+        }
+        let length = entry(firstIncluded).count
+        guard length <= SortKey.inlineLength else { return nil }
         let keyLength = length - IndexKey.rowIDSize
         func mask(_ offset: Int) -> UInt64 {
             let kept = min(max(keyLength - offset, 0), 8)
             return kept == 0 ? 0 : kept == 8 ? .max : ~(UInt64.max >> (8 * kept))
         }
         let masks = (mask(0), mask(8), mask(16))
-        var groups = KeyGroups(limit: max(16, keys.count / 8))
+        var groups = KeyGroups(limit: max(16, ends.count / 8))
         var groupOf: [Int32] = []
-        groupOf.reserveCapacity(keys.count)
-        for key in keys {
-            guard Int(key.length) == length,
+        groupOf.reserveCapacity(ends.count)
+        var firstOfGroup: [Int] = []
+        for k in 0..<ends.count {
+            guard include(tags[k]) else {
+                groupOf.append(-1)
+                continue
+            }
+            let e = entry(k)
+            guard e.count == length,
                 let group = groups.group(
                     of: Key(
-                        first: key.first & masks.0, second: key.second & masks.1, third: key.third & masks.2,
-                        length: keyLength))
+                        first: Self.word(e, at: 0) & masks.0, second: Self.word(e, at: 8) & masks.1,
+                        third: Self.word(e, at: 16) & masks.2, length: keyLength))
             else { return nil }
+            if group == firstOfGroup.count { firstOfGroup.append(k) }
             groupOf.append(Int32(group))
         }
         let distinct = groups.keys
@@ -258,18 +330,24 @@ struct PackedIndexEntries {
             if x.second != y.second { return x.second < y.second }
             return x.third < y.third
         }
-        var rank = [Int](repeating: 0, count: distinct.count)
-        for (position, group) in ranked.enumerated() { rank[group] = position }
-        var next = [Int](repeating: 0, count: distinct.count + 1)
-        for group in groupOf { next[rank[Int(group)] + 1] += 1 }
-        for position in 1..<next.count { next[position] += next[position - 1] }
-        var sorted = keys
-        for (position, key) in keys.enumerated() {
-            let slot = rank[Int(groupOf[position])]
-            sorted[next[slot]] = key
-            next[slot] += 1
+        var rank = [Int32](repeating: 0, count: distinct.count)
+        for (position, group) in ranked.enumerated() { rank[group] = Int32(position) }
+        var starts = [Int](repeating: 0, count: distinct.count + 1)
+        for k in groupOf.indices where groupOf[k] >= 0 {
+            groupOf[k] = rank[Int(groupOf[k])]
+            starts[Int(groupOf[k]) + 1] += 1
         }
-        return sorted
+        for position in 1..<starts.count { starts[position] += starts[position - 1] }
+        return Grouping(
+            rankOf: groupOf, starts: starts, firstEntry: ranked.map { firstOfGroup[$0] }, keyLength: keyLength)
+    }
+
+    /// The sort record of entry `k`, whose bytes are `e`.
+    @inline(__always)
+    private static func sortKey(_ e: UnsafeRawBufferPointer, _ k: Int) -> SortKey {
+        SortKey(
+            first: word(e, at: 0), second: word(e, at: 8), third: word(e, at: 16), length: UInt32(e.count),
+            entry: UInt32(k))
     }
 
     /// Leaves filled in order as far as a page holds them (from the sort's words, where the entries are whole), then
@@ -277,27 +355,39 @@ struct PackedIndexEntries {
     private static func build(
         _ sorted: [SortKey], entry: (Int) -> UnsafeRawBufferPointer, tree: IndexTree, owner: UInt64
     ) -> IndexNodeRef? {
-        guard !sorted.isEmpty else { return nil }
+        build(count: sorted.count, tree: tree, owner: owner) { position, body in
+            sorted[position].withBytes(entry, body)
+        }
+    }
+
+    /// The build over `count` entries in order, `withEntry(position, body)` lending each: inlined into its two
+    /// callers, so that the lending costs no call per entry.
+    @inline(__always)
+    private static func build(
+        count: Int, tree: IndexTree, owner: UInt64,
+        withEntry: (Int, (UnsafeRawBufferPointer) -> Void) -> Void
+    ) -> IndexNodeRef? {
+        guard count > 0 else { return nil }
         var level: [(separator: [UInt8], node: IndexNode)] = []
         var leaf = IndexEntries()
         var cellBytes = 0
         var first: [UInt8] = []
         var start = 0
         var lastOfPreviousLeaf: [UInt8]? = nil
-        func closeLeaf(_ end: Int) {
+        func closeLeaf() {
             let separator = lastOfPreviousLeaf.map { IndexKey.shortestSeparator(after: $0, upTo: first) } ?? []
             level.append((separator, IndexNode(level: 0, keys: leaf, children: [], owner: owner, bodySize: cellBytes)))
-            lastOfPreviousLeaf = sorted[end - 1].withBytes(entry) { Array($0) }
+            lastOfPreviousLeaf = leaf.withEntry(leaf.count - 1) { Array($0) }
         }
-        for position in sorted.indices {
-            sorted[position].withBytes(entry) { entry in
+        for position in 0..<count {
+            withEntry(position) { entry in
                 let cell = PageFormat.indexLengthSize + entry.count
                 if position > start {
                     // The entries of a leaf share the prefix of its first and its last (§4.6), stored once.
                     let prefix = first.withUnsafeBytes { commonPrefixLength($0, entry) }
                     let size = PageFormat.indexLengthSize + prefix + cellBytes + cell - (position - start + 1) * prefix
                     if size > tree.capacity {
-                        closeLeaf(position)
+                        closeLeaf()
                         leaf = IndexEntries()
                         cellBytes = 0
                         start = position
@@ -308,7 +398,7 @@ struct PackedIndexEntries {
                 cellBytes += cell
             }
         }
-        closeLeaf(sorted.count)
+        closeLeaf()
         return tree.buildLevels(above: level, owner: owner)
     }
 

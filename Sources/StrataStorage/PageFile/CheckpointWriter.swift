@@ -13,10 +13,13 @@ struct CheckpointWriter {
     private let limits: BTreeLimits
     private var appender: PageAppender
     private static let bufferPages = 256
+    /// Leaves a large transaction wrote before its commit (``LeafSpill``): their level is known without reading them.
+    private let spilledLeaves: Range<UInt64>
 
-    init(pages: PageStore, startPage: UInt64, generation: UInt64) {
+    init(pages: PageStore, startPage: UInt64, generation: UInt64, spilledLeaves: Range<UInt64> = 0..<0) {
         self.pages = pages
         self.limits = BTreeLimits(pageSize: pages.pageSize)
+        self.spilledLeaves = spilledLeaves
         self.appender = PageAppender(
             file: pages.file, pageSize: pages.pageSize, salt: pages.salt, generation: generation,
             startPage: startPage, bufferPages: Self.bufferPages)
@@ -38,18 +41,13 @@ struct CheckpointWriter {
         let node: BTreeNode
         switch ref {
         case .page(let number):
+            if spilledLeaves.contains(number) { return (number, 0) }
             return (number, try pages.treeLevel(at: number))
         case .node(let inMemory):
             node = inMemory
         }
         if node.isLeaf {
-            var values = node.values
-            for index in values.indices where !values.isOverflow(index) && values.length(index) > limits.maximumInline {
-                guard case .bytes(let bytes) = values[index] else { continue }
-                values.replace(
-                    index, with: .overflow(firstPage: try appender.writeOverflow(bytes), length: bytes.count))
-            }
-            let number = try appender.writeLeaf(keys: node.keys, values: values)
+            let (number, values) = try writeLeafPage(node)
             pages.cache.insert(
                 BTreeNode(level: 0, keys: node.keys, values: values, children: [], owner: 0, bodySize: node.bodySize),
                 at: number)
@@ -72,6 +70,21 @@ struct CheckpointWriter {
                 bodySize: node.bodySize),
             at: number)
         return (number, node.level)
+    }
+
+    /// Writes a leaf whose memory is to be freed (``LeafSpill``): not kept in the page cache. Returns its page.
+    mutating func writeSpilledLeaf(_ node: BTreeNode) throws -> UInt64 {
+        try writeLeafPage(node).page
+    }
+
+    /// Writes a leaf, its long values as overflow chains first; returns its page and the values as written.
+    private mutating func writeLeafPage(_ node: BTreeNode) throws -> (page: UInt64, values: LeafValues) {
+        var values = node.values
+        for index in values.indices where !values.isOverflow(index) && values.length(index) > limits.maximumInline {
+            guard case .bytes(let bytes) = values[index] else { continue }
+            values.replace(index, with: .overflow(firstPage: try appender.writeOverflow(bytes), length: bytes.count))
+        }
+        return (try appender.writeLeaf(keys: node.keys, values: values), values)
     }
 
     /// Writes every in-memory node of an index tree and returns its root page and height.

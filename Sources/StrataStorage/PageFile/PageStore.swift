@@ -15,6 +15,9 @@ final class PageStore: Sendable {
     let indexCache: PageCache<IndexNode>
     /// Pages below this number exist and may be referenced: the end of the newest checkpoint.
     private let limit: Atomic<UInt64>
+    /// Pages from ``pageCount`` up to this number were written by the running large transaction before its commit
+    /// (``LeafSpill``): only its own tree references them, read through the file handle. 0 when there are none.
+    private let pendingLimit = Atomic<UInt64>(0)
     /// The durable pages, mapped.
     private let map: PageMap
 
@@ -44,6 +47,11 @@ final class PageStore: Sendable {
         limit.store(count, ordering: .releasing)
     }
 
+    /// Lets the running large transaction read back the pages it wrote below `end` before its commit; 0 when it ends.
+    func setPendingLimit(_ end: UInt64) {
+        pendingLimit.store(end, ordering: .releasing)
+    }
+
     func offset(of page: UInt64) -> UInt64 { page &* UInt64(pageSize) }
 
     /// Reads and verifies one page; `body` sees its bytes and header, valid only during the call. A mapped page's
@@ -60,7 +68,7 @@ final class PageStore: Sendable {
     private func withPage<R>(
         _ number: UInt64, fully: Bool, _ body: (UnsafeRawBufferPointer, PageHeader, PageMap.Span?) throws -> R
     ) throws -> R {
-        guard number >= 1, number < pageCount else {
+        guard number >= 1, number < pageCount || number < pendingLimit.load(ordering: .acquiring) else {
             throw StorageError.corrupt(fileName, at: 0, "reference to page \(number) outside 1..<\(pageCount)")
         }
         if let span = map.span(for: number) {

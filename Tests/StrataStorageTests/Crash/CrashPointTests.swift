@@ -26,6 +26,8 @@ import Testing
             var failures: [String] = []
             /// Transactions that committed by writing their pages.
             var largeCommits = 0
+            /// Pages large transactions wrote before their commit (``StoreConfiguration/largeTransactionMemoryBytes``).
+            var spilledPages = 0
         }
         let counts = Lock(Counts())
     }
@@ -93,6 +95,39 @@ import Testing
         #expect(total.crashPoints >= (TestEnvironment.seedOverride == nil ? 3_000 : 1))
     }
 
+    /// The large-transaction workload where every large transaction writes its changed leaves (but each tree's
+    /// rightmost) to the page file after every row it puts, before its commit.
+    static let spillingTransactions: StoreConfiguration = {
+        var configuration = Self.largeTransactions
+        configuration.largeTransactionMemoryBytes = 1
+        return configuration
+    }()
+
+    /// The same crash points when large transactions write leaves before their commit: those pages are garbage until
+    /// the root record names them, so a crash anywhere in between recovers the state before the transaction.
+    @Test func everyCrashPointRecoversEveryAcknowledgedSpillingTransaction() throws {
+        let seeds: [UInt64] = TestEnvironment.seedOverride.map { [$0] } ?? Array(37...40)
+        var total = Tally.Counts()
+        for seed in seeds {
+            let counts = try runWorkload(seed: seed, configuration: Self.spillingTransactions)
+            #expect(counts.largeCommits >= 5, "seed \(seed): \(counts.largeCommits) large commits")
+            total.spilledPages += counts.spilledPages
+            total.crashPoints += counts.crashPoints
+            total.lostTransactions += counts.lostTransactions
+            total.partialTransactions += counts.partialTransactions
+            total.failures += counts.failures
+        }
+        print(
+            "spilling: crash points checked: \(total.crashPoints), pages written before commits: \(total.spilledPages)"
+        )
+        for failure in total.failures.prefix(20) { print("crash failure: \(failure)") }
+        #expect(total.failures.isEmpty)
+        #expect(total.lostTransactions == 0)
+        #expect(total.partialTransactions == 0)
+        #expect(total.spilledPages >= (TestEnvironment.seedOverride == nil ? 20 : 1))
+        #expect(total.crashPoints >= (TestEnvironment.seedOverride == nil ? 2_000 : 1))
+    }
+
     func runWorkload(seed: UInt64, configuration: StoreConfiguration = Self.configuration) throws -> Tally.Counts {
         let workload = CrashWorkload(seed: seed)
         let tally = Tally()
@@ -104,9 +139,11 @@ import Testing
             tally.counts.withLock { $0.acknowledged = k + 1 }
         }
         let largeCommits = store.statistics.largeCommitCount
+        let spilledPages = store.statistics.spilledPageCount
         try store.close()
         return tally.counts.withLock {
             $0.largeCommits = largeCommits
+            $0.spilledPages = spilledPages
             return $0
         }
     }
