@@ -185,7 +185,8 @@ extension Store {
         func replayLog(knownCommittedEnd: UInt64) throws -> (LogReplay, WALReader.Summary) {
             var replay = LogReplay(
                 state: checkpointed, tree: BTree(pages: pages), coveredLSN: coveredLSN, file: walPath,
-                headerEnd: UInt64(WALFormat.fileHeaderSize), firstTag: 1, knownCommittedEnd: knownCommittedEnd)
+                headerEnd: UInt64(WALFormat.fileHeaderSize), firstTag: 1, knownCommittedEnd: knownCommittedEnd,
+                leavesTablesPending: true)
             let summary = try reader.read { recordHeader, payload, offset in
                 try replay.consume(recordHeader, payload: payload, offset: offset)
             }
