@@ -12,7 +12,8 @@ import StrataFormat
 ///   them). The states between the commits are never seen: only the last one is.
 ///   Puts into tables that were empty are gathered instead (``ReplayBatch``) and built bottom-up once, when the
 ///   in-place part ends or something else touches their table: replaying a crashed bulk load costs a sort and a build,
-///   not a tree insert per row and per index entry.
+///   not a tree insert per row and per index entry. At open (`leavesTablesPending`), a table gathered in row order is
+///   not built then either, but left to ``PendingTables``.
 /// - After it (or everywhere, without it): each transaction is applied to a working copy of the state under a tag of
 ///   its own, and becomes the state at its commit record. Operations with no commit record after them are dropped
 ///   whole with the working copy (they are still applied, so that one that cannot apply is reported as before).
