@@ -20,7 +20,13 @@ public struct Snapshot: Sendable {
 
     /// The state with every tree in place: the tables a recovery left pending are built at the first read of one
     /// (shared by every snapshot, once).
-    var state: StoreState { committed.pending?.resolve(committed) ?? committed }
+    var state: StoreState {
+        // Lent, not copied, when nothing is pending (every snapshot but those of a recovery's first moments): reads
+        // of rows ask for it once per call.
+        _read {
+            if let pending = committed.pending { yield pending.resolve(committed) } else { yield committed }
+        }
+    }
 
     /// The log sequence number of the last commit this snapshot contains.
     public var lsn: UInt64 { committed.lsn }

@@ -292,8 +292,12 @@ public final class Store: Sendable {
         do { try catchUp(writing: false) } catch {
             logger.error("could not catch up with the log", metadata: ["error": "\(error)"])
         }
-        // Once an earlier snapshot built the tables a recovery left pending, the states shared carry the trees.
-        if shared.withLock({ $0.published.pending?.isBuilt == true }) { buildPendingTables() }
+        let published = shared.withLock { $0.published }
+        guard let pending = published.pending, pending.isBuilt else {
+            return Snapshot(state: published, tree: tree, blobs: blobs)
+        }
+        // An earlier snapshot built the tables a recovery left pending: the states shared carry the trees from now on.
+        buildPendingTables()
         return Snapshot(state: shared.withLock { $0.published }, tree: tree, blobs: blobs)
     }
 
