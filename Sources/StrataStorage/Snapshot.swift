@@ -6,20 +6,38 @@ import StrataFormat
 /// checkpoints, for as long as it is kept. Snapshots are values: share them across threads freely.
 /// Keeping one alive keeps the memory of the trees it sees alive, so take a new one for new work.
 public struct Snapshot: Sendable {
-    let state: StoreState
+    /// The state as committed: after a recovery, its tables may be pending (``PendingTables``). Its catalog (tables
+    /// and index definitions), row counts and next row IDs are right; everything else reads ``state``.
+    let committed: StoreState
     let tree: BTree
     let blobs: BlobStore
 
+    init(state: StoreState, tree: BTree, blobs: BlobStore) {
+        self.committed = state
+        self.tree = tree
+        self.blobs = blobs
+    }
+
+    /// The state with every tree in place: the tables a recovery left pending are built at the first read of one
+    /// (shared by every snapshot, once).
+    var state: StoreState {
+        // Lent, not copied, when nothing is pending (every snapshot but those of a recovery's first moments): reads
+        // of rows ask for it once per call.
+        _read {
+            if let pending = committed.pending { yield pending.resolve(committed) } else { yield committed }
+        }
+    }
+
     /// The log sequence number of the last commit this snapshot contains.
-    public var lsn: UInt64 { state.lsn }
+    public var lsn: UInt64 { committed.lsn }
 
     /// The table with this name, if any.
     public func table(named name: String) -> TableID? {
-        name.hasPrefix(BlobCatalog.reservedPrefix) ? nil : state.tableIDs[name]
+        name.hasPrefix(BlobCatalog.reservedPrefix) ? nil : committed.tableIDs[name]
     }
 
     /// The names of every table, sorted (the engine's own tables excluded).
-    public var tableNames: [String] { state.userTableNames }
+    public var tableNames: [String] { committed.userTableNames }
 
     /// The value of a row, or nil when there is none.
     /// - Throws: ``StorageError/noSuchTable(_:)``; ``StorageError/corruption(file:offset:reason:)`` or
@@ -102,10 +120,10 @@ public struct Snapshot: Sendable {
     /// The number of rows in a table (kept with the table: no scan).
     ///
     /// - Throws: ``StorageError/noSuchTable(_:)``.
-    public func rowCount(in table: TableID) throws -> Int { Int(try state.table(table).rowCount) }
+    public func rowCount(in table: TableID) throws -> Int { Int(try committed.table(table).rowCount) }
 
     /// The row ID the table's next insert will get.
     ///
     /// - Throws: ``StorageError/noSuchTable(_:)``.
-    public func nextRowID(in table: TableID) throws -> RowID { RowID(try state.table(table).nextRowID) }
+    public func nextRowID(in table: TableID) throws -> RowID { RowID(try committed.table(table).nextRowID) }
 }

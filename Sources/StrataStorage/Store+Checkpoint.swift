@@ -51,6 +51,9 @@ extension Store {
             try repairLog()
             startingNewLog = true
         }
+        // The trees recovery left unbuilt are written like any other (the log holds their rows until this
+        // checkpoint's root record is durable).
+        buildPendingTables()
         let (latest, coveredLSN, generation, startPage, previousRoot) = shared.withLock {
             ($0.latest, $0.checkpointLSN, $0.generation, $0.nextPage, $0.rootRecordPage)
         }
@@ -58,6 +61,7 @@ extension Store {
         publish(latest)
         if let large { precondition(large.lsn == latest.lsn + 1, "a large commit follows the newest state") }
         let state = large ?? latest
+        precondition(state.pending == nil, "a checkpoint writes built trees")
         guard state.lsn > coveredLSN else {
             if startingNewLog { try resetLog(startLSN: state.lsn + 1) }
             return

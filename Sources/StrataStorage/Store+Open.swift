@@ -15,7 +15,9 @@ extension Store {
     ///    commit record is intact; drop a final transaction without its commit record; stop at the first
     ///    invalid record (a torn tail). A first pass over the log (checksums only) finds where its last commit
     ///    record ends, so that the transactions before it, which are known to commit, are applied to the state in
-    ///    place (``LogReplay``), not each to a copy of what the one before changed.
+    ///    place (``LogReplay``), not each to a copy of what the one before changed. A table the log filled in row order
+    ///    is left unbuilt (``PendingTables``): its trees are built at the first read of it, the first write, `verify()`
+    ///    or the checkpoint, whichever comes first.
     /// 5. If no other process is writing (the writer lock is free): if anything was replayed, or the log ends before
     ///    the root record's LSN (a large transaction's commit, FORMAT.md), checkpoint at once (this also starts a new
     ///    log); else cut the log back to the end of its last commit, so new records follow valid
@@ -185,7 +187,8 @@ extension Store {
         func replayLog(knownCommittedEnd: UInt64) throws -> (LogReplay, WALReader.Summary) {
             var replay = LogReplay(
                 state: checkpointed, tree: BTree(pages: pages), coveredLSN: coveredLSN, file: walPath,
-                headerEnd: UInt64(WALFormat.fileHeaderSize), firstTag: 1, knownCommittedEnd: knownCommittedEnd)
+                headerEnd: UInt64(WALFormat.fileHeaderSize), firstTag: 1, knownCommittedEnd: knownCommittedEnd,
+                leavesTablesPending: true)
             let summary = try reader.read { recordHeader, payload, offset in
                 try replay.consume(recordHeader, payload: payload, offset: offset)
             }

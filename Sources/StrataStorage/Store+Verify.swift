@@ -13,6 +13,7 @@ extension Store {
     public func verify() throws -> VerificationReport {
         writerGate.wait()
         defer { writerGate.signal() }
+        buildPendingTables()
         let (state, closed, rootRecordPage, nextPage, checkpointLSN, generation) = shared.withLock {
             ($0.latest, $0.closed, $0.rootRecordPage, $0.nextPage, $0.checkpointLSN, $0.generation)
         }

@@ -143,6 +143,8 @@ public final class Store: Sendable {
         defer { if holdsGate { writerGate.signal() } }
 
         if shared.withLock({ $0.closed }) { throw StorageError.storeClosed }
+        // A transaction reads the tables it changes: it starts from built trees.
+        buildPendingTables()
         var writers = try lockWriters()
         defer { writers?.unlock() }
         try catchUp(writing: true)
@@ -322,7 +324,27 @@ public final class Store: Sendable {
         do { try catchUp(writing: false) } catch {
             logger.error("could not catch up with the log", metadata: ["error": "\(error)"])
         }
+        let published = shared.withLock { $0.published }
+        guard let pending = published.pending, pending.isBuilt else {
+            return Snapshot(state: published, tree: tree, blobs: blobs)
+        }
+        // An earlier snapshot built the tables a recovery left pending: the states shared carry the trees from now on.
+        buildPendingTables()
         return Snapshot(state: shared.withLock { $0.published }, tree: tree, blobs: blobs)
+    }
+
+    /// Builds the tables a recovery left pending (``PendingTables``), if any, and puts their trees into every state
+    /// this store shares: the base of the next write, what new snapshots see, and the commits not yet acknowledged. A
+    /// snapshot taken before keeps the pending tables and finds the same trees when it reads them.
+    func buildPendingTables() {
+        guard let pending = shared.withLock({ $0.latest.pending ?? $0.published.pending }) else { return }
+        // Outside the shared lock: the build takes a while, and readers and committers must not wait for it.
+        _ = pending.built()
+        shared.withLock { shared in
+            shared.latest = pending.resolve(shared.latest)
+            shared.published = pending.resolve(shared.published)
+            shared.unacknowledged = shared.unacknowledged.map { pending.resolve($0) }
+        }
     }
 
     /// Counters and sizes.

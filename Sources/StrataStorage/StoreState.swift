@@ -35,6 +35,9 @@ struct StoreState: Sendable {
     var indexes: [IndexID: IndexState] = [:]
     var indexIDs: [String: IndexID] = [:]
     var nextIndexID: UInt32 = 1
+    /// Tables a recovery left unbuilt (``PendingTables``): their roots, and their indexes' roots, are nil here until
+    /// resolved. Nil in every state but those an open after a crash publishes.
+    var pending: PendingTables?
 
     /// Table names a user may see: the engine's own tables (``BlobCatalog``) excluded.
     var userTableNames: [String] {
@@ -44,6 +47,12 @@ struct StoreState: Sendable {
     func table(_ id: TableID) throws -> TableState {
         guard let table = tables[id] else { throw StorageError.noSuchTable(id.description) }
         return table
+    }
+
+    /// Puts the trees of the pending tables in place (``PendingTables/resolve(_:)``) if `id` is one of them: a change
+    /// to a table starts from its rows.
+    mutating func resolvePending(touching id: TableID) {
+        if let pending, pending.tables.contains(id) { self = pending.resolve(self) }
     }
 
     // MARK: - Changes, shared by write transactions and recovery replay
@@ -58,6 +67,7 @@ struct StoreState: Sendable {
     }
 
     mutating func dropTable(id: TableID) throws {
+        resolvePending(touching: id)
         let table = try table(id)
         for index in table.indexes { try dropIndex(id: index) }
         tables[id] = nil
@@ -74,6 +84,7 @@ struct StoreState: Sendable {
         table id: TableID, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64, onlyReplacing: Bool = false,
         deferring deferred: inout DeferredIndexChanges?
     ) throws -> Bool {
+        resolvePending(touching: id)
         guard var table = tables[id] else { throw StorageError.noSuchTable(id.description) }
         guard row < UInt64.max else { throw StorageError.invalidArgument("row ID \(row) is out of range") }
         if !table.indexes.isEmpty {
@@ -104,6 +115,7 @@ struct StoreState: Sendable {
     mutating func delete(
         table id: TableID, row: UInt64, tree: BTree, owner: UInt64, deferring deferred: inout DeferredIndexChanges?
     ) throws -> Bool {
+        resolvePending(touching: id)
         guard var table = tables[id] else { throw StorageError.noSuchTable(id.description) }
         if !table.indexes.isEmpty {
             return try deleteIndexed(table, row: row, tree: tree, owner: owner, deferring: &deferred)

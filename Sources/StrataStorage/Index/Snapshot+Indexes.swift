@@ -4,18 +4,20 @@ extension Snapshot {
     // MARK: - Secondary indexes
 
     /// The index with this name, if any.
-    public func index(named name: String) -> IndexID? { state.indexIDs[name] }
+    public func index(named name: String) -> IndexID? { committed.indexIDs[name] }
 
     /// What an index indexes.
     ///
     /// - Throws: ``StorageError/noSuchIndex(_:)``.
-    public func indexDefinition(_ index: IndexID) throws -> IndexDefinition { try state.index(index).definition }
+    public func indexDefinition(_ index: IndexID) throws -> IndexDefinition {
+        try committed.index(index).definition
+    }
 
     /// The names of the indexes over a table, sorted (none for a table that does not exist).
-    public func indexNames(on table: TableID) -> [String] { IndexScan.names(state, on: table) }
+    public func indexNames(on table: TableID) -> [String] { IndexScan.names(committed, on: table) }
 
     /// The names of every index, sorted.
-    public var indexNames: [String] { state.indexIDs.keys.sorted() }
+    public var indexNames: [String] { committed.indexIDs.keys.sorted() }
 
     /// Calls `body` for each entry of an index between two bounds (both optional), in key then row-ID
     /// order or reversed, as of this snapshot; `body` returns false to stop.

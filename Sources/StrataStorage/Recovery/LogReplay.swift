@@ -12,7 +12,8 @@ import StrataFormat
 ///   them). The states between the commits are never seen: only the last one is.
 ///   Puts into tables that were empty are gathered instead (``ReplayBatch``) and built bottom-up once, when the
 ///   in-place part ends or something else touches their table: replaying a crashed bulk load costs a sort and a build,
-///   not a tree insert per row and per index entry.
+///   not a tree insert per row and per index entry. At open (`leavesTablesPending`), a table gathered in row order is
+///   not built then either, but left to ``PendingTables``.
 /// - After it (or everywhere, without it): each transaction is applied to a working copy of the state under a tag of
 ///   its own, and becomes the state at its commit record. Operations with no commit record after them are dropped
 ///   whole with the working copy (they are still applied, so that one that cannot apply is reported as before).
@@ -39,16 +40,23 @@ struct LogReplay {
     private(set) var changes = ChangedRows()
     private var pendingChanges = ChangedRows()
     private let collectsChanges: Bool
-    /// Puts of the in-place part into tables that were empty, applied together (``applyGathered()``).
+    /// Puts of the in-place part into tables that were empty, applied together or left pending (``finish()``).
     private var batch = ReplayBatch()
+    /// Whether the tables gathered in row order are left unbuilt (``PendingTables``) when the in-place part ends,
+    /// instead of built: recovery at open, whose states the store resolves where they are read.
+    private let leavesTablesPending: Bool
 
-    /// - Parameter knownCommittedEnd: the end of the last commit record of the log (``committedEnds(of:)``), when
-    ///   the caller read it already: transactions before it are applied in place. 0 when unknown.
+    /// - Parameters:
+    ///   - knownCommittedEnd: the end of the last commit record of the log (``committedEnds(of:)``), when the caller
+    ///     read it already: transactions before it are applied in place. 0 when unknown.
+    ///   - leavesTablesPending: leave the tables gathered in row order unbuilt (``PendingTables``), carried by
+    ///     ``state``.
     init(
         state: StoreState, tree: BTree, coveredLSN: UInt64, file: String, headerEnd: UInt64, firstTag: UInt64,
-        collectsChanges: Bool = false, knownCommittedEnd: UInt64 = 0
+        collectsChanges: Bool = false, knownCommittedEnd: UInt64 = 0, leavesTablesPending: Bool = false
     ) {
         self.collectsChanges = collectsChanges
+        self.leavesTablesPending = leavesTablesPending
         self.state = state
         self.working = state
         self.tree = tree
@@ -160,10 +168,20 @@ struct LogReplay {
         }
     }
 
-    /// Applies what the in-place part gathered (``ReplayBatch``): to be called once the log is read, before
-    /// ``state`` is used.
+    /// Applies what the in-place part gathered (``ReplayBatch``), or leaves it pending: to be called once the log is
+    /// read, before ``state`` is used.
     mutating func finish() {
-        batch.applyAll(to: &state, tree: tree, owner: tag)
+        endGathering()
+    }
+
+    /// Applies what was gathered, or with ``leavesTablesPending`` leaves the tables gathered in row order pending in
+    /// ``state`` (a later change to one of them, in a transaction after the in-place part, resolves it first).
+    private mutating func endGathering() {
+        if leavesTablesPending {
+            batch.leavePending(in: &state, tree: tree, owner: tag)
+        } else {
+            batch.applyAll(to: &state, tree: tree, owner: tag)
+        }
     }
 
     /// An operation of a transaction known to commit that was not gathered (a put into a table that was empty is, as
@@ -186,7 +204,7 @@ struct LogReplay {
     private mutating func startTransaction(at offset: UInt64) {
         inPlace = offset < knownCommittedEnd
         guard !inPlace else { return }
-        if !batch.isEmpty { batch.applyAll(to: &state, tree: tree, owner: tag) }
+        if !batch.isEmpty { endGathering() }
         // A working copy under a tag no node of the state carries, so that what it changes is copied first.
         if tagUsedInPlace {
             tag += 1

@@ -169,6 +169,34 @@ struct ReplayBatch {
         }
     }
 
+    /// Leaves the gathered tables whose rows came in increasing order unbuilt (``PendingTables``), with their row counts
+    /// and next row IDs set in `state`, which then carries them; applies the others (their rows must be sorted, and an
+    /// updated row counted once: that takes the build). The batch is then empty.
+    ///
+    /// - Parameter owner: the tag the nodes built (now or later) carry.
+    mutating func leavePending(in state: inout StoreState, tree: BTree, owner: UInt64) {
+        guard !isEmpty else { return }
+        precondition(state.pending == nil, "a state carries the pending tables of one replay")
+        var ordered = ReplayBatch()
+        var tables = Set<TableID>()
+        for puts in gathered {
+            guard let leaves = puts.leaves, let lastRow = leaves.lastKey else {
+                apply(puts, to: &state, tree: tree, owner: owner)
+                continue
+            }
+            state.tables[puts.table]!.rowCount = UInt64(leaves.count)
+            state.tables[puts.table]!.nextRowID = max(state.tables[puts.table]!.nextRowID, lastRow + 1)
+            ordered.slots[puts.table] = ordered.gathered.count
+            ordered.gathered.append(puts)
+            tables.insert(puts.table)
+        }
+        gathered = []
+        slots = [:]
+        last = nil
+        guard !ordered.isEmpty else { return }
+        state.pending = PendingTables(batch: ordered, tables: tables, base: state, tree: tree, owner: owner)
+    }
+
     /// Applies everything gathered.
     mutating func applyAll(to state: inout StoreState, tree: BTree, owner: UInt64) {
         for puts in gathered { apply(puts, to: &state, tree: tree, owner: owner) }
