@@ -6,7 +6,8 @@ import StrataFormat
 /// bit 1 the file header, so that mutations reach the payload decoders; bit 2 reseals the first 32 bytes as a commit
 /// notice (FORMAT.md §11.2), which ``checkCommitNotice(_:resealed:)`` decodes apart from the log. For every record that decodes:
 /// `WALRecord.decodeHeader`, `verify`, then `WALOperation.decodeAll` (operations) or `WALCommit.decode`
-/// (commit), each operation also one by one with `WALOperation.decode(from:)`.
+/// (commit), each operation also one by one with `WALOperation.decode(from:)` and all of them with recovery's
+/// `decodeAll(_:lendingPuts:_:)`.
 ///
 /// Checks: nothing traps; a decoded header, operation, commit or verified record encodes back to exactly the
 /// bytes it was decoded from.
@@ -114,4 +115,26 @@ func checkOperations(_ payload: UnsafeRawBufferPointer) {
         }
     }
     fuzzCheck(failedAll == failedOne && all == one, "decodeAll and decode(from:) disagree")
+    checkLendingDecode(payload, expected: failedAll ? nil : all)
+}
+
+/// Recovery's decode (`decodeAll(_:lendingPuts:_:)`) must read the same operations as `decodeAll`, and fail where it
+/// fails: once taking every other put where it lies (copied here to compare), once declining them all (they then
+/// come to the body as operations).
+func checkLendingDecode(_ payload: UnsafeRawBufferPointer, expected: [WALOperation]?) {
+    for takesEveryOther in [true, false] {
+        var read: [WALOperation] = []
+        var puts = 0
+        let failed =
+            (try? WALOperation.decodeAll(
+                payload,
+                lendingPuts: { tableID, rowID, value in
+                    puts += 1
+                    guard takesEveryOther, puts % 2 == 1 else { return false }
+                    read.append(.put(tableID: tableID, rowID: rowID, value: Array(value)))
+                    return true
+                }, { read.append($0) })) == nil
+        fuzzCheck(failed == (expected == nil), "decodeAll(lendingPuts:) fails where decodeAll does not, or the reverse")
+        if let expected { fuzzCheck(read == expected, "decodeAll(lendingPuts:) reads other operations than decodeAll") }
+    }
 }
