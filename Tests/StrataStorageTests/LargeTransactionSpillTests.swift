@@ -23,17 +23,11 @@ import Testing
         try Store.open(at: "/db", configuration: configuration(spillBytes: spillBytes), fileSystem: fileSystem)
     }
 
-    static func row(group: Int64, _ text: String) -> [UInt8] {
-        RowRecord.encode(entityID: 1, rowVersion: 1, fields: [.int64(group), .string(text)])
-    }
+    /// The rows and reads of the large-transaction tests.
+    static func row(group: Int64, _ text: String) -> [UInt8] { LargeTransactionTests.row(group: group, text) }
 
     static func rows(_ store: Store, _ table: TableID) throws -> [UInt64: [UInt8]] {
-        var rows: [UInt64: [UInt8]] = [:]
-        try store.snapshot().forEachRow(in: table) { id, bytes in
-            rows[id.rawValue] = Array(bytes)
-            return true
-        }
-        return rows
+        try LargeTransactionTests.rows(store, table)
     }
 
     static let pageFile = "/db/" + StoreFileNames.pageFile
