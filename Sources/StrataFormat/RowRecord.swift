@@ -722,6 +722,36 @@ public enum RowRecord {
             .get()
     }
 
+    /// Checks field `index` of a row whose header was decoded already by the rules ``field(at:in:)-(_,UnsafeRawBufferPointer)``
+    /// applies, without making a string, URI or byte array: those payloads are checked where they lie (UTF-8 for
+    /// strings and URIs). What a reader that keeps the row's bytes and decodes each field when it is read checks
+    /// once, up front; every other kind is decoded (it allocates nothing) and returned.
+    ///
+    /// - Returns: the field's tag, and the field itself unless its tag is ``Tag/string``, ``Tag/uri`` or
+    ///   ``Tag/bytes``.
+    /// - Throws: exactly what ``field(at:in:)-(_,UnsafeRawBufferPointer)`` throws for the same bytes.
+    public static func checkField(
+        at index: Int, in bytes: UnsafeRawBufferPointer, header: Header
+    ) throws(FormatError) -> (tag: Tag, field: Field?) {
+        let span = try header.span(ofField: index, in: bytes)
+        let field = UnsafeRawBufferPointer(rebasing: bytes[span])
+        // Safe: a span is never empty (every field has its tag).
+        switch Tag(rawValue: field[0]) {
+        case .bytes:
+            return (.bytes, nil)
+        case .string, .uri:
+            let payload = UnsafeRawBufferPointer(rebasing: field[1...])
+            // The check ByteReader.readUTF8 makes; a string is made (and dropped) only when the bytes are not ASCII.
+            guard ByteReader.isASCII(payload) || String(validating: payload, as: UTF8.self) != nil else {
+                throw .invalidField("string is not valid UTF-8")
+            }
+            return (Tag(rawValue: field[0])!, nil)
+        default:
+            let decoded = try decodeField(field, index: index)
+            return (decoded.tag, decoded)
+        }
+    }
+
     /// Decodes one field from exactly its bytes (tag and payload).
     static func decodeField(_ field: UnsafeRawBufferPointer, index: Int) throws(FormatError) -> Field {
         var reader = ByteReader(field)

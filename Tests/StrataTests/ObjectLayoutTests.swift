@@ -11,6 +11,12 @@ import Testing
         #expect(MemoryLayout<AttributeValue?>.stride <= 24)
     }
 
+    @Test func aStoredRowIsThreeWords() {
+        // Its entity, its version, and one reference to its values or to its record's bytes: a row cache entry holds
+        // one per cached row.
+        #expect(MemoryLayout<StoredRow>.size == 24)
+    }
+
     @Test func aManagedPropertyWrapperIsFourBytes() {
         #expect(MemoryLayout<ManagedAttribute<String>>.size == 4)
         #expect(MemoryLayout<ManagedRelationship<ManagedObject?>>.size == 4)

@@ -46,11 +46,11 @@ public enum RowFuzzModel {
 /// FuzzRowRecord: a row record through `RowRecord` and through Strata's `RowCoder`.
 ///
 /// Input: `index:u8` then a row record. `RowRecord.Header.decode`, `RowRecord.decodeAll`,
-/// `RowRecord.blobReferences`, `RowRecord.field(at:)` for every field and for the index from the input (in or out
-/// of range); then `RowCoder.decode`, `values(from:)` and `value(of:in:)` for every attribute of ``RowFuzzModel``.
+/// `RowRecord.blobReferences`, `RowRecord.field(at:)` and `RowRecord.checkField(at:)` for every field, `field(at:)`
+/// for the index from the input (in or out of range); then `RowCoder.decode`, `values(from:)` and `value(of:in:)` for every attribute of ``RowFuzzModel``.
 ///
 /// Checks: nothing traps; a decoded row re-encodes to exactly its bytes; `field(at:)` and `blobReferences` agree
-/// with `decodeAll`;
+/// with `decodeAll`; `checkField` accepts what `field(at:)` decodes;
 /// the coder's whole-row and one-value paths agree; values convert back to the same fields (exactly for every
 /// type whose conversion the docs call exact; decimals to an equal value).
 public func fuzzRowRecord(_ data: UnsafeRawBufferPointer) {
@@ -60,6 +60,7 @@ public func fuzzRowRecord(_ data: UnsafeRawBufferPointer) {
     _ = try? RowRecord.field(at: Int(index) - 128, in: row)
     let header = try? RowRecord.Header.decode(row)
     let blobs = try? RowRecord.blobReferences(row)
+    if let header { checkFieldChecks(row, header: header) }
     guard let decoded = try? RowRecord.decodeAll(row) else {
         checkCoder(row, fields: nil)
         return
@@ -81,6 +82,23 @@ public func fuzzRowRecord(_ data: UnsafeRawBufferPointer) {
         fuzzCheck(field.encodedSize >= 1, "field size")
     }
     checkCoder(row, fields: decoded.fields)
+}
+
+/// `RowRecord.checkField` accepts exactly the fields `field(at:)` decodes, with the same tag (and the same field for
+/// the kinds it decodes).
+func checkFieldChecks(_ row: [UInt8], header: RowRecord.Header) {
+    row.withUnsafeBytes { bytes in
+        for position in 0..<min(header.fieldCount, 64) {
+            let decoded = try? RowRecord.field(at: position, in: bytes)
+            let checked = try? RowRecord.checkField(at: position, in: bytes, header: header)
+            fuzzCheck((decoded == nil) == (checked == nil), "checkField(at: \(position)) disagrees with field(at:)")
+            guard let decoded, let checked else { continue }
+            fuzzCheck(checked.tag == decoded.tag, "checkField(at: \(position)) reads another tag")
+            if let field = checked.field {
+                fuzzCheck(field == decoded, "checkField(at: \(position)) decodes another field")
+            }
+        }
+    }
 }
 
 func checkCoder(_ row: [UInt8], fields: [RowRecord.Field]?) {

@@ -199,7 +199,7 @@ extension ManagedObjectContext {
         let cached = object.committed ?? row.values
         for attribute in object.entity.persistentAttributes {
             let (index, storageIndex) = (attribute.index, attribute.storageIndex!)
-            let stored = row.values[storageIndex]
+            let stored = row.value(atStorageIndex: storageIndex)
             let keeps = Self.keepsObjectValue(
                 policy: policy, objectChanged: object.changedIndexes.contains(index),
                 storeChanged: stored != cached[storageIndex])
@@ -224,7 +224,7 @@ extension ManagedObjectContext {
         let cached = object.committedReferences ?? row.references
         for relationship in object.entity.toOneRelationships {
             let (index, toOneIndex) = (relationship.index, relationship.toOneIndex!)
-            let stored = row.references[toOneIndex]
+            let stored = row.reference(atToOneIndex: toOneIndex)
             let objectChanged = object.changedRelationships.contains(index)
             let keeps = Self.keepsObjectValue(
                 policy: policy, objectChanged: objectChanged, storeChanged: stored != cached[toOneIndex])

@@ -274,6 +274,8 @@ extension ManagedObjectContext {
         _ object: ManagedObject, values: [AttributeValue?], references: [StoredReference?], version: UInt64,
         external: [Int: UInt64]
     ) {
+        // The saved values replace the row the object was loaded from (the save decoded every value).
+        object.state?.dropRecord()
         object.committed = values
         object.committedReferences = references
         object.changedRelationships = []

@@ -34,8 +34,9 @@ final class RowCache: Sendable {
         }
     }
 
-    /// A row and who holds it. 56 bytes (with its 8-byte key, a slot of ``RowTable`` is 64): one per registered
-    /// object that read its row, so its size is a large part of what a fetched fault costs.
+    /// A row and who holds it. 40 bytes (with its 8-byte key, a slot of ``RowTable`` is 48): one per registered
+    /// object that read its row, so its size is a large part of what a fetched fault costs. The row is three words
+    /// (``StoredRow``): a row of the engine's store is its record's bytes, one allocation, decoded when read.
     private struct Entry {
         /// The row; when ``hasRow`` is false, only its entity is meaningful (the values were forgotten).
         var row: StoredRow
@@ -63,7 +64,7 @@ final class RowCache: Sendable {
         mutating func forgetRow() {
             guard hasRow else { return }
             hasRow = false
-            row = StoredRow(entity: row.entity, version: 0, values: [], references: [])
+            row = StoredRow(placeholderFor: row.entity)
         }
     }
 

@@ -164,7 +164,8 @@ struct BatchDerivation {
             if let attributeName {
                 for member in members {
                     guard let row = try row(member) else { continue }
-                    memberValues.append(row.values[row.entity.attributesByName[attributeName]!.storageIndex!])
+                    memberValues.append(
+                        row.value(atStorageIndex: row.entity.attributesByName[attributeName]!.storageIndex!))
                 }
             }
             return try ManagedObjectContext.aggregate(

@@ -117,6 +117,16 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     /// A relationship value per relationship, each empty (no to-one, no members): what a new object holds (one
     /// shared buffer, copied at its first relationship change).
     @exclusivity(unchecked) private(set) var emptyRelationshipValues: [RelationshipValue?] = []
+    /// Whether a store that keeps rows as row records hands this entity's rows over as their bytes
+    /// (``StoredRow``), each field decoded when an object reads it: true when no persistent attribute's value can
+    /// fail to decode once its row's fields were checked (a transformable value runs its transformer, a URI is
+    /// parsed), so that a decoded value never throws.
+    @exclusivity(unchecked) private(set) var keepsRowsAsRecords = false
+    /// The persistent attributes of binary data: the one kind whose values a store keeps outside a row record.
+    @exclusivity(unchecked) private(set) var binaryAttributes: [AttributeDescription] = []
+    /// The indexes (``AttributeDescription/index``) of the persistent attributes: what an object loaded from a row
+    /// record has not decoded yet.
+    @exclusivity(unchecked) private(set) var persistentAttributeIndexes = PropertyIndexSet()
     /// Which property each managed property wrapper (``ManagedAttribute``, ``ManagedRelationship``) of the entity's
     /// classes stands for.
     let propertyBindings = PropertyBindings()
@@ -265,6 +275,9 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         self.fetchedPropertiesByName = fetchedPropertiesByName
         self.derivedAttributes = attributes.filter(\.isDerived)
         self.defaultValues = attributes.map(\.defaultValue)
+        self.keepsRowsAsRecords = !persistentAttributes.contains { $0.type == .transformable || $0.type == .uri }
+        self.persistentAttributeIndexes = PropertyIndexSet(persistentAttributes.map(\.index))
+        self.binaryAttributes = persistentAttributes.filter { $0.type == .binaryData }
         self.unreadRelationshipValues = Array(repeating: nil, count: relationships.count)
         self.emptyRelationshipValues = relationships.map { $0.isToMany ? .toMany(RelatedObjects()) : .toOne(nil) }
         self.attributes = attributes

@@ -49,4 +49,46 @@ extension RowCoder {
         }
         return row
     }
+
+    /// Checks every field of a row of this coder's entity as ``decodeRow(_:header:)`` would decode it, without
+    /// making the values: what a row kept as its record (``StoredRow``) needs so that decoding any field of it later
+    /// cannot fail. Strings and binary values are checked where they lie; other values are decoded (which allocates
+    /// nothing) and dropped. The entity must keep its rows as records (no transformable or URI attribute, whose
+    /// values can fail to decode after their fields are checked).
+    ///
+    /// - Throws: what ``decodeRow(_:header:)`` throws for the same bytes.
+    func checkRow(_ bytes: UnsafeRawBufferPointer, header: RowRecord.Header) throws {
+        precondition(entity.keepsRowsAsRecords, "\(entity.name)'s rows are not kept as records")
+        guard header.fieldCount == entity.storedFields.count else {
+            throw RowCodingError.fieldCountMismatch(expected: entity.storedFields.count, found: header.fieldCount)
+        }
+        for attribute in entity.persistentAttributes {
+            let (tag, field) = try RowRecord.checkField(at: attribute.fieldIndex!, in: bytes, header: header)
+            if let field {
+                // Kept outside the row: only binary data is (a store writes no other kind there).
+                if case .blobReference = field {
+                    guard attribute.type == .binaryData else {
+                        throw RowCodingError.fieldTypeMismatch(
+                            attribute: attribute.name, expected: attribute.type, found: .blobReference)
+                    }
+                    continue
+                }
+                _ = try Self.value(from: field, of: attribute, transformers: transformers)
+            } else {
+                // A string or bytes: right for its attribute's type, as value(from:of:) would find.
+                switch (attribute.type, tag) {
+                case (.string, .string), (.binaryData, .bytes): continue
+                default:
+                    throw RowCodingError.fieldTypeMismatch(
+                        attribute: attribute.name, expected: attribute.type, found: tag)
+                }
+            }
+        }
+        for relationship in entity.toOneRelationships {
+            let position = relationship.fieldIndex!
+            _ = try Self.reference(
+                try RowRecord.field(at: position, in: bytes, header: header),
+                try RowRecord.field(at: position + 1, in: bytes, header: header), of: relationship)
+        }
+    }
 }

@@ -37,6 +37,7 @@ extension ManagedObject {
     /// numbers and Booleans read 0 and false, every other attribute nil, to-ones nil and to-manys empty. The
     /// context does not list it among its deleted objects: there is no row left to delete.
     func markInaccessibleFaultDeleted() {
+        state?.forgetValues(of: entity)
         for attribute in entity.attributes {
             values[attribute.index] = Self.zeroValue(of: attribute.type)
         }
@@ -66,12 +67,7 @@ extension ManagedObject {
     /// processing off. Transients start from their defaults.
     func load(_ row: StoredRow) {
         if let state {
-            state.values = ObjectState.values(of: row, entity: entity)
-            state.committed = row.values
-            state.committedReferences = row.references
-            state.committedExternalReferences = row.externalReferences
-            state.externalReferences = ObjectState.externalReferences(of: row, entity: entity)
-            state.version = row.version
+            state.load(row, of: entity)
             state.changedIndexes = []
             // Relationship changes made while the object was a fault (inverse maintenance) stay, with their
             // baselines.
@@ -93,14 +89,10 @@ extension ManagedObject {
             return
         }
         willTurnIntoFault()
-        for attribute in entity.attributes { values[attribute.index] = attribute.defaultValue }
-        committed = nil
-        externalReferences = [:]
-        committedExternalReferences = [:]
+        state?.forgetValues(of: entity)
         changedIndexes = []
         // Dropping the related objects is what breaks reference cycles between objects.
         relationshipValues = entity.unreadRelationshipValues
-        committedReferences = nil
         changedRelationships = []
         clearBaselines()
         isFault = true
@@ -110,12 +102,12 @@ extension ManagedObject {
     /// Reads a binary value kept in the store's blob segments, if the attribute still refers to one. Reading it is
     /// not a change: it becomes the committed value too.
     func resolveExternalValue(at index: Int) throws {
-        guard let blob = externalReferences[index], values[index] == nil else { return }
+        guard let blob = externalReferences[index], value(at: index) == nil else { return }
         guard let coordinator = managedObjectContext?.coordinator ?? coordinator else {
             throw ObjectGraphError.noContext(objectID)
         }
         let data = try coordinator.store(for: objectID).externalData(blob)
-        values[index] = .data(data)
+        setValue(.data(data), at: index)
         if let storageIndex = entity.attributes[index].storageIndex { committed?[storageIndex] = .data(data) }
         externalReferences[index] = nil
     }

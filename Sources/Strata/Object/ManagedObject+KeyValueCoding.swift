@@ -152,7 +152,7 @@ extension ManagedObject {
         let attribute = try attribute(forKey: key)
         try fulfillFaultIfNeeded()
         try resolveExternalValue(at: attribute.index)
-        return values[attribute.index]?.objectValue
+        return value(at: attribute.index)?.objectValue
     }
 
     /// Sets the stored value of a property without change notifications: the change is not recorded.
@@ -180,7 +180,7 @@ extension ManagedObject {
         }
         let attribute = try attribute(forKey: key)
         try fulfillFaultIfNeeded()
-        values[attribute.index] = try Self.convert(value, for: attribute, entity: entity)
+        setValue(try Self.convert(value, for: attribute, entity: entity), at: attribute.index)
         externalReferences[attribute.index] = nil
     }
 
@@ -277,7 +277,7 @@ extension ManagedObject {
     func attributeValue(of attribute: AttributeDescription) throws -> AttributeValue? {
         try fulfillFaultIfNeeded()
         try resolveExternalValue(at: attribute.index)
-        return values[attribute.index]
+        return value(at: attribute.index)
     }
 
     func setAttributeValue(_ value: AttributeValue?, forKey key: String) throws {
@@ -296,14 +296,14 @@ extension ManagedObject {
     /// observers, and registers the reverse with the context's undo manager.
     func applyAttribute(_ attribute: AttributeDescription, _ value: AttributeValue?, external: UInt64?) {
         let index = attribute.index
-        let (oldValue, oldExternal) = (values[index], externalReferences[index])
+        let (oldValue, oldExternal) = (self.value(at: index), externalReferences[index])
         // Baselines serve undo only (revertIfUnchanged): without an undo manager none is kept.
         if changeProcessingEnabled, managedObjectContext?.undoManager != nil, !changedIndexes.contains(index),
             attributeBaselines[index] == nil
         {
             attributeBaselines[index] = AttributeBaseline(value: oldValue, external: oldExternal)
         }
-        values[index] = value
+        setValue(value, at: index)
         // Most values are in the row: no lookup to remove a reference that is not there.
         if external != nil || oldExternal != nil { externalReferences[index] = external }
         didChangeAttribute(attribute)
@@ -327,7 +327,7 @@ extension ManagedObject {
         var result: [String: Any?] = [:]
         for index in changedIndexes {
             let attribute = entity.attributes[index]
-            result.updateValue(values[index]?.objectValue, forKey: attribute.name)
+            result.updateValue(value(at: index)?.objectValue, forKey: attribute.name)
         }
         if isInserted {
             for attribute in entity.attributes where !changedIndexes.contains(attribute.index) {

@@ -26,7 +26,7 @@ extension ManagedObject {
         } else if let toOneIndex = relationship.toOneIndex {
             try fulfillFaultIfNeeded()
             if let value = relationshipValues[relationship.index] { return value }  // loaded while firing
-            let reference = committedReferences?[toOneIndex] ?? nil
+            let reference = committedReference(at: toOneIndex)
             value = .toOne(reference.map { context.object(with: objectID(of: $0)) })
         } else if objectID.isTemporaryID {
             value = .toMany(RelatedObjects())

@@ -15,20 +15,49 @@ extension ManagedObject {
         return made
     }
 
-    /// Values of every attribute (transients included), by ``AttributeDescription/index``.
+    /// Values of every attribute (transients included), by ``AttributeDescription/index``: each decoded first (to
+    /// read or change one attribute, ``value(at:)`` and ``setValue(_:at:)`` decode no other).
     var values: [AttributeValue?] {
         _read {
-            if let state { yield state.values } else { yield entity.defaultValues }
+            if let state {
+                state.decodeAll()
+                yield state.values
+            } else {
+                yield entity.defaultValues
+            }
         }
-        _modify { yield &madeState.values }
+        _modify {
+            let state = madeState
+            state.decodeAll()
+            yield &state.values
+        }
+    }
+
+    /// Attribute `index`'s value, decoding its field alone when the object was loaded from a row record.
+    func value(at index: Int) -> AttributeValue? {
+        if let state { return state.value(at: index) }
+        return entity.defaultValues[index]
+    }
+
+    /// Sets attribute `index`'s value without decoding any other.
+    func setValue(_ value: AttributeValue?, at index: Int) {
+        madeState.setValue(value, at: index)
     }
 
     /// The persistent values as last fetched or saved, by storage index; nil when the object has none.
     var committed: [AttributeValue?]? {
         _read {
-            if let state { yield state.committed } else { yield nil }
+            if let state {
+                if let record = state.record { yield record.values } else { yield state.committed }
+            } else {
+                yield nil
+            }
         }
-        _modify { yield &madeState.committed }
+        _modify {
+            let state = madeState
+            state.detachRecord()
+            yield &state.committed
+        }
     }
 
     /// The row version the committed values were read at (optimistic locking).
@@ -58,9 +87,21 @@ extension ManagedObject {
     /// The external references of the committed state, by storage index.
     var committedExternalReferences: [Int: UInt64] {
         _read {
-            if let state { yield state.committedExternalReferences } else { yield[Int: UInt64]() }
+            if let state {
+                if let record = state.record {
+                    yield record.externalReferences
+                } else {
+                    yield state.committedExternalReferences
+                }
+            } else {
+                yield[Int: UInt64]()
+            }
         }
-        _modify { yield &madeState.committedExternalReferences }
+        _modify {
+            let state = madeState
+            state.detachRecord()
+            yield &state.committedExternalReferences
+        }
     }
 
     /// Indexes of the attributes changed since the last fetch or save.
@@ -89,9 +130,25 @@ extension ManagedObject {
     /// The to-ones as last fetched or saved, by ``RelationshipDescription/toOneIndex``.
     var committedReferences: [StoredReference?]? {
         _read {
-            if let state { yield state.committedReferences } else { yield nil }
+            if let state {
+                if let record = state.record { yield record.references } else { yield state.committedReferences }
+            } else {
+                yield nil
+            }
         }
-        _modify { yield &madeState.committedReferences }
+        _modify {
+            let state = madeState
+            state.detachRecord()
+            yield &state.committedReferences
+        }
+    }
+
+    /// The committed value of the to-one at `toOneIndex` (``RelationshipDescription/toOneIndex``); nil when the
+    /// object has no committed state. Decodes that to-one alone when the object was loaded from a row record.
+    func committedReference(at toOneIndex: Int) -> StoredReference? {
+        guard let state else { return nil }
+        if let record = state.record { return record.reference(atToOneIndex: toOneIndex) }
+        return state.committedReferences?[toOneIndex] ?? nil
     }
 
     /// Indexes of the relationships changed since the last fetch or save.

@@ -133,6 +133,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Whether a persistent property differs from its last saved value (unlike ``hasChanges``, a write of the
     /// same value does not count).
     public var hasPersistentChangedValues: Bool {
+        if let state, let record = state.record {
+            // Loaded from a row record: a value not decoded yet is the record's.
+            return !changedRelationships.isEmpty
+                || entity.persistentAttributes.contains { attribute in
+                    !state.undecoded.contains(attribute.index)
+                        && state.values[attribute.index] != record.value(atStorageIndex: attribute.storageIndex!)
+                }
+        }
         guard let committed else { return isInserted }
         return !changedRelationships.isEmpty
             || entity.persistentAttributes.contains { values[$0.index] != committed[$0.storageIndex!] }

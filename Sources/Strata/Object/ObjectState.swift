@@ -6,27 +6,35 @@ import Foundation
 /// identities, not a million sets of empty arrays, dictionaries and sets. The state is made when the object is
 /// inserted, fired, or first given anything to remember, and a fault's reads see the entity's shared defaults.
 final class ObjectState {
-    /// Values of every attribute (transients included), by ``AttributeDescription/index``.
+    /// Values of every attribute (transients included), by ``AttributeDescription/index``; a slot in
+    /// ``undecoded`` holds nothing meaningful yet.
     var values: [AttributeValue?]
+    /// The attributes (by index) whose values are still only in ``record``'s bytes: each is decoded when first read
+    /// (``value(at:)``), or all at once by ``decodeAll()``.
+    var undecoded: PropertyIndexSet
+    /// The row the object was loaded from, when its store keeps rows as records (``StoredRow/isRecord``): while
+    /// set, it is the committed state (values, to-ones, blob references), which ``committed``,
+    /// ``committedReferences`` and ``committedExternalReferences`` do not hold. ``detachRecord()`` moves it there.
+    var record: StoredRow?
     /// The persistent values as last fetched or saved, by storage index; nil when the object has none
-    /// (a new object, or a fault never fired).
+    /// (a new object, or a fault never fired) or they are in ``record``.
     var committed: [AttributeValue?]?
     /// The row version the committed values were read at (optimistic locking).
-    var version: UInt64 = 0
+    var version: UInt64
     /// The coordinator of the context the object was registered in: external values are read through it even
     /// after that context is gone.
     var coordinator: PersistentStoreCoordinator?
     /// Binary values still in their store's blob segments, by attribute index: read on first access.
-    var externalReferences: [Int: UInt64] = [:]
+    var externalReferences: [Int: UInt64]
     /// The external references of the committed state, by storage index (restored by rollback).
-    var committedExternalReferences: [Int: UInt64] = [:]
+    var committedExternalReferences: [Int: UInt64]
     /// Indexes of the attributes changed since the last fetch or save.
     var changedIndexes = PropertyIndexSet()
     /// Each relationship's value by ``RelationshipDescription/index``: nil while it is a fault (not read
     /// since the object was fetched or turned into a fault), else the related objects, held strongly.
     var relationshipValues: [RelationshipValue?]
     /// The to-ones as last fetched or saved, by ``RelationshipDescription/toOneIndex``; nil when the object
-    /// has none (a new object, or a fault never fired).
+    /// has none (a new object, or a fault never fired) or they are in ``record``.
     var committedReferences: [StoredReference?]?
     /// Indexes of the relationships changed since the last fetch or save.
     var changedRelationships = PropertyIndexSet()
@@ -41,49 +49,165 @@ final class ObjectState {
     /// The order of insertion into its context: saves and fetches list new objects in this order.
     var insertionSequence: UInt64 = 0
 
+    // Each initializer sets every property without a default exactly once: a property set twice in an
+    // initializer is checked for exclusive access at run time (a dozen checks a fired fault, before).
+
     /// The state of a new object of `entity`: default values, empty to-manys, no to-one.
     init(newObjectOf entity: EntityDescription, coordinator: PersistentStoreCoordinator?) {
         values = entity.defaultValues
-        relationshipValues = entity.emptyRelationshipValues
+        undecoded = PropertyIndexSet()
+        record = nil
+        committed = nil
+        version = 0
         self.coordinator = coordinator
+        externalReferences = [:]
+        committedExternalReferences = [:]
+        relationshipValues = entity.emptyRelationshipValues
+        committedReferences = nil
     }
 
     /// The state of a fault of `entity`: default values, every relationship not read yet.
     init(faultOf entity: EntityDescription, coordinator: PersistentStoreCoordinator?) {
         values = entity.defaultValues
-        relationshipValues = entity.unreadRelationshipValues
+        undecoded = PropertyIndexSet()
+        record = nil
+        committed = nil
+        version = 0
         self.coordinator = coordinator
+        externalReferences = [:]
+        committedExternalReferences = [:]
+        relationshipValues = entity.unreadRelationshipValues
+        committedReferences = nil
     }
 
     /// The state of a fault of `entity` that fires with `row` and had no state (the usual case): what
-    /// ``ManagedObject/load(_:)`` makes of a state, set as the object is made. Made in one piece, its properties are
-    /// not checked for exclusive access one by one (a dozen dynamic checks a fired fault).
+    /// ``ManagedObject/load(_:)`` makes of a state, set as the object is made.
     init(loading row: StoredRow, of entity: EntityDescription, coordinator: PersistentStoreCoordinator?) {
-        values = Self.values(of: row, entity: entity)
-        committed = row.values
+        if row.isRecord {
+            // Nothing decoded: the entity's shared defaults stand in until a value is read.
+            values = entity.defaultValues
+            undecoded = entity.persistentAttributeIndexes
+            record = row
+            committed = nil
+            committedExternalReferences = [:]
+            committedReferences = nil
+        } else {
+            values = Self.values(of: row, entity: entity)
+            undecoded = PropertyIndexSet()
+            record = nil
+            committed = row.values
+            committedExternalReferences = row.externalReferences
+            committedReferences = row.references
+        }
         version = row.version
         self.coordinator = coordinator
         externalReferences = Self.externalReferences(of: row, entity: entity)
-        committedExternalReferences = row.externalReferences
         relationshipValues = entity.unreadRelationshipValues
-        committedReferences = row.references
     }
 
-    /// The values by attribute index of an object that loads `row`: transients start from their defaults.
+    /// Takes `row` as the committed state of a state that exists (a fault that fires after its relationships
+    /// changed, an object refreshed): as ``init(loading:of:coordinator:)`` sets it. Changes and baselines are
+    /// the caller's.
+    func load(_ row: StoredRow, of entity: EntityDescription) {
+        if row.isRecord {
+            values = entity.defaultValues
+            undecoded = entity.persistentAttributeIndexes
+            record = row
+            committed = nil
+            committedExternalReferences = [:]
+            committedReferences = nil
+        } else {
+            values = Self.values(of: row, entity: entity)
+            undecoded = PropertyIndexSet()
+            record = nil
+            committed = row.values
+            committedExternalReferences = row.externalReferences
+            committedReferences = row.references
+        }
+        version = row.version
+        externalReferences = Self.externalReferences(of: row, entity: entity)
+    }
+
+    /// Attribute `index`'s value, its field decoded first if it was not.
+    func value(at index: Int) -> AttributeValue? {
+        if undecoded.contains(index) { decode(index) }
+        return values[index]
+    }
+
+    /// Sets attribute `index`'s value: whatever its field held is not decoded.
+    func setValue(_ value: AttributeValue?, at index: Int) {
+        undecoded.remove(index)
+        values[index] = value
+    }
+
+    /// Decodes every value not decoded yet: for code that reads ``values`` whole.
+    func decodeAll() {
+        guard !undecoded.isEmpty else { return }
+        for index in undecoded { decode(index) }
+    }
+
+    /// Moves the committed state out of ``record`` into ``committed``, ``committedReferences`` and
+    /// ``committedExternalReferences`` (every value decoded), so that it can change.
+    func detachRecord() {
+        guard let record else { return }
+        decodeAll()
+        committed = record.values
+        committedReferences = record.references
+        committedExternalReferences = record.externalReferences
+        self.record = nil
+    }
+
+    /// Lets go of ``record`` once every value is decoded, without decoding its committed state: for a caller that
+    /// replaces that state whole (a save).
+    func dropRecord() {
+        decodeAll()
+        record = nil
+    }
+
+    /// Forgets the values and the committed state: what a fault holds (relationships and changes are the caller's).
+    func forgetValues(of entity: EntityDescription) {
+        values = entity.defaultValues
+        undecoded = PropertyIndexSet()
+        record = nil
+        committed = nil
+        committedReferences = nil
+        externalReferences = [:]
+        committedExternalReferences = [:]
+    }
+
+    private func decode(_ index: Int) {
+        let attribute = record!.entity.attributes[index]
+        values[index] = record!.value(atStorageIndex: attribute.storageIndex!)
+        undecoded.remove(index)
+    }
+
+    /// The values by attribute index of an object that loads `row` decoded: transients start from their defaults.
     static func values(of row: StoredRow, entity: EntityDescription) -> [AttributeValue?] {
         // No transients: storage order is attribute order, and the object shares the row's buffer until a write
         // copies it.
-        if entity.persistentAttributes.count == entity.attributes.count { return row.values }
+        let values = row.values
+        if entity.persistentAttributes.count == entity.attributes.count { return values }
         return entity.attributes.map { attribute in
-            attribute.storageIndex.map { row.values[$0] } ?? attribute.defaultValue
+            attribute.storageIndex.map { values[$0] } ?? attribute.defaultValue
         }
     }
 
     /// The blob references by attribute index of an object that loads `row`.
     static func externalReferences(of row: StoredRow, entity: EntityDescription) -> [Int: UInt64] {
-        guard !row.externalReferences.isEmpty else { return [:] }
+        if row.isRecord {
+            // Only binary values are kept outside a checked record: their fields alone are looked at.
+            var references: [Int: UInt64] = [:]
+            for attribute in entity.binaryAttributes {
+                if let blob = row.blobReference(atStorageIndex: attribute.storageIndex!) {
+                    references[attribute.index] = blob
+                }
+            }
+            return references
+        }
+        let stored = row.externalReferences
+        guard !stored.isEmpty else { return [:] }
         var references: [Int: UInt64] = [:]
-        for (storageIndex, blob) in row.externalReferences {
+        for (storageIndex, blob) in stored {
             references[entity.persistentAttributes[storageIndex].index] = blob
         }
         return references

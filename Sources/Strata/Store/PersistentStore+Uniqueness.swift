@@ -13,6 +13,6 @@ extension PersistentStore {
 extension StoredRow {
     /// Whether the row holds `values` in the constraint's attributes.
     func matches(_ constraint: UniquenessConstraint, _ values: [AttributeValue]) -> Bool {
-        zip(constraint.attributes, values).allSatisfy { self.values[$0.storageIndex!] == $1 }
+        zip(constraint.attributes, values).allSatisfy { value(atStorageIndex: $0.storageIndex!) == $1 }
     }
 }

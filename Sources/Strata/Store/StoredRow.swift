@@ -1,18 +1,39 @@
+import StrataFormat
+
 /// A row as a persistent store returns it: the concrete entity, the version that optimistic locking
 /// compares, and the values of the entity's persistent attributes in storage order.
+///
+/// A store that keeps rows as row records (FORMAT.md §6; ``StrataStore``) hands a row over as its bytes, checked
+/// once, and each field is decoded when it is read (``value(atStorageIndex:)``): a fetched fault, and the row cache,
+/// hold the row's few dozen bytes instead of an array of values, and an object decodes only the attributes it
+/// reads. Other stores hand over the values. The properties below read the same either way.
 public struct StoredRow: Sendable, Equatable {
     /// The row's concrete entity: the one it was inserted as, which may be a subentity of the entity asked for.
     public var entity: EntityDescription
     /// Incremented by every save that changes the row.
     public var version: UInt64
-    /// The values of ``entity``'s persistent attributes, in storage order; nil is a null value.
-    public var values: [AttributeValue?]
-    /// Binary values kept outside the row (in the engine's blob segments) and not loaded with it, by storage
-    /// index: their slot in ``values`` is nil until the object reads them (``PersistentStore/externalData(_:)``).
-    /// Keeping them out makes faults and the row cache cheap, however large the values.
-    public var externalReferences: [Int: UInt64] = [:]
-    /// The to-one relationships' values, by ``RelationshipDescription/toOneIndex`` (nil for none).
-    public var references: [StoredReference?]
+    /// The row's values: decoded, or the record's bytes. One word either way (both cases hold one reference).
+    private var contents: Contents
+
+    private enum Contents: Sendable {
+        case values(DecodedContents)
+        /// A row record of ``entity`` whose fields were checked (``RowCoder/checkRow(_:header:)``); its entity
+        /// keeps rows as records (``EntityDescription/keepsRowsAsRecords``).
+        case record([UInt8])
+    }
+
+    /// The decoded form, shared by copies of the row until one of them changes.
+    private final class DecodedContents: Sendable {
+        let values: [AttributeValue?]
+        let references: [StoredReference?]
+        let externalReferences: [Int: UInt64]
+
+        init(values: [AttributeValue?], references: [StoredReference?], externalReferences: [Int: UInt64]) {
+            self.values = values
+            self.references = references
+            self.externalReferences = externalReferences
+        }
+    }
 
     /// Creates a row as a store returns it.
     ///
@@ -20,19 +41,182 @@ public struct StoredRow: Sendable, Equatable {
     ///   - entity: the row's concrete entity.
     ///   - version: the row's version: 1 when inserted, one more after each save that changes it.
     ///   - values: the entity's persistent attribute values, in storage order.
+    ///   - references: the to-ones' values, by ``RelationshipDescription/toOneIndex`` (nil: every to-one nil).
     public init(
         entity: EntityDescription, version: UInt64, values: [AttributeValue?], references: [StoredReference?]? = nil
     ) {
         self.entity = entity
         self.version = version
-        self.values = values
-        self.references = references ?? Array(repeating: nil, count: entity.toOneRelationships.count)
+        contents = .values(
+            DecodedContents(
+                values: values,
+                references: references ?? Array(repeating: nil, count: entity.toOneRelationships.count),
+                externalReferences: [:]))
+    }
+
+    /// A decoded row with values kept outside it (``externalReferences``).
+    init(
+        entity: EntityDescription, version: UInt64, values: [AttributeValue?], references: [StoredReference?],
+        externalReferences: [Int: UInt64]
+    ) {
+        self.entity = entity
+        self.version = version
+        contents = .values(
+            DecodedContents(values: values, references: references, externalReferences: externalReferences))
+    }
+
+    /// A row of `entity` with no values, version 0: what stands in for a row the row cache forgot (one shared
+    /// empty contents, nothing allocated).
+    init(placeholderFor entity: EntityDescription) {
+        self.entity = entity
+        version = 0
+        contents = .values(Self.noContents)
+    }
+
+    private static let noContents = DecodedContents(values: [], references: [], externalReferences: [:])
+
+    /// A row kept as its record: `record` is a row record of `entity` whose every field `RowCoder.checkRow` accepted.
+    init(entity: EntityDescription, version: UInt64, checkedRecord record: [UInt8]) {
+        precondition(entity.keepsRowsAsRecords, "\(entity.name)'s rows are not kept as records")
+        self.entity = entity
+        self.version = version
+        contents = .record(record)
+    }
+
+    /// Whether the row is kept as its record's bytes, its fields decoded when read.
+    var isRecord: Bool {
+        if case .record = contents { return true }
+        return false
+    }
+
+    /// The values of ``entity``'s persistent attributes, in storage order; nil is a null value, and the value of an
+    /// attribute kept outside the row (``externalReferences``). A row kept as its record decodes every field.
+    public var values: [AttributeValue?] {
+        get {
+            switch contents {
+            case .values(let decoded): return decoded.values
+            case .record(let record):
+                return entity.persistentAttributes.map { value(of: $0, inRecord: record) }
+            }
+        }
+        set {
+            contents = .values(
+                DecodedContents(values: newValue, references: references, externalReferences: externalReferences))
+        }
+    }
+
+    /// Binary values kept outside the row (in the engine's blob segments) and not loaded with it, by storage
+    /// index: their slot in ``values`` is nil until the object reads them (``PersistentStore/externalData(_:)``).
+    /// Keeping them out makes faults and the row cache cheap, however large the values.
+    public var externalReferences: [Int: UInt64] {
+        get {
+            switch contents {
+            case .values(let decoded): return decoded.externalReferences
+            case .record:
+                // A checked record keeps only binary values outside it.
+                var references: [Int: UInt64] = [:]
+                for attribute in entity.binaryAttributes {
+                    let storageIndex = attribute.storageIndex!
+                    if let blob = blobReference(atStorageIndex: storageIndex) { references[storageIndex] = blob }
+                }
+                return references
+            }
+        }
+        set {
+            contents = .values(DecodedContents(values: values, references: references, externalReferences: newValue))
+        }
+    }
+
+    /// The to-one relationships' values, by ``RelationshipDescription/toOneIndex`` (nil for none).
+    public var references: [StoredReference?] {
+        get {
+            switch contents {
+            case .values(let decoded): return decoded.references
+            case .record(let record): return entity.toOneRelationships.map { reference(of: $0, inRecord: record) }
+            }
+        }
+        set {
+            contents = .values(
+                DecodedContents(values: values, references: newValue, externalReferences: externalReferences))
+        }
+    }
+
+    /// The value of the persistent attribute at `storageIndex`, decoding only its field for a row kept as its record.
+    func value(atStorageIndex storageIndex: Int) -> AttributeValue? {
+        switch contents {
+        case .values(let decoded): return decoded.values[storageIndex]
+        case .record(let record): return value(of: entity.persistentAttributes[storageIndex], inRecord: record)
+        }
+    }
+
+    /// The blob that the value of the persistent attribute at `storageIndex` is kept in, if it is kept outside the
+    /// row; only its field's tag (and a blob's ID) is read for a row kept as its record.
+    func blobReference(atStorageIndex storageIndex: Int) -> UInt64? {
+        switch contents {
+        case .values(let decoded): return decoded.externalReferences[storageIndex]
+        case .record(let record):
+            let attribute = entity.persistentAttributes[storageIndex]
+            do {
+                return try record.withUnsafeBytes { bytes in
+                    let header = try RowRecord.Header.decode(bytes)
+                    let span = try header.span(ofField: attribute.fieldIndex!, in: bytes)
+                    guard bytes[span.lowerBound] == RowRecord.Tag.blobReference.rawValue else { return nil }
+                    guard
+                        case .blobReference(let blob) = try RowRecord.field(
+                            at: attribute.fieldIndex!, in: bytes, header: header)
+                    else { return nil }
+                    return blob
+                }
+            } catch {
+                preconditionFailure("a checked row of \(entity.name) no longer decodes \(attribute.name): \(error)")
+            }
+        }
+    }
+
+    /// The value of a to-one, by ``RelationshipDescription/toOneIndex``, decoding only its fields for a row kept as
+    /// its record.
+    func reference(atToOneIndex toOneIndex: Int) -> StoredReference? {
+        switch contents {
+        case .values(let decoded): return decoded.references[toOneIndex]
+        case .record(let record): return reference(of: entity.toOneRelationships[toOneIndex], inRecord: record)
+        }
+    }
+
+    /// One attribute's value from the checked record (nil for a value kept outside the row).
+    private func value(of attribute: AttributeDescription, inRecord record: [UInt8]) -> AttributeValue? {
+        do {
+            return try record.withUnsafeBytes { bytes in
+                let header = try RowRecord.Header.decode(bytes)
+                let field = try RowRecord.field(at: attribute.fieldIndex!, in: bytes, header: header)
+                if case .blobReference = field { return nil }
+                return try RowCoder.value(from: field, of: attribute)
+            }
+        } catch {
+            preconditionFailure("a checked row of \(entity.name) no longer decodes \(attribute.name): \(error)")
+        }
+    }
+
+    /// One to-one's reference from the checked record.
+    private func reference(of relationship: RelationshipDescription, inRecord record: [UInt8]) -> StoredReference? {
+        do {
+            return try record.withUnsafeBytes { bytes in
+                let header = try RowRecord.Header.decode(bytes)
+                let position = relationship.fieldIndex!
+                return try RowCoder.reference(
+                    try RowRecord.field(at: position, in: bytes, header: header),
+                    try RowRecord.field(at: position + 1, in: bytes, header: header), of: relationship)
+            }
+        } catch {
+            preconditionFailure("a checked row of \(entity.name) no longer decodes \(relationship.name): \(error)")
+        }
     }
 
     /// Two rows are equal when they have the same entity (by identity), version and values.
     public static func == (lhs: StoredRow, rhs: StoredRow) -> Bool {
-        lhs.entity === rhs.entity && lhs.version == rhs.version && lhs.values == rhs.values
-            && lhs.externalReferences == rhs.externalReferences && lhs.references == rhs.references
+        guard lhs.entity === rhs.entity, lhs.version == rhs.version else { return false }
+        if case .record(let left) = lhs.contents, case .record(let right) = rhs.contents { return left == right }
+        return lhs.values == rhs.values && lhs.externalReferences == rhs.externalReferences
+            && lhs.references == rhs.references
     }
 }
 

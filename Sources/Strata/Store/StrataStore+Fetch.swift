@@ -154,8 +154,12 @@ final class StrataRowReader: StoreQueryReader {
 
     func decode(_ row: Row, _ reference: StoredReference) throws -> StoredRow {
         // Decoded where the row lies (no copy of a page's bytes into an array first).
-        let decoded = try row.withBytes { bytes in
-            try store.decode(bytes, rowID: reference.rowID, as: reference.entity, snapshot: snapshot)
+        let decoded: StoredRow?
+        switch row {
+        case .buffer(let bytes):
+            decoded = try store.decode(bytes, rowID: reference.rowID, as: reference.entity, snapshot: snapshot)
+        case .bytes(let bytes):
+            decoded = try store.decode(bytes, rowID: reference.rowID, as: reference.entity, snapshot: snapshot)
         }
         guard let decoded else {
             throw StorageError.corruption(

@@ -319,12 +319,16 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     func decode(
         _ bytes: [UInt8], rowID: UInt64, as entity: EntityDescription, snapshot: Snapshot
     ) throws -> StoredRow? {
-        try bytes.withUnsafeBytes { try decode($0, rowID: rowID, as: entity, snapshot: snapshot) }
+        try bytes.withUnsafeBytes { try decode($0, held: bytes, rowID: rowID, as: entity, snapshot: snapshot) }
     }
 
-    /// Decodes a row, resolving blob references; nil when its entity is not `entity` or below it.
+    /// Decodes a row; nil when its entity is not `entity` or below it. A row of an entity that keeps its rows as
+    /// records (``EntityDescription/keepsRowsAsRecords``) is checked and kept as its bytes (copied from `bytes`
+    /// unless `held` is the same bytes in an array already), its fields decoded when read; another's values are
+    /// decoded now. Values kept outside the row stay references either way.
     func decode(
-        _ bytes: UnsafeRawBufferPointer, rowID: UInt64, as entity: EntityDescription, snapshot: Snapshot
+        _ bytes: UnsafeRawBufferPointer, held: [UInt8]? = nil, rowID: UInt64, as entity: EntityDescription,
+        snapshot: Snapshot
     ) throws -> StoredRow? {
         do {
             let header = try RowRecord.Header.decode(bytes)
@@ -339,11 +343,14 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                 _ = try RowRecord.decodeAll(bytes)
                 return nil
             }
+            if concrete.keepsRowsAsRecords {
+                try coder.checkRow(bytes, header: header)
+                return StoredRow(entity: concrete, version: header.rowVersion, checkedRecord: held ?? Array(bytes))
+            }
             let decoded = try coder.decodeRow(bytes, header: header)
-            var row = StoredRow(
-                entity: concrete, version: header.rowVersion, values: decoded.values, references: decoded.references)
-            row.externalReferences = decoded.external
-            return row
+            return StoredRow(
+                entity: concrete, version: header.rowVersion, values: decoded.values, references: decoded.references,
+                externalReferences: decoded.external)
         } catch let error as FormatError {
             throw ObjectGraphError.storage(
                 .corruption(file: Self.tableName(for: entity.rootEntity), offset: rowID, reason: "\(error)"))

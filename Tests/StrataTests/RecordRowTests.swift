@@ -1,0 +1,192 @@
+import Foundation
+import StrataFormat
+import Testing
+
+@testable import Strata
+
+/// Rows kept as their record's bytes (``StoredRow``, `RowCoder.checkRow`), each field decoded when read: the same
+/// values, references and errors as decoding the whole row at once.
+@Suite struct RecordRowTests {
+    /// Every attribute type a record-kept entity may have (no transformable, no URI), a to-one to a hierarchy.
+    static func model() throws -> ManagedObjectModel {
+        try ManagedObjectModel {
+            Entity("Kept") {
+                Attribute("i16", .integer16)
+                Attribute("i32", .integer32)
+                Attribute("i64", .integer64)
+                Attribute("decimal", .decimal)
+                Attribute("double", .double)
+                Attribute("float", .float)
+                Attribute("string", .string)
+                Attribute("boolean", .boolean)
+                Attribute("date", .date)
+                Attribute("data", .binaryData).allowsExternalStorage()
+                Attribute("uuid", .uuid)
+                Attribute("scratch", .undefined).transient()
+                Relationship.toOne("owner", "Owner", inverse: "kept")
+            }
+            Entity("Owner") {
+                Attribute("name", .string)
+                Relationship.toMany("kept", "Kept", inverse: "owner")
+            }
+            Entity("SpecialOwner", parent: "Owner") { Attribute("rank", .integer16) }
+            Entity("Parsed") {
+                Attribute("link", .uri)
+            }
+        }
+    }
+
+    static let values: [AttributeValue?] = [
+        .integer(-32768), .integer(2_147_483_647), .integer(.min), .decimal(Decimal(string: "-98765.4321")!),
+        .double(-0.0), .float(3.25), .string("Zoë and a name longer than fifteen bytes"), .boolean(true),
+        .date(Date(timeIntervalSinceReferenceDate: 123_456_789.5)), nil,
+        .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!),
+    ]
+
+    /// The row's fields with a blob reference in `data` and a reference to special owner 5.
+    static func record(of entity: EntityDescription, owner: EntityDescription) throws -> [UInt8] {
+        var fields = try RowCoder(entity: entity).fields(
+            for: values, references: [StoredReference(entity: owner, rowID: 5)])
+        fields[9] = .blobReference(77)
+        return RowRecord.encode(entityID: entity.entityID, rowVersion: 4, fields: fields)
+    }
+
+    @Test func onlyEntitiesWhoseValuesCannotFailToDecodeKeepTheirRowsAsRecords() throws {
+        let model = try Self.model()
+        #expect(try #require(model.entity(named: "Kept")).keepsRowsAsRecords)
+        #expect(try #require(model.entity(named: "Owner")).keepsRowsAsRecords)
+        #expect(!(try #require(model.entity(named: "Parsed")).keepsRowsAsRecords))
+        #expect(!(try #require(try RowCoderTests.everyTypeModel().entity(named: "Everything")).keepsRowsAsRecords))
+    }
+
+    @Test func aRecordRowReadsAsTheDecodedRow() throws {
+        let model = try Self.model()
+        let entity = try #require(model.entity(named: "Kept"))
+        let special = try #require(model.entity(named: "SpecialOwner"))
+        let bytes = try Self.record(of: entity, owner: special)
+        let coder = RowCoder(entity: entity)
+        let decoded = try bytes.withUnsafeBytes { try coder.decodeRow($0, header: try RowRecord.Header.decode($0)) }
+        try bytes.withUnsafeBytes { try coder.checkRow($0, header: try RowRecord.Header.decode($0)) }
+        let record = StoredRow(entity: entity, version: 4, checkedRecord: bytes)
+        #expect(record.isRecord)
+        #expect(record.values == decoded.values)
+        #expect(record.references == decoded.references)
+        #expect(record.references == [StoredReference(entity: special, rowID: 5)])
+        #expect(record.externalReferences == decoded.external)
+        #expect(record.externalReferences == [9: 77])
+        for index in Self.values.indices {
+            #expect(record.value(atStorageIndex: index) == decoded.values[index])
+        }
+        #expect(record.reference(atToOneIndex: 0) == decoded.references[0])
+        // Equal to the same row decoded, and to the same bytes kept again.
+        let values = StoredRow(
+            entity: entity, version: 4, values: decoded.values, references: decoded.references,
+            externalReferences: decoded.external)
+        #expect(record == values && values == record)
+        #expect(record == StoredRow(entity: entity, version: 4, checkedRecord: bytes))
+        // A change makes it a decoded row with the change.
+        var changed = record
+        changed.values[0] = .integer(1)
+        #expect(!changed.isRecord && changed != record)
+        #expect(changed.value(atStorageIndex: 0) == .integer(1) && changed.references == record.references)
+    }
+
+    @Test func checkingARowAcceptsExactlyTheDamagedRowsThatDecode() throws {
+        let model = try Self.model()
+        let entity = try #require(model.entity(named: "Kept"))
+        let original = try Self.record(of: entity, owner: try #require(model.entity(named: "SpecialOwner")))
+        let coder = RowCoder(entity: entity)
+        var accepted = 0
+        var rejected = 0
+        for index in original.indices {
+            for mask: UInt8 in [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0xFF] {
+                var damaged = original
+                damaged[index] ^= mask
+                damaged.withUnsafeBytes { bytes in
+                    guard let header = try? RowRecord.Header.decode(bytes) else { return }
+                    let decoded = Result { try coder.decodeRow(bytes, header: header) }
+                    let checked = Result { try coder.checkRow(bytes, header: header) }
+                    switch (decoded, checked) {
+                    case (.success(let row), .success):
+                        accepted += 1
+                        // Every field of what the check accepted decodes to what decodeRow made.
+                        let kept = StoredRow(entity: entity, version: header.rowVersion, checkedRecord: damaged)
+                        #expect(kept.values == row.values, "byte \(index) ^ \(mask)")
+                        #expect(kept.references == row.references, "byte \(index) ^ \(mask)")
+                        #expect(kept.externalReferences == row.external, "byte \(index) ^ \(mask)")
+                    case (.failure(let decodeError), .failure(let checkError)):
+                        rejected += 1
+                        #expect(
+                            String(describing: decodeError) == String(describing: checkError),
+                            "byte \(index) ^ \(mask): another error")
+                    case (.success, .failure(let error)):
+                        // Stricter on one point only: a blob reference in a field that is not binary data.
+                        guard case RowCodingError.fieldTypeMismatch(_, _, .blobReference) = error else {
+                            Issue.record("byte \(index) ^ \(mask): the check rejects a row that decodes: \(error)")
+                            return
+                        }
+                        rejected += 1
+                    case (.failure(let error), .success):
+                        Issue.record("byte \(index) ^ \(mask): the check accepts a row that does not decode: \(error)")
+                    }
+                }
+            }
+        }
+        #expect(accepted > 0 && rejected > 0)
+    }
+
+    @Test func aFetchedObjectDecodesOnlyWhatItReadsAndSeesEveryValue() throws {
+        let model = try Self.model()
+        let stack = try TestStack(.strata, model: model)
+        let context = stack.context()
+        let owner = ManagedObject(entity: try #require(model.entity(named: "SpecialOwner")), insertInto: context)
+        try owner.setValue("Ada", forKey: "name")
+        let kept = ManagedObject(entity: try #require(model.entity(named: "Kept")), insertInto: context)
+        for (attribute, value) in zip(kept.entity.persistentAttributes, Self.values) {
+            try kept.setValue(value?.objectValue, forKey: attribute.name)
+        }
+        try kept.setValue(owner, forKey: "owner")
+        try context.save()
+        let id = kept.objectID
+
+        let reader = stack.context()
+        let fetched = try #require(try reader.fetch(FetchRequest<ManagedObject>(entityName: "Kept")).first)
+        #expect(fetched.objectID == id)
+        #expect(try fetched.value(forKey: "i32") as? Int32 == 2_147_483_647)
+        let state = try #require(fetched.state)
+        #expect(state.record?.isRecord == true)
+        // One field decoded: the others are still only in the row.
+        #expect(state.undecoded.count == Self.values.count - 1)
+        #expect(!fetched.hasPersistentChangedValues && !fetched.hasChanges)
+        #expect(try (fetched.value(forKey: "owner") as? ManagedObject)?.objectID == owner.objectID)
+        // Every value, as the object that saved it holds it.
+        for attribute in fetched.entity.persistentAttributes {
+            #expect(
+                try fetched.attributeValue(forKey: attribute.name) == kept.attributeValue(forKey: attribute.name),
+                "\(attribute.name)")
+        }
+        // The attributes and the to-one, from the row.
+        let committed = fetched.committedValues(forKeys: nil)
+        #expect(committed.count == Self.values.count + 1)
+        #expect(committed["i64"]! as? Int64 == .min)
+        #expect((committed["owner"]! as? ManagedObject)?.objectID == owner.objectID)
+
+        // A change is a change, and setting the value back is none (compared with the row's).
+        try fetched.setValue("Grace", forKey: "string")
+        #expect(fetched.hasPersistentChangedValues)
+        try fetched.setValue("Zoë and a name longer than fifteen bytes", forKey: "string")
+        #expect(!fetched.hasPersistentChangedValues)
+        try fetched.setValue(Int64(5), forKey: "i64")
+        try reader.save()
+        #expect(fetched.state?.record == nil)
+        #expect(try fetched.value(forKey: "i64") as? Int64 == 5)
+        #expect(try fetched.value(forKey: "i16") as? Int16 == -32768)
+
+        // Refreshed, it fires again from the saved row; rolled back changes return to it.
+        try reader.refresh(fetched, mergeChanges: false)
+        try fetched.setValue(Int16(3), forKey: "i16")
+        reader.rollback()
+        #expect(try fetched.value(forKey: "i16") as? Int16 == -32768)
+        #expect(try fetched.value(forKey: "i64") as? Int64 == 5)
+    }
+}
