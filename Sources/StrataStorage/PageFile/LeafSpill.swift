@@ -68,7 +68,9 @@ struct LeafSpill {
 
     private mutating func withWriter<R>(_ body: (inout CheckpointWriter) throws -> R) throws -> R {
         try checkUsable()
+        // Taken out while it writes: a copy left here would make each write copy its buffer (a megabyte).
         var writer = writer ?? CheckpointWriter(pages: pages, startPage: startPage, generation: generation)
+        self.writer = nil
         defer { self.writer = writer }
         do {
             return try body(&writer)
