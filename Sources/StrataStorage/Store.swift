@@ -257,6 +257,7 @@ public final class Store: Sendable {
         pages.setPendingLimit(0)
         guard !written.isEmpty else { return }
         pages.cache.forget(written)
+        pages.indexCache.forget(written)
         shared.withLock {
             $0.spilledPageCount += written.count
             // The growth this store examined for other processes' root records held these pages.

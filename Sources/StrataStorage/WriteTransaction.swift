@@ -52,7 +52,8 @@ public final class WriteTransaction {
     /// Puts the deferred index changes into the index trees (before an index is read or the state is committed).
     func applyIndexChanges() throws {
         guard indexChanges?.isEmpty == false else { return }
-        try indexChanges!.apply(to: &state, tree: IndexTree(pages: tree.pages), owner: tag)
+        try indexChanges!.apply(
+            to: &state, tree: IndexTree(pages: tree.pages), owner: tag, spill: &spill, writingLeaves: log.isLarge)
     }
 
     func checkActive() {
@@ -263,7 +264,7 @@ public final class WriteTransaction {
         // A row costs its bytes plus its key and value end in the leaf. Counted from the first put: the rows put
         // before the transaction became large are in memory too.
         guard spill.note(bytes: value.count &+ 16), log.isLarge else { return }
-        try spill.spill(state.tables.values.map(\.root), tree: tree, owner: tag)
+        try spillLarge()
     }
 }
 

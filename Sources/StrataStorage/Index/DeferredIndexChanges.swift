@@ -14,6 +14,9 @@ struct DeferredIndexChanges {
         /// Whether only entries were added, of rows in increasing order (a load): equal keys then need no sorting.
         var rowsIncrease = true
         var lastRow: UInt64 = 0
+        /// A large transaction's load into an empty index: the entries written as sorted runs so far, added before
+        /// those in ``entries``.
+        var runs = IndexLoadRuns()
 
         mutating func append(_ entry: [UInt8], isInsertion: Bool) {
             let row = entry.withUnsafeBytes {
@@ -43,21 +46,52 @@ struct DeferredIndexChanges {
         if let new { indexes[position].changes.append(new, isInsertion: true) }
     }
 
-    /// Puts every noted change into the index trees of `state`.
+    /// Writes the changes of every load into an empty index noted since the last spill as a sorted run (a large
+    /// transaction past its memory bound, ``IndexLoadRuns``); other changes stay in memory.
+    ///
+    /// - Throws: ``StorageError/io(_:)``; then the transaction cannot commit.
+    mutating func spillLoads(of state: StoreState, tree: IndexTree, into spill: inout LeafSpill) throws {
+        for position in indexes.indices {
+            let noted = indexes[position].changes
+            guard noted.rowsIncrease, noted.entries.count > 0, let index = state.indexes[indexes[position].id],
+                index.root == nil
+            else { continue }
+            try indexes[position].changes.runs.write(noted.entries, tree: tree, spill: &spill)
+            indexes[position].changes.entries = PackedIndexEntries()
+        }
+    }
+
+    /// Puts every noted change into the index trees of `state`; with `writingLeaves` (a large transaction), a load
+    /// into an empty index writes its leaves to the page file as its build closes them.
     ///
     /// - Throws: ``StorageError/corruption(file:offset:reason:)`` when an entry to remove is not in the index or an
     ///   entry to add already is (the index disagrees with its table); ``StorageError/io(_:)`` for a page that cannot
     ///   be read.
-    mutating func apply(to state: inout StoreState, tree: IndexTree, owner: UInt64) throws {
+    mutating func apply(
+        to state: inout StoreState, tree: IndexTree, owner: UInt64, spill: inout LeafSpill, writingLeaves: Bool
+    ) throws {
         let pending = indexes
         indexes = []
-        for (id, noted) in pending {
+        func place(_ leaf: IndexNode) throws -> IndexNodeRef {
+            writingLeaves ? .page(try spill.writeIndexLeaf(leaf)) : .node(leaf)
+        }
+        for (id, var noted) in pending {
             guard var index = state.indexes[id] else { continue }
             let file = tree.pages.fileName
+            if !noted.runs.isEmpty {
+                // The start of a load into an empty index, written as runs: with the rest of the load as one more run,
+                // merged; else merged first, the other changes then put into the result as into any index.
+                if noted.rowsIncrease {
+                    try noted.runs.write(noted.entries, tree: tree, spill: &spill)
+                    noted.entries = PackedIndexEntries()
+                }
+                index.root = try noted.runs.build(tree: tree, owner: owner, spill: &spill)
+            }
             let entries = noted.entries
             if index.root == nil, noted.rowsIncrease {
                 // A load into an empty index: only additions, of distinct rows, so every entry is distinct and present.
-                index.root = entries.buildLoad(tree: tree, owner: owner)
+                index.root = try entries.buildLoad(tree: tree, owner: owner, place: place)
+                if writingLeaves { try spill.publish() }
                 state.indexes[id] = index
                 continue
             }
@@ -80,7 +114,8 @@ struct DeferredIndexChanges {
                     }
                     if isPresent { present.append(first) }
                 }
-                index.root = entries.build(present, tree: tree, owner: owner)
+                index.root = try entries.build(present, tree: tree, owner: owner, place: place)
+                if writingLeaves { try spill.publish() }
             } else {
                 // Insertions one by one; each run of removals (distinct entries, in order) a leaf at a time.
                 var position = 0

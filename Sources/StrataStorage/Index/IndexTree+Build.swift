@@ -26,10 +26,10 @@ extension IndexTree {
         return packed.build(sorted, tree: self, owner: owner)
     }
 
-    /// The internal levels over a level of leaves (each after the separator that divides it from the one before),
-    /// bottom up until one node is left: the root. The one builder of internal index nodes, for every bottom-up build
-    /// (``build(_:owner:)``, recovery's ``PackedIndexEntries``).
-    func buildLevels(above leaves: [(separator: [UInt8], node: IndexNode)], owner: UInt64) -> IndexNodeRef {
+    /// The internal levels over a level of leaves (each after the separator that divides it from the one before; in
+    /// memory, or written by a large transaction), bottom up until one node is left: the root. The one builder of
+    /// internal index nodes, for every bottom-up build (``build(_:owner:)``, recovery's ``PackedIndexEntries``).
+    func buildLevels(above leaves: [(separator: [UInt8], child: IndexNodeRef)], owner: UInt64) -> IndexNodeRef {
         var level = leaves
         var height = 0
         while level.count > 1 {
@@ -59,17 +59,17 @@ extension IndexTree {
                     groups -= 1
                 }
             }
-            var parents: [(separator: [UInt8], node: IndexNode)] = []
+            var parents: [(separator: [UInt8], child: IndexNodeRef)] = []
             for group in 0..<groups {
                 let children = level[bounds[group]..<bounds[group + 1]]
                 let keys = [[]] + children.dropFirst().map(\.separator)
                 let parent = IndexNode(
-                    level: height, keys: keys, children: children.map { .node($0.node) }, owner: owner,
+                    level: height, keys: keys, children: children.map(\.child), owner: owner,
                     bodySize: IndexInternalPage.bodySize(separatorLengths: keys.dropFirst().lazy.map(\.count)))
-                parents.append((children.first!.separator, parent))
+                parents.append((children.first!.separator, .node(parent)))
             }
             level = parents
         }
-        return .node(level[0].node)
+        return level[0].child
     }
 }

@@ -141,19 +141,46 @@ struct PackedIndexEntries {
         }
     }
 
-    /// A tree of `sorted` (strictly increasing), built bottom-up.
-    func build(_ sorted: [SortKey], tree: IndexTree, owner: UInt64) -> IndexNodeRef? {
-        withEntries { Self.build(sorted, entry: $0, tree: tree, owner: owner) }
+    /// A tree of `sorted` (strictly increasing), built bottom-up; `place` puts each leaf as the build closes it (kept
+    /// in memory, or written to the page file by a large transaction).
+    func build(
+        _ sorted: [SortKey], tree: IndexTree, owner: UInt64, place: (IndexNode) throws -> IndexNodeRef
+    ) rethrows -> IndexNodeRef? {
+        let leaves = try withEntries { entry in
+            try Self.fill(count: sorted.count, tree: tree, owner: owner, place: place) { position, body in
+                sorted[position].withBytes(entry, body)
+            }
+        }
+        return leaves.isEmpty ? nil : tree.buildLevels(above: leaves, owner: owner)
     }
 
-    /// The tree of a load: every entry present and distinct, appended in increasing row order. Where the keys group
-    /// (``sortedByKey(including:entry:)``'s case), the sort keeps each entry's row ID only (8 bytes: the rest is its
-    /// group's key) instead of a 32-byte record, and the build makes each entry from the two: a bulk load's sort
-    /// records were a third of its commit's memory (W1's massif).
-    func buildLoad(tree: IndexTree, owner: UInt64) -> IndexNodeRef? {
-        withEntries { entry in
+    /// ``build(_:tree:owner:place:)`` in memory.
+    func build(_ sorted: [SortKey], tree: IndexTree, owner: UInt64) -> IndexNodeRef? {
+        build(sorted, tree: tree, owner: owner) { .node($0) }
+    }
+
+    /// The tree of a load: every entry present and distinct, appended in increasing row order; `place` puts each leaf
+    /// as the build closes it.
+    func buildLoad(
+        tree: IndexTree, owner: UInt64, place: (IndexNode) throws -> IndexNodeRef
+    ) rethrows -> IndexNodeRef? {
+        let leaves = try fillLoad(tree: tree, owner: owner, place: place)
+        return leaves.isEmpty ? nil : tree.buildLevels(above: leaves, owner: owner)
+    }
+
+    /// The leaves of a load in key order, each put by `place` as the fill closes it, after the separator that divides
+    /// it from the one before. Where the keys group (``sortedByKey(including:entry:)``'s case), the sort keeps each
+    /// entry's row ID only (8 bytes: the rest is its group's key) instead of a 32-byte record, and the fill makes each
+    /// entry from the two: a bulk load's sort records were a third of its commit's memory (W1's massif).
+    func fillLoad(
+        tree: IndexTree, owner: UInt64, place: (IndexNode) throws -> IndexNodeRef
+    ) rethrows -> [(separator: [UInt8], child: IndexNodeRef)] {
+        try withEntries { entry in
             guard let grouping = grouping(including: { _ in true }, entry: entry) else {
-                return Self.build(sorted(inRowOrder: false), entry: entry, tree: tree, owner: owner)
+                let sorted = sorted(inRowOrder: false)
+                return try Self.fill(count: sorted.count, tree: tree, owner: owner, place: place) { position, body in
+                    sorted[position].withBytes(entry, body)
+                }
             }
             let starts = grouping.starts
             var rows = [UInt64](repeating: 0, count: starts[starts.count - 1])
@@ -169,7 +196,7 @@ struct PackedIndexEntries {
             var scratch = [UInt8](repeating: 0, count: keyLength + IndexKey.rowIDSize)
             var group = 0
             var scratchGroup = -1
-            return Self.build(count: rows.count, tree: tree, owner: owner) { position, body in
+            return try Self.fill(count: rows.count, tree: tree, owner: owner, place: place) { position, body in
                 while position >= starts[group + 1] { group += 1 }
                 while position < starts[group] { group -= 1 }
                 scratch.withUnsafeMutableBytes { bytes in
@@ -350,64 +377,24 @@ struct PackedIndexEntries {
             entry: UInt32(k))
     }
 
-    /// Leaves filled in order as far as a page holds them (from the sort's words, where the entries are whole), then
-    /// the levels above by ``IndexTree/buildLevels(above:owner:)``: ``IndexTree/build(_:owner:)``'s shape exactly.
-    private static func build(
-        _ sorted: [SortKey], entry: (Int) -> UnsafeRawBufferPointer, tree: IndexTree, owner: UInt64
-    ) -> IndexNodeRef? {
-        build(count: sorted.count, tree: tree, owner: owner) { position, body in
-            sorted[position].withBytes(entry, body)
-        }
-    }
-
-    /// The build over `count` entries in order, `withEntry(position, body)` lending each: inlined into its two
+    /// Fills leaves with `count` entries in order (``IndexLeafFiller``), `withEntry(position, body)` lending each, and
+    /// puts each with `place` as it closes; returns them, each after its separator, for
+    /// ``IndexTree/buildLevels(above:owner:)`` (``IndexTree/build(_:owner:)``'s shape exactly). Inlined into its
     /// callers, so that the lending costs no call per entry.
     @inline(__always)
-    private static func build(
-        count: Int, tree: IndexTree, owner: UInt64,
+    private static func fill(
+        count: Int, tree: IndexTree, owner: UInt64, place: (IndexNode) throws -> IndexNodeRef,
         withEntry: (Int, (UnsafeRawBufferPointer) -> Void) -> Void
-    ) -> IndexNodeRef? {
-        guard count > 0 else { return nil }
-        var level: [(separator: [UInt8], node: IndexNode)] = []
-        var leaf = IndexEntries()
-        var cellBytes = 0
-        var first: [UInt8] = []
-        var start = 0
-        var lastOfPreviousLeaf: [UInt8]? = nil
-        func closeLeaf() {
-            let separator = lastOfPreviousLeaf.map { IndexKey.shortestSeparator(after: $0, upTo: first) } ?? []
-            level.append((separator, IndexNode(level: 0, keys: leaf, children: [], owner: owner, bodySize: cellBytes)))
-            lastOfPreviousLeaf = leaf.withEntry(leaf.count - 1) { Array($0) }
-        }
+    ) rethrows -> [(separator: [UInt8], child: IndexNodeRef)] {
+        var leaves: [(separator: [UInt8], child: IndexNodeRef)] = []
+        var filler = IndexLeafFiller(capacity: tree.capacity, owner: owner)
         for position in 0..<count {
-            withEntry(position) { entry in
-                let cell = PageFormat.indexLengthSize + entry.count
-                if position > start {
-                    // The entries of a leaf share the prefix of its first and its last (§4.6), stored once.
-                    let prefix = first.withUnsafeBytes { commonPrefixLength($0, entry) }
-                    let size = PageFormat.indexLengthSize + prefix + cellBytes + cell - (position - start + 1) * prefix
-                    if size > tree.capacity {
-                        closeLeaf()
-                        leaf = IndexEntries()
-                        cellBytes = 0
-                        start = position
-                    }
-                }
-                if position == start { first = Array(entry) }
-                leaf.append(entry)
-                cellBytes += cell
-            }
+            var closed: IndexLeafFiller.Leaf? = nil
+            withEntry(position) { closed = filler.add($0) }
+            if let closed { leaves.append((closed.separator, try place(closed.node))) }
         }
-        closeLeaf()
-        return tree.buildLevels(above: level, owner: owner)
-    }
-
-    @inline(__always)
-    private static func commonPrefixLength(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
-        let limit = min(a.count, b.count)
-        var length = 0
-        while length < limit, a[length] == b[length] { length &+= 1 }
-        return length
+        if let last = filler.finish() { leaves.append((last.separator, try place(last.node))) }
+        return leaves
     }
 
     /// The big-endian word of `bytes[offset ..< offset + 8]`, zero-padded past the end.

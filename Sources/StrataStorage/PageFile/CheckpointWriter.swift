@@ -13,7 +13,8 @@ struct CheckpointWriter {
     private let limits: BTreeLimits
     private var appender: PageAppender
     private static let bufferPages = 256
-    /// Leaves a large transaction wrote before its commit (``LeafSpill``): their level is known without reading them.
+    /// Leaves (of tables and of indexes) a large transaction wrote before its commit (``LeafSpill``): their level is
+    /// known without reading them.
     private let spilledLeaves: Range<UInt64>
 
     init(pages: PageStore, startPage: UInt64, generation: UInt64, spilledLeaves: Range<UInt64> = 0..<0) {
@@ -77,6 +78,11 @@ struct CheckpointWriter {
         try writeLeafPage(node).page
     }
 
+    /// Writes an index leaf whose memory is to be freed (``LeafSpill``): not kept in the page cache. Returns its page.
+    mutating func writeSpilledIndexLeaf(_ node: IndexNode) throws -> UInt64 {
+        try appender.writeIndexLeaf(entries: node.keys)
+    }
+
     /// Writes a leaf, its long values as overflow chains first; returns its page and the values as written.
     private mutating func writeLeafPage(_ node: BTreeNode) throws -> (page: UInt64, values: LeafValues) {
         var values = node.values
@@ -98,6 +104,7 @@ struct CheckpointWriter {
         let node: IndexNode
         switch ref {
         case .page(let number):
+            if spilledLeaves.contains(number) { return (number, 0) }
             return (number, try pages.indexLevel(at: number))
         case .node(let inMemory):
             node = inMemory

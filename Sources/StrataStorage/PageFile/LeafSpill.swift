@@ -44,19 +44,40 @@ struct LeafSpill {
     /// - Throws: ``StorageError/io(_:)``; then, and at every later call and at ``checkUsable()``, the transaction
     ///   cannot commit.
     mutating func spill(_ roots: [NodeRef?], tree: BTree, owner: UInt64) throws {
-        try checkUsable()
         bytesSinceSpill = 0
+        try withWriter { writer in
+            for root in roots { try tree.spillLeaves(root, owner: owner) { try writer.writeSpilledLeaf($0) } }
+        }
+        try publish()
+        spills += 1
+    }
+
+    /// Writes a leaf of a secondary index (a sorted run of a load, or a leaf of the index a load builds at commit,
+    /// ``IndexLoadRuns``); returns its page. Readable once ``publish()`` has run.
+    /// - Throws: as ``spill(_:tree:owner:)``.
+    mutating func writeIndexLeaf(_ node: IndexNode) throws -> UInt64 {
+        try withWriter { try $0.writeSpilledIndexLeaf(node) }
+    }
+
+    /// Writes what is buffered and lets the transaction read back every page written so far.
+    /// - Throws: as ``spill(_:tree:owner:)``.
+    mutating func publish() throws {
+        try withWriter { try $0.flush() }
+        pages.setPendingLimit(written.upperBound)
+    }
+
+    private mutating func withWriter<R>(_ body: (inout CheckpointWriter) throws -> R) throws -> R {
+        try checkUsable()
+        // Taken out while it writes: a copy left here would make each write copy its buffer (a megabyte).
         var writer = writer ?? CheckpointWriter(pages: pages, startPage: startPage, generation: generation)
+        self.writer = nil
         defer { self.writer = writer }
         do {
-            for root in roots { try tree.spillLeaves(root, owner: owner) { try writer.writeSpilledLeaf($0) } }
-            try writer.flush()
+            return try body(&writer)
         } catch {
             failure = error
             throw error
         }
-        pages.setPendingLimit(writer.nextPage)
-        spills += 1
     }
 
     /// Throws the error of a spill that failed: the tree may name pages that were never written.
