@@ -111,6 +111,24 @@ public final class WriteTransaction {
         return state
     }
 
+    /// Checks that the table exists and is a user's, reading it where it lies: ``userTable(_:)`` copies the table out
+    /// of the state (and calling a method of the state on this class's property copies the whole state), which cost
+    /// an update more than its log record.
+    private func checkUserTable(_ table: TableID) throws {
+        let tables = state.tables
+        guard let slot = tables.index(forKey: table) else { throw StorageError.noSuchTable(table.description) }
+        guard !tables.values[slot].isEngineTable else {
+            throw StorageError.invalidArgument("\(tables.values[slot].name) belongs to the engine")
+        }
+    }
+
+    /// The table's root as this transaction sees it, read where the table lies (as ``checkUserTable(_:)``).
+    private func root(of table: TableID) throws -> NodeRef? {
+        let tables = state.tables
+        guard let slot = tables.index(forKey: table) else { throw StorageError.noSuchTable(table.description) }
+        return tables.values[slot].root
+    }
+
     /// The names of every table, sorted (the engine's own tables excluded).
     public var tableNames: [String] { state.userTableNames }
 
@@ -185,7 +203,7 @@ public final class WriteTransaction {
     public func update(_ row: RowID, in table: TableID, to value: [UInt8]) throws {
         checkActive()
         try checkSize(value)
-        _ = try userTable(table)
+        try checkUserTable(table)
         // One descent: the put finds the row, or changes nothing. No row has the last ID (the put refuses it).
         guard row.rawValue < UInt64.max,
             try state.put(
@@ -202,7 +220,7 @@ public final class WriteTransaction {
     @discardableResult
     public func delete(_ row: RowID, from table: TableID) throws -> Bool {
         checkActive()
-        _ = try userTable(table)
+        try checkUserTable(table)
         return try deleteRow(row, from: table)
     }
 
@@ -221,7 +239,7 @@ public final class WriteTransaction {
     ///   ``StorageError/io(_:)`` when a page cannot be read.
     public func row(_ row: RowID, in table: TableID) throws -> [UInt8]? {
         checkActive()
-        guard let value = try tree.get(state.table(table).root, row.rawValue) else { return nil }
+        guard let value = try tree.get(root(of: table), row.rawValue) else { return nil }
         return try tree.pages.bytes(of: value)
     }
 
