@@ -78,17 +78,20 @@ struct StoreState: Sendable {
     /// those changes are applied. One descent: the tree shows the row it replaces to index maintenance
     /// (``RowIndexing``) before anything changes, so a row that cannot be indexed throws with the table as it was.
     ///
-    /// - Parameter onlyReplacing: change nothing when the row does not exist (an update), and return false.
+    /// - Parameters:
+    ///   - onlyReplacing: change nothing when the row does not exist (an update), and return false.
+    ///   - forUser: refuse one of the engine's tables (checked here, where the table is read anyway).
     @discardableResult
     mutating func put(
         table id: TableID, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64, onlyReplacing: Bool = false,
-        deferring deferred: inout DeferredIndexChanges?
+        forUser: Bool = false, deferring deferred: inout DeferredIndexChanges?
     ) throws -> Bool {
         resolvePending(touching: id)
         // The table is read once and changed where it lies in the dictionary: no copy of it back.
         guard let slot = tables.index(forKey: id) else { throw StorageError.noSuchTable(id.description) }
-        guard row < UInt64.max else { throw StorageError.invalidArgument("row ID \(row) is out of range") }
         let table = tables.values[slot]
+        if forUser, table.isEngineTable { throw StorageError.invalidArgument("\(table.name) belongs to the engine") }
+        guard row < UInt64.max else { throw StorageError.invalidArgument("row ID \(row) is out of range") }
         var indexing = RowIndexing(table.indexes, of: self, row: row, new: value, pages: tree.pages)
         let (root, replaced) = try tree.put(
             table.root, key: row, value: value, owner: owner, onlyReplacing: onlyReplacing, seeing: &indexing)
@@ -109,13 +112,16 @@ struct StoreState: Sendable {
 
     /// Removes a row; returns whether it was there. Its index entries go at once or, with `deferred`, when those
     /// changes are applied; the tree's one descent shows the row to index maintenance (``RowIndexing``).
+    /// - Parameter forUser: refuse one of the engine's tables.
     @discardableResult
     mutating func delete(
-        table id: TableID, row: UInt64, tree: BTree, owner: UInt64, deferring deferred: inout DeferredIndexChanges?
+        table id: TableID, row: UInt64, tree: BTree, owner: UInt64, forUser: Bool = false,
+        deferring deferred: inout DeferredIndexChanges?
     ) throws -> Bool {
         resolvePending(touching: id)
         guard let slot = tables.index(forKey: id) else { throw StorageError.noSuchTable(id.description) }
         let table = tables.values[slot]
+        if forUser, table.isEngineTable { throw StorageError.invalidArgument("\(table.name) belongs to the engine") }
         var indexing = RowIndexing(table.indexes, of: self, row: row, new: nil, pages: tree.pages)
         let (root, deleted) = try tree.delete(table.root, key: row, owner: owner, seeing: &indexing)
         guard deleted else { return false }

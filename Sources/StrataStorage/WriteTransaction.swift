@@ -111,18 +111,8 @@ public final class WriteTransaction {
         return state
     }
 
-    /// Checks that the table exists and is a user's, reading it where it lies: ``userTable(_:)`` copies the table out
-    /// of the state (and calling a method of the state on this class's property copies the whole state), which cost
-    /// an update more than its log record.
-    private func checkUserTable(_ table: TableID) throws {
-        let tables = state.tables
-        guard let slot = tables.index(forKey: table) else { throw StorageError.noSuchTable(table.description) }
-        guard !tables.values[slot].isEngineTable else {
-            throw StorageError.invalidArgument("\(tables.values[slot].name) belongs to the engine")
-        }
-    }
-
-    /// The table's root as this transaction sees it, read where the table lies (as ``checkUserTable(_:)``).
+    /// The table's root as this transaction sees it, read where the table lies: ``StoreState/table(_:)`` copies the
+    /// table out of the state, and calling a method of the state on this class's property copies the whole state.
     private func root(of table: TableID) throws -> NodeRef? {
         let tables = state.tables
         guard let slot = tables.index(forKey: table) else { throw StorageError.noSuchTable(table.description) }
@@ -203,12 +193,12 @@ public final class WriteTransaction {
     public func update(_ row: RowID, in table: TableID, to value: [UInt8]) throws {
         checkActive()
         try checkSize(value)
-        try checkUserTable(table)
-        // One descent: the put finds the row, or changes nothing. No row has the last ID (the put refuses it).
+        // One descent: the put finds the row, or changes nothing. No row has the last ID (the put refuses it). The put
+        // checks that the table is a user's, where it reads the table anyway.
         guard row.rawValue < UInt64.max,
             try state.put(
                 table: table, row: row.rawValue, value: .bytes(value), tree: tree, owner: tag, onlyReplacing: true,
-                deferring: &indexChanges)
+                forUser: true, deferring: &indexChanges)
         else { throw StorageError.rowNotFound(table: table, row: row) }
         try logPut(table, row.rawValue, value)
     }
@@ -220,14 +210,15 @@ public final class WriteTransaction {
     @discardableResult
     public func delete(_ row: RowID, from table: TableID) throws -> Bool {
         checkActive()
-        try checkUserTable(table)
-        return try deleteRow(row, from: table)
+        return try deleteRow(row, from: table, forUser: true)
     }
 
-    /// Deletes a row of any table, the engine's included.
-    func deleteRow(_ row: RowID, from table: TableID) throws -> Bool {
+    /// Deletes a row of any table, the engine's included unless `forUser`.
+    func deleteRow(_ row: RowID, from table: TableID, forUser: Bool = false) throws -> Bool {
         // One descent: the delete finds the row, or changes nothing.
-        guard try state.delete(table: table, row: row.rawValue, tree: tree, owner: tag, deferring: &indexChanges)
+        guard
+            try state.delete(
+                table: table, row: row.rawValue, tree: tree, owner: tag, forUser: forUser, deferring: &indexChanges)
         else { return false }
         log.appendOperation { WALOperation.encodeDelete(tableID: table.rawValue, rowID: row.rawValue, into: &$0) }
         return true
