@@ -74,32 +74,33 @@ struct StoreState: Sendable {
         tableIDs[table.name] = nil
     }
 
-    /// Stores a row; returns whether it replaced one. The table's indexes follow
-    /// (``putIndexed(_:row:value:tree:owner:onlyReplacing:deferring:)``), at once or, with `deferred`, when those
-    /// changes are applied.
+    /// Stores a row; returns whether it replaced one. The table's indexes follow, at once or, with `deferred`, when
+    /// those changes are applied. One descent: the tree shows the row it replaces to index maintenance
+    /// (``RowIndexing``) before anything changes, so a row that cannot be indexed throws with the table as it was.
     ///
-    /// - Parameter onlyReplacing: change nothing when the row does not exist (an update), and return false.
+    /// - Parameters:
+    ///   - onlyReplacing: change nothing when the row does not exist (an update), and return false.
+    ///   - forUser: refuse one of the engine's tables (checked here, where the table is read anyway).
     @discardableResult
     mutating func put(
         table id: TableID, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64, onlyReplacing: Bool = false,
-        deferring deferred: inout DeferredIndexChanges?
+        forUser: Bool = false, deferring deferred: inout DeferredIndexChanges?
     ) throws -> Bool {
         resolvePending(touching: id)
-        guard var table = tables[id] else { throw StorageError.noSuchTable(id.description) }
+        // The table is read once and changed where it lies in the dictionary: no copy of it back.
+        guard let slot = tables.index(forKey: id) else { throw StorageError.noSuchTable(id.description) }
+        let table = tables.values[slot]
+        if forUser, table.isEngineTable { throw StorageError.invalidArgument("\(table.name) belongs to the engine") }
         guard row < UInt64.max else { throw StorageError.invalidArgument("row ID \(row) is out of range") }
-        if !table.indexes.isEmpty {
-            return try putIndexed(
-                table, row: row, value: value, tree: tree, owner: owner, onlyReplacing: onlyReplacing,
-                deferring: &deferred)
-        }
+        var indexing = RowIndexing(table.indexes, of: self, row: row, new: value, pages: tree.pages)
         let (root, replaced) = try tree.put(
-            table.root, key: row, value: value, owner: owner, onlyReplacing: onlyReplacing)
-        if onlyReplacing, replaced == nil { return false }
-        table.root = root
-        if replaced == nil { table.rowCount += 1 }
-        if row >= table.nextRowID { table.nextRowID = row + 1 }
-        tables[id] = table
-        return replaced != nil
+            table.root, key: row, value: value, owner: owner, onlyReplacing: onlyReplacing, seeing: &indexing)
+        if onlyReplacing, !replaced { return false }
+        tables.values[slot].root = root
+        if !replaced { tables.values[slot].rowCount += 1 }
+        if row >= table.nextRowID { tables.values[slot].nextRowID = row + 1 }
+        try apply(indexing, pages: tree.pages, owner: owner, deferring: &deferred)
+        return replaced
     }
 
     /// Stores a row, its index entries changed at once.
@@ -110,25 +111,27 @@ struct StoreState: Sendable {
     }
 
     /// Removes a row; returns whether it was there. Its index entries go at once or, with `deferred`, when those
-    /// changes are applied.
+    /// changes are applied; the tree's one descent shows the row to index maintenance (``RowIndexing``).
+    /// - Parameter forUser: refuse one of the engine's tables.
     @discardableResult
     mutating func delete(
-        table id: TableID, row: UInt64, tree: BTree, owner: UInt64, deferring deferred: inout DeferredIndexChanges?
+        table id: TableID, row: UInt64, tree: BTree, owner: UInt64, forUser: Bool = false,
+        deferring deferred: inout DeferredIndexChanges?
     ) throws -> Bool {
         resolvePending(touching: id)
-        guard var table = tables[id] else { throw StorageError.noSuchTable(id.description) }
-        if !table.indexes.isEmpty {
-            return try deleteIndexed(table, row: row, tree: tree, owner: owner, deferring: &deferred)
-        }
-        let (root, deleted) = try tree.delete(table.root, key: row, owner: owner)
-        guard deleted != nil else { return false }
+        guard let slot = tables.index(forKey: id) else { throw StorageError.noSuchTable(id.description) }
+        let table = tables.values[slot]
+        if forUser, table.isEngineTable { throw StorageError.invalidArgument("\(table.name) belongs to the engine") }
+        var indexing = RowIndexing(table.indexes, of: self, row: row, new: nil, pages: tree.pages)
+        let (root, deleted) = try tree.delete(table.root, key: row, owner: owner, seeing: &indexing)
+        guard deleted else { return false }
         guard table.rowCount > 0 else {
             throw StorageError.corruption(
                 file: table.name, offset: row, reason: "the table's row count is below its rows")
         }
-        table.root = root
-        table.rowCount -= 1
-        tables[id] = table
+        tables.values[slot].root = root
+        tables.values[slot].rowCount -= 1
+        try apply(indexing, pages: tree.pages, owner: owner, deferring: &deferred)
         return true
     }
 

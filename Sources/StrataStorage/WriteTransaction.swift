@@ -112,6 +112,14 @@ public final class WriteTransaction {
         return state
     }
 
+    /// The table's root as this transaction sees it, read where the table lies: ``StoreState/table(_:)`` copies the
+    /// table out of the state, and calling a method of the state on this class's property copies the whole state.
+    private func root(of table: TableID) throws -> NodeRef? {
+        let tables = state.tables
+        guard let slot = tables.index(forKey: table) else { throw StorageError.noSuchTable(table.description) }
+        return tables.values[slot].root
+    }
+
     /// The names of every table, sorted (the engine's own tables excluded).
     public var tableNames: [String] { state.userTableNames }
 
@@ -186,12 +194,12 @@ public final class WriteTransaction {
     public func update(_ row: RowID, in table: TableID, to value: [UInt8]) throws {
         checkActive()
         try checkSize(value)
-        _ = try userTable(table)
-        // One descent: the put finds the row, or changes nothing. No row has the last ID (the put refuses it).
+        // One descent: the put finds the row, or changes nothing. No row has the last ID (the put refuses it). The put
+        // checks that the table is a user's, where it reads the table anyway.
         guard row.rawValue < UInt64.max,
             try state.put(
                 table: table, row: row.rawValue, value: .bytes(value), tree: tree, owner: tag, onlyReplacing: true,
-                deferring: &indexChanges)
+                forUser: true, deferring: &indexChanges)
         else { throw StorageError.rowNotFound(table: table, row: row) }
         try logPut(table, row.rawValue, value)
     }
@@ -203,14 +211,15 @@ public final class WriteTransaction {
     @discardableResult
     public func delete(_ row: RowID, from table: TableID) throws -> Bool {
         checkActive()
-        _ = try userTable(table)
-        return try deleteRow(row, from: table)
+        return try deleteRow(row, from: table, forUser: true)
     }
 
-    /// Deletes a row of any table, the engine's included.
-    func deleteRow(_ row: RowID, from table: TableID) throws -> Bool {
+    /// Deletes a row of any table, the engine's included unless `forUser`.
+    func deleteRow(_ row: RowID, from table: TableID, forUser: Bool = false) throws -> Bool {
         // One descent: the delete finds the row, or changes nothing.
-        guard try state.delete(table: table, row: row.rawValue, tree: tree, owner: tag, deferring: &indexChanges)
+        guard
+            try state.delete(
+                table: table, row: row.rawValue, tree: tree, owner: tag, forUser: forUser, deferring: &indexChanges)
         else { return false }
         log.appendOperation { WALOperation.encodeDelete(tableID: table.rawValue, rowID: row.rawValue, into: &$0) }
         return true
@@ -222,7 +231,7 @@ public final class WriteTransaction {
     ///   ``StorageError/io(_:)`` when a page cannot be read.
     public func row(_ row: RowID, in table: TableID) throws -> [UInt8]? {
         checkActive()
-        guard let value = try tree.get(state.table(table).root, row.rawValue) else { return nil }
+        guard let value = try tree.get(root(of: table), row.rawValue) else { return nil }
         return try tree.pages.bytes(of: value)
     }
 

@@ -301,6 +301,56 @@ import Testing
         #expect(try store.verify().isClean)
     }
 
+    @Test func updatesKeepOrMoveEntriesByTheirIndexedFieldsAndBadOnesChangeNothing() throws {
+        let store = try Store.openForTesting(TemporaryStore.makeFileSystem(), configuration: .testing(pageSize: 512))
+        func row(_ entity: UInt16, _ fields: [RowRecord.Field]) -> [UInt8] {
+            IndexReference.row(entity: entity, fields)
+        }
+        let (table, rows, byAge, filtered) = try store.write { txn -> (TableID, [RowID], IndexID, IndexID) in
+            let table = try txn.createTable(named: "t")
+            let rows = [
+                try txn.insert(row(1, [.string("a"), .int64(30)]), into: table),
+                try txn.insert(row(1, [.string("b")]), into: table),
+                try txn.insert(row(2, [.string("c"), .int64(30)]), into: table),
+            ]
+            return (
+                table, rows, try txn.createIndex(named: "age", on: table, fields: [1]),
+                try txn.createIndex(named: "age1", on: table, fields: [1], entityIDs: [1])
+            )
+        }
+        let updates: [(RowID, [UInt8])] = [
+            (rows[0], row(1, [.string("a longer name"), .int64(30)])),  // the indexed field's bytes unchanged
+            (rows[1], row(1, [.string("b2")])),  // past both rows' fields: null before and after
+            (rows[1], row(1, [.string("b2"), .int64(7)])),  // gains the field
+            (rows[2], row(3, [.string("c"), .int64(30)])),  // another entity, both outside the filter
+            (rows[2], row(1, [.string("c"), .int64(30)])),  // into the filter, same bytes
+            (rows[0], row(1, [.string("a"), .int64(31)])),  // a new key
+        ]
+        for (step, (id, bytes)) in updates.enumerated() {
+            try store.write { txn in try txn.update(id, in: table, to: bytes) }
+            #expect(try IndexReference.checkAllIndexes(store.snapshot(), "update \(step)"))
+        }
+        #expect(try store.snapshot().rowIDs(in: byAge, matching: [.int64(30)]) == [rows[2]])
+        #expect(try store.snapshot().rowIDs(in: filtered, matching: [.int64(30)]) == [rows[2]])
+        #expect(try store.snapshot().indexEntryCount(filtered) == 3)
+        // A row that cannot be indexed is refused, its old row and entries kept, whether its indexed field is
+        // unchanged or not.
+        let longKey = String(repeating: "x", count: PageFormat.maximumIndexEntry(pageSize: 512))
+        try store.write { txn in
+            let before = try txn.row(rows[0], in: table)
+            #expect(throws: StorageError.self) { try txn.update(rows[0], in: table, to: [1, 2, 3]) }
+            #expect(throws: StorageError.self) {
+                try txn.update(rows[0], in: table, to: row(1, [.string("a"), .string(longKey)]))
+            }
+            #expect(try txn.row(rows[0], in: table) == before)
+            #expect(throws: StorageError.rowNotFound(table: table, row: RowID(99))) {
+                try txn.update(RowID(99), in: table, to: row(1, [.string("z")]))
+            }
+        }
+        #expect(try IndexReference.checkAllIndexes(store.snapshot(), "after refusals"))
+        #expect(try store.verify().isClean)
+    }
+
     @Test func droppingATableDropsItsIndexesAndIDsAreNotReused() throws {
         let fileSystem = TemporaryStore.makeFileSystem()
         var store = try Store.openForTesting(fileSystem)

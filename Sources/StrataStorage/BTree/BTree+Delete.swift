@@ -4,10 +4,23 @@ extension BTree {
     /// Removes `key`, in one descent.
     /// - Returns: the new root (`nil` when the tree became empty) and the value removed, if the key was there.
     func delete(_ root: NodeRef?, key: UInt64, owner: UInt64) throws -> (root: NodeRef?, deleted: LeafValue?) {
-        guard let root else { return (nil, nil) }
+        var copier = LeafCopier()
+        let (newRoot, deleted) = try delete(root, key: key, owner: owner, seeing: &copier)
+        return (deleted ? newRoot : root, copier.value)
+    }
+
+    /// Removes `key`, in one descent that lends the value it removes to `visitor` where it lies, before the leaf
+    /// changes: index maintenance reads the old row there instead of a copy, and a visitor that throws leaves the
+    /// tree's contents as they were.
+    /// - Returns: the new root (`nil` when the tree became empty) and whether the key was there.
+    func delete<Visitor: LeafVisitor>(
+        _ root: NodeRef?, key: UInt64, owner: UInt64, seeing visitor: inout Visitor
+    ) throws -> (root: NodeRef?, deleted: Bool) {
+        guard let root else { return (nil, false) }
         var node = try mutable(root, owner: owner, level: nil)
-        var removed: LeafValue?
-        guard var splits = try delete(from: node, key: key, owner: owner, removed: &removed) else { return (root, nil) }
+        guard var splits = try delete(from: node, key: key, owner: owner, seeing: &visitor) else {
+            return (root, false)
+        }
         // A leaf can grow when it loses a row (dense row IDs become deltas, FORMAT.md §4.2): a root that split
         // gets a parent, as in a put.
         while !splits.isEmpty {
@@ -23,17 +36,19 @@ extension BTree {
         while !top.isLeaf, top.count == 1 {
             top = try resolve(top.children[0], level: top.level - 1)
         }
-        if top.isLeaf, top.count == 0 { return (nil, removed) }
-        return (.node(top), removed)
+        if top.isLeaf, top.count == 0 { return (nil, true) }
+        return (.node(top), true)
     }
 
-    /// - Returns: nil when `key` is not there; else the new right siblings of `node` if it split. `removed` gets the
+    /// - Returns: nil when `key` is not there; else the new right siblings of `node` if it split. `visitor` sees the
     ///   value removed.
-    private func delete(from node: BTreeNode, key: UInt64, owner: UInt64, removed: inout LeafValue?) throws -> Splits? {
+    private func delete<Visitor: LeafVisitor>(
+        from node: BTreeNode, key: UInt64, owner: UInt64, seeing visitor: inout Visitor
+    ) throws -> Splits? {
         if node.isLeaf {
             let (index, found) = node.search(key)
             guard found else { return nil }
-            removed = node.values[index]
+            try node.values.withCell(index) { try visitor.visit($0) }
             node.bodySize -= limits.cellSize(node, index)
             node.keys.remove(at: index)
             node.values.remove(at: index)
@@ -43,7 +58,7 @@ extension BTree {
         let index = node.childIndex(for: key)
         let child = try mutable(node.children[index], owner: owner, level: node.level - 1)
         node.children[index] = .node(child)
-        guard let splits = try delete(from: child, key: key, owner: owner, removed: &removed) else { return nil }
+        guard let splits = try delete(from: child, key: key, owner: owner, seeing: &visitor) else { return nil }
         if !splits.isEmpty {
             for (offset, split) in splits.enumerated() {
                 node.keys.insert(split.separator, at: index + 1 + offset)

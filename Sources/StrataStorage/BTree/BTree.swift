@@ -259,17 +259,35 @@ struct BTree: Sendable {
     func put(
         _ root: NodeRef?, key: UInt64, value: LeafValue, owner: UInt64, onlyReplacing: Bool = false
     ) throws -> (root: NodeRef?, replaced: LeafValue?) {
+        var copier = LeafCopier()
+        let (newRoot, _) = try put(
+            root, key: key, value: value, owner: owner, onlyReplacing: onlyReplacing, seeing: &copier)
+        return (newRoot, copier.value)
+    }
+
+    /// Stores `value` under `key`, replacing any value there, in one descent that lends the value it finds to
+    /// `visitor` where it lies (nil when the key has none), before the leaf changes: index maintenance reads the old
+    /// row there instead of a copy, and a visitor that throws leaves the tree's contents as they were. (A visitor,
+    /// not a closure: a closure passed down the recursion retained what it captured at every level.)
+    /// - Parameter onlyReplacing: store nothing (and visit nothing) when `key` has no value.
+    /// - Returns: the new root and whether a value was replaced.
+    func put<Visitor: LeafVisitor>(
+        _ root: NodeRef?, key: UInt64, value: LeafValue, owner: UInt64, onlyReplacing: Bool = false,
+        seeing visitor: inout Visitor
+    ) throws -> (root: NodeRef?, replaced: Bool) {
         guard let root else {
-            guard !onlyReplacing else { return (nil, nil) }
+            guard !onlyReplacing else { return (nil, false) }
+            try visitor.visit(nil)
             let leaf = BTreeNode(
                 level: 0, keys: [key], values: [value], children: [], owner: owner, bodySize: limits.cellSize(value))
-            return (.node(leaf), nil)
+            return (.node(leaf), false)
         }
         var node = try mutable(root, owner: owner, level: nil)
         let (replaced, firstSplits) = try put(
-            into: node, key: key, value: value, owner: owner, rightmost: true, onlyReplacing: onlyReplacing)
+            into: node, key: key, value: value, owner: owner, rightmost: true, onlyReplacing: onlyReplacing,
+            seeing: &visitor)
         // Nothing stored: the tree as it was (the copies made on the way down are dropped).
-        if onlyReplacing, replaced == nil { return (root, nil) }
+        guard let replaced else { return (root, false) }
         var splits = firstSplits
         // A root that split gets a parent, which may split in turn when the root split into many nodes.
         while !splits.isEmpty {
@@ -288,26 +306,28 @@ struct BTree: Sendable {
 
     /// `rightmost`: whether `node` is on the tree's right edge. Appending there (row IDs only grow, so
     /// inserts usually do) splits off just the new entry, leaving full nodes behind instead of half-full ones.
-    private func put(
-        into node: BTreeNode, key: UInt64, value: LeafValue, owner: UInt64, rightmost: Bool, onlyReplacing: Bool
-    ) throws -> (replaced: LeafValue?, splits: Splits) {
+    /// - Returns: whether a value was replaced (nil: nothing stored, `onlyReplacing` and no value), and the splits.
+    private func put<Visitor: LeafVisitor>(
+        into node: BTreeNode, key: UInt64, value: LeafValue, owner: UInt64, rightmost: Bool, onlyReplacing: Bool,
+        seeing visitor: inout Visitor
+    ) throws -> (replaced: Bool?, splits: Splits) {
         if node.isLeaf {
             let (index, found) = node.search(key)
             let size = limits.cellSize(value)
-            var replaced: LeafValue?
             if found {
-                replaced = node.values[index]
+                try node.values.withCell(index) { try visitor.visit($0) }
                 node.bodySize += size - limits.cellSize(node, index)
                 node.values.replace(index, with: value)
             } else {
                 guard !onlyReplacing else { return (nil, []) }
+                try visitor.visit(nil)
                 node.keys.insert(key, at: index)
                 node.values.insert(value, at: index)
                 node.bodySize += size
             }
-            guard !limits.fits(node) else { return (replaced, []) }
+            guard !limits.fits(node) else { return (found, []) }
             let appended = rightmost && !found && index == node.count - 1
-            return (replaced, appended ? [splitLeafAtEnd(node)] : splitLeaf(node))
+            return (found, appended ? [splitLeafAtEnd(node)] : splitLeaf(node))
         }
         let index = node.childIndex(for: key)
         let child = try mutable(node.children[index], owner: owner, level: node.level - 1)
@@ -315,7 +335,7 @@ struct BTree: Sendable {
         let childIsRightmost = rightmost && index == node.count - 1
         let (replaced, splits) = try put(
             into: child, key: key, value: value, owner: owner, rightmost: childIsRightmost,
-            onlyReplacing: onlyReplacing)
+            onlyReplacing: onlyReplacing, seeing: &visitor)
         for (offset, split) in splits.enumerated() {
             node.keys.insert(split.separator, at: index + 1 + offset)
             node.children.insert(.node(split.node), at: index + 1 + offset)

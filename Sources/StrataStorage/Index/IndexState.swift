@@ -130,17 +130,17 @@ extension StoreState {
     static func entry(
         of index: IndexState, row: UInt64, value: LeafValue, pages: PageStore, limit: Int
     ) throws -> [UInt8]? {
+        try value.withCell { try entry(of: index, row: row, cell: $0, pages: pages, limit: limit) }
+    }
+
+    /// The entry of a row lent where it lies; see ``entry(of:row:value:pages:limit:)``.
+    static func entry(
+        of index: IndexState, row: UInt64, cell: LeafCell, pages: PageStore, limit: Int
+    ) throws -> [UInt8]? {
         let entry: [UInt8]?
         do {
-            switch value {
-            case .bytes(let bytes):
-                entry = try bytes.withUnsafeBytes { buffer in
-                    Result { () throws(FormatError) in try index.entry(forRow: row, buffer) }
-                }.get()
-            case .overflow:
-                entry = try pages.bytes(of: value).withUnsafeBytes { buffer in
-                    Result { () throws(FormatError) in try index.entry(forRow: row, buffer) }
-                }.get()
+            entry = try pages.withBytes(of: cell) { buffer in
+                try Result { () throws(FormatError) in try index.entry(forRow: row, buffer) }.get()
             }
         } catch let error as FormatError {
             throw StorageError.invalidArgument(
@@ -155,87 +155,17 @@ extension StoreState {
         return entry
     }
 
-    /// A put into an indexed table: every new entry is computed (and the row checked) before anything changes;
-    /// then the row is stored in one descent, which hands back the row it replaced, and each index whose entry
-    /// changed loses the old and gains the new. A table with one index (the common case) allocates no list of its
-    /// indexes and entries.
-    mutating func putIndexed(
-        _ table: TableState, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64, onlyReplacing: Bool,
-        deferring deferred: inout DeferredIndexChanges?
-    ) throws -> Bool {
-        var table = table
-        let indexTree = IndexTree(pages: tree.pages)
-        if table.indexes.count == 1 {
-            let id = table.indexes[0]
-            let index = indexes[id]!
-            let new = try Self.entry(
-                of: index, row: row, value: value, pages: tree.pages, limit: indexTree.maximumEntry)
-            let (root, replaced) = try tree.put(
-                table.root, key: row, value: value, owner: owner, onlyReplacing: onlyReplacing)
-            if onlyReplacing, replaced == nil { return false }
-            let oldEntry = try replaced.flatMap { try storedEntry(of: index, row: row, value: $0, tree: tree) }
-            table.root = root
-            if replaced == nil { table.rowCount += 1 }
-            if row >= table.nextRowID { table.nextRowID = row + 1 }
-            tables[table.id] = table
-            if oldEntry != new {
-                try replaceEntry(of: id, old: oldEntry, new: new, tree: indexTree, owner: owner, deferring: &deferred)
-            }
-            return replaced != nil
-        }
-        let current = table.indexes.map { indexes[$0]! }
-        let newEntries = try current.map {
-            try Self.entry(of: $0, row: row, value: value, pages: tree.pages, limit: indexTree.maximumEntry)
-        }
-        let (root, replaced) = try tree.put(
-            table.root, key: row, value: value, owner: owner, onlyReplacing: onlyReplacing)
-        if onlyReplacing, replaced == nil { return false }
-        var oldEntries = [[UInt8]?](repeating: nil, count: current.count)
-        if let replaced {
-            oldEntries = try current.map { try storedEntry(of: $0, row: row, value: replaced, tree: tree) }
-        }
-        table.root = root
-        if replaced == nil { table.rowCount += 1 }
-        if row >= table.nextRowID { table.nextRowID = row + 1 }
-        tables[table.id] = table
-        for (position, index) in current.enumerated() where oldEntries[position] != newEntries[position] {
+    /// Puts the entries a put or delete changed into their indexes (or notes them in `deferred`).
+    mutating func apply(
+        _ changes: RowIndexing, pages: PageStore, owner: UInt64, deferring deferred: inout DeferredIndexChanges?
+    ) throws {
+        guard let first = changes.first else { return }
+        let tree = IndexTree(pages: pages)
+        try replaceEntry(
+            of: first.index, old: first.old, new: first.new, tree: tree, owner: owner, deferring: &deferred)
+        for change in changes.rest {
             try replaceEntry(
-                of: index.id, old: oldEntries[position], new: newEntries[position], tree: indexTree, owner: owner,
-                deferring: &deferred)
-        }
-        return replaced != nil
-    }
-
-    /// A delete from an indexed table, in one descent that hands back the row removed: its entries leave its indexes.
-    mutating func deleteIndexed(
-        _ table: TableState, row: UInt64, tree: BTree, owner: UInt64, deferring deferred: inout DeferredIndexChanges?
-    ) throws -> Bool {
-        var table = table
-        let (root, deleted) = try tree.delete(table.root, key: row, owner: owner)
-        guard let old = deleted else { return false }
-        guard table.rowCount > 0 else {
-            throw StorageError.corruption(
-                file: table.name, offset: row, reason: "the table's row count is below its rows")
-        }
-        let current = table.indexes.map { indexes[$0]! }
-        let oldEntries = try current.map { try storedEntry(of: $0, row: row, value: old, tree: tree) }
-        table.root = root
-        table.rowCount -= 1
-        tables[table.id] = table
-        let indexTree = IndexTree(pages: tree.pages)
-        for (position, index) in current.enumerated() where oldEntries[position] != nil {
-            try replaceEntry(
-                of: index.id, old: oldEntries[position], new: nil, tree: indexTree, owner: owner, deferring: &deferred)
-        }
-        return true
-    }
-
-    /// The entry a stored row has in `index`: a row that was indexed once and no longer decodes is corruption.
-    private func storedEntry(of index: IndexState, row: UInt64, value: LeafValue, tree: BTree) throws -> [UInt8]? {
-        do {
-            return try Self.entry(of: index, row: row, value: value, pages: tree.pages, limit: .max)
-        } catch StorageError.invalidArgument(let reason) {
-            throw StorageError.corrupt(tree.pages.fileName, at: 0, "a stored row no longer decodes: \(reason)")
+                of: change.index, old: change.old, new: change.new, tree: tree, owner: owner, deferring: &deferred)
         }
     }
 

@@ -1,0 +1,97 @@
+import StrataFormat
+
+/// The index entries one put or delete of a row changes, computed where the tree's descent finds the old row (a
+/// ``LeafVisitor``): the one place a write computes index keys.
+///
+/// A row whose indexed fields keep their bytes keeps its entries, found without decoding a field or making an entry
+/// (an update of an unindexed field, the common one); else each index's old and new entries are made once, the new
+/// one checked against the tree's entry limit. The first change is held inline: a table has one index, usually, and
+/// a write that changes no entry (or one) allocates no list.
+struct RowIndexing: LeafVisitor {
+    /// An index's entry for the row before (nil: none) and after (nil: none).
+    struct Change {
+        let index: IndexID
+        let old: [UInt8]?
+        let new: [UInt8]?
+    }
+
+    private let indexes: [IndexID: IndexState]
+    /// The table's indexes.
+    private let ids: [IndexID]
+    private let row: UInt64
+    /// The row put (nil: a delete).
+    private let new: LeafValue?
+    private let pages: PageStore
+    private(set) var first: Change?
+    /// The changes after the first, in the order of the table's indexes.
+    private(set) var rest: [Change] = []
+
+    init(_ ids: [IndexID], of state: StoreState, row: UInt64, new: LeafValue?, pages: PageStore) {
+        self.indexes = state.indexes
+        self.ids = ids
+        self.row = row
+        self.new = new
+        self.pages = pages
+    }
+
+    /// Computes the changes for `old`, the row stored now (nil: none).
+    ///
+    /// - Throws: ``StorageError/invalidArgument(_:)`` for a new row that cannot be indexed (see
+    ///   ``StoreState/entry(of:row:value:pages:limit:)``); ``StorageError/corruption(file:offset:reason:)`` for a
+    ///   stored row that no longer decodes.
+    mutating func visit(_ old: LeafCell?) throws {
+        if ids.isEmpty { return }
+        if case .inline(let oldBytes)? = old, case .bytes(let newBytes)? = new,
+            newBytes.withUnsafeBytes({ keysAgree(old: oldBytes, new: $0) })
+        {
+            return
+        }
+        let limit = PageFormat.maximumIndexEntry(pageSize: pages.pageSize)
+        for id in ids {
+            let index = indexes[id]!
+            let newEntry = try new.flatMap {
+                try StoreState.entry(of: index, row: row, value: $0, pages: pages, limit: limit)
+            }
+            let oldEntry = try old.flatMap { try storedEntry(of: index, cell: $0) }
+            guard oldEntry != newEntry else { continue }
+            let change = Change(index: id, old: oldEntry, new: newEntry)
+            if first == nil { first = change } else { rest.append(change) }
+        }
+    }
+
+    /// Whether two rows have the same key in every index: both decode, each index filters their entities alike, and
+    /// each indexed field has the same bytes in both (or lies past both rows' fields). False does not mean the keys
+    /// differ (`1.50` and `1.5` make one key), only that they must be computed.
+    private func keysAgree(old: UnsafeRawBufferPointer, new: UnsafeRawBufferPointer) -> Bool {
+        guard let oldHeader = try? RowRecord.Header.decode(old), let newHeader = try? RowRecord.Header.decode(new)
+        else { return false }
+        for id in ids {
+            let definition = indexes[id]!.definition
+            if let filter = definition.entityIDs, oldHeader.entityID != newHeader.entityID {
+                let indexed = filter.contains(oldHeader.entityID)
+                guard indexed == filter.contains(newHeader.entityID) else { return false }
+                if !indexed { continue }
+            }
+            for position in definition.fields {
+                let inOld = position < oldHeader.fieldCount
+                guard inOld == (position < newHeader.fieldCount) else { return false }
+                guard inOld else { continue }
+                guard let oldSpan = try? oldHeader.span(ofField: position, in: old),
+                    let newSpan = try? newHeader.span(ofField: position, in: new),
+                    UnsafeRawBufferPointer(rebasing: old[oldSpan]).elementsEqual(
+                        UnsafeRawBufferPointer(rebasing: new[newSpan]))
+                else { return false }
+            }
+        }
+        return true
+    }
+
+    /// The entry a stored row has in `index`: a row that was indexed once and no longer decodes is corruption.
+    private func storedEntry(of index: IndexState, cell: LeafCell) throws -> [UInt8]? {
+        do {
+            return try StoreState.entry(of: index, row: row, cell: cell, pages: pages, limit: .max)
+        } catch StorageError.invalidArgument(let reason) {
+            throw StorageError.corrupt(pages.fileName, at: 0, "a stored row no longer decodes: \(reason)")
+        }
+    }
+}
