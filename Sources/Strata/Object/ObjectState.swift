@@ -83,25 +83,16 @@ final class ObjectState {
     /// The state of a fault of `entity` that fires with `row` and had no state (the usual case): what
     /// ``ManagedObject/load(_:)`` makes of a state, set as the object is made.
     init(loading row: StoredRow, of entity: EntityDescription, coordinator: PersistentStoreCoordinator?) {
-        if row.isRecord {
-            // Nothing decoded: the entity's shared defaults stand in until a value is read.
-            values = entity.defaultValues
-            undecoded = entity.persistentAttributeIndexes
-            record = row
-            committed = nil
-            committedExternalReferences = [:]
-            committedReferences = nil
-        } else {
-            values = Self.values(of: row, entity: entity)
-            undecoded = PropertyIndexSet()
-            record = nil
-            committed = row.values
-            committedExternalReferences = row.externalReferences
-            committedReferences = row.references
-        }
+        let loaded = Loaded(row, of: entity)
+        values = loaded.values
+        undecoded = loaded.undecoded
+        record = loaded.record
+        committed = loaded.committed
+        committedExternalReferences = loaded.committedExternalReferences
+        committedReferences = loaded.committedReferences
         version = row.version
         self.coordinator = coordinator
-        externalReferences = Self.externalReferences(of: row, entity: entity)
+        externalReferences = loaded.externalReferences
         relationshipValues = entity.unreadRelationshipValues
     }
 
@@ -109,23 +100,43 @@ final class ObjectState {
     /// changed, an object refreshed): as ``init(loading:of:coordinator:)`` sets it. Changes and baselines are
     /// the caller's.
     func load(_ row: StoredRow, of entity: EntityDescription) {
-        if row.isRecord {
-            values = entity.defaultValues
-            undecoded = entity.persistentAttributeIndexes
-            record = row
-            committed = nil
-            committedExternalReferences = [:]
-            committedReferences = nil
-        } else {
-            values = Self.values(of: row, entity: entity)
-            undecoded = PropertyIndexSet()
-            record = nil
-            committed = row.values
-            committedExternalReferences = row.externalReferences
-            committedReferences = row.references
-        }
+        let loaded = Loaded(row, of: entity)
+        values = loaded.values
+        undecoded = loaded.undecoded
+        record = loaded.record
+        committed = loaded.committed
+        committedExternalReferences = loaded.committedExternalReferences
+        committedReferences = loaded.committedReferences
         version = row.version
-        externalReferences = Self.externalReferences(of: row, entity: entity)
+        externalReferences = loaded.externalReferences
+    }
+
+    /// What loading a row sets, worked out once for the initializer and for ``load(_:of:)`` (which cannot share
+    /// an assignment: the initializer sets each property once). A row kept as its record stays the committed state,
+    /// nothing decoded (the entity's shared defaults stand in until a value is read); a decoded row's values are
+    /// taken as they are.
+    private struct Loaded {
+        var values: [AttributeValue?]
+        var undecoded = PropertyIndexSet()
+        var record: StoredRow?
+        var committed: [AttributeValue?]?
+        var committedExternalReferences: [Int: UInt64] = [:]
+        var committedReferences: [StoredReference?]?
+        var externalReferences: [Int: UInt64]
+
+        init(_ row: StoredRow, of entity: EntityDescription) {
+            externalReferences = ObjectState.externalReferences(of: row, entity: entity)
+            if row.isRecord {
+                values = entity.defaultValues
+                undecoded = entity.persistentAttributeIndexes
+                record = row
+            } else {
+                values = ObjectState.values(of: row, entity: entity)
+                committed = row.values
+                committedExternalReferences = row.externalReferences
+                committedReferences = row.references
+            }
+        }
     }
 
     /// Attribute `index`'s value, its field decoded first if it was not.

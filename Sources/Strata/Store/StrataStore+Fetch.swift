@@ -153,7 +153,7 @@ final class StrataRowReader: StoreQueryReader {
     }
 
     func decode(_ row: Row, _ reference: StoredReference) throws -> StoredRow {
-        // Decoded where the row lies (no copy of a page's bytes into an array first).
+        // A row in the scan's buffer is read where it lies; one already in an array is kept as that array.
         let decoded: StoredRow?
         switch row {
         case .buffer(let bytes):
