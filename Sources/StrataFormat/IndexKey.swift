@@ -113,6 +113,37 @@ public enum IndexKey {
         }
     }
 
+    /// Checks the fields at `positions` of a row as ``appendKey(fields:of:header:to:)`` decodes them, without encoding
+    /// the key, and returns a length the key it would encode never exceeds: how recovery checks a row whose entry is
+    /// made later (a string's bound counts every byte as escaped).
+    ///
+    /// - Throws: a ``FormatError`` exactly when ``appendKey(fields:of:header:to:)`` throws one for the same row.
+    public static func keyLengthBound(
+        fields positions: [Int], of row: UnsafeRawBufferPointer, header: RowRecord.Header
+    ) throws(FormatError) -> Int {
+        var bound = 0
+        for position in positions {
+            guard position < header.fieldCount else {
+                bound &+= 1
+                continue
+            }
+            let (tag, _) = try RowRecord.checkField(at: position, in: row, header: header)
+            switch tag {
+            case .null: bound &+= 1
+            case .boolean: bound &+= 2
+            case .int64, .double, .float, .date, .reference, .blobReference: bound &+= 9
+            case .uuid: bound &+= 17
+            // Sign, exponent (2), at most 39 digits of a 128-bit mantissa and the end byte, after the tag.
+            case .decimal: bound &+= 44
+            case .string, .uri, .bytes:
+                // Safe: the span was checked by checkField; it holds the tag and the payload.
+                let payload = try header.span(ofField: position, in: row).count &- 1
+                bound &+= 3 &+ 2 &* payload
+            }
+        }
+        return bound
+    }
+
     /// An index entry: a key followed by a row ID (big-endian).
     public static func entry(key: [UInt8], rowID: UInt64) -> [UInt8] {
         var bytes = key

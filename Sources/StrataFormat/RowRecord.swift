@@ -753,11 +753,15 @@ public enum RowRecord {
     }
 
     /// Decodes one field from exactly its bytes (tag and payload).
+    ///
+    /// Numbers, dates and booleans are read where they lie, without a reader: the field's span is known, so only the
+    /// payload's length needs checking (this path is every indexed or compared field of every row a scan reads).
     static func decodeField(_ field: UnsafeRawBufferPointer, index: Int) throws(FormatError) -> Field {
-        var reader = ByteReader(field)
-        let rawTag = try reader.readUInt8()
+        guard let rawTag = field.first else { throw .truncated(needed: 1, available: 0) }
         guard let tag = Tag(rawValue: rawTag) else { throw .invalid("field \(index): unknown tag \(rawTag)") }
-        let payloadLength = reader.remaining
+        // Safe: the field holds its tag.
+        let payload = UnsafeRawBufferPointer(rebasing: field[1...])
+        let payloadLength = payload.count
         func expectPayload(_ size: Int) throws(FormatError) {
             guard payloadLength == size else {
                 throw .invalid("field \(index): \(tag) payload of \(payloadLength) bytes, expected \(size)")
@@ -768,40 +772,46 @@ public enum RowRecord {
             try expectPayload(0)
             return .null
         case .int64:
-            return .int64(try CompactInteger.readSigned(reader.readSlice(payloadLength), field: index))
+            return .int64(try CompactInteger.readSigned(payload, field: index))
         case .double:
             try expectPayload(8)
-            return .double(Double(bitPattern: try reader.readUInt64LE()))
+            return .double(Double(bitPattern: UInt64(littleEndian: payload.loadUnaligned(as: UInt64.self))))
         case .float:
             try expectPayload(4)
-            return .float(Float(bitPattern: try reader.readUInt32LE()))
+            return .float(Float(bitPattern: UInt32(littleEndian: payload.loadUnaligned(as: UInt32.self))))
         case .boolean:
             try expectPayload(1)
-            switch try reader.readUInt8() {
+            switch payload[0] {
             case 0: return .boolean(false)
             case 1: return .boolean(true)
             case let byte: throw .invalid("field \(index): boolean byte \(byte), expected 0 or 1")
             }
-        case .string:
-            return .string(try reader.readUTF8(payloadLength))
-        case .bytes:
-            return .bytes(try reader.readBytes(payloadLength))
         case .date:
             try expectPayload(8)
-            return .date(secondsSinceReferenceDate: Double(bitPattern: try reader.readUInt64LE()))
+            return .date(
+                secondsSinceReferenceDate: Double(
+                    bitPattern: UInt64(littleEndian: payload.loadUnaligned(as: UInt64.self))))
+        case .blobReference:
+            return .blobReference(try CompactInteger.readUnsigned(payload, field: index))
+        case .reference:
+            return .reference(try CompactInteger.readUnsigned(payload, field: index))
+        case .string:
+            var reader = ByteReader(payload)
+            return .string(try reader.readUTF8(payloadLength))
+        case .bytes:
+            var reader = ByteReader(payload)
+            return .bytes(try reader.readBytes(payloadLength))
         case .uuid:
             try expectPayload(16)
-            let high = UInt64(try reader.readUInt64LE().byteSwapped)
-            let low = UInt64(try reader.readUInt64LE().byteSwapped)
+            let high = UInt64(littleEndian: payload.loadUnaligned(as: UInt64.self)).byteSwapped
+            let low = UInt64(littleEndian: payload.loadUnaligned(fromByteOffset: 8, as: UInt64.self)).byteSwapped
             return .uuid(UInt128(high) << 64 | UInt128(low))
         case .decimal:
+            var reader = ByteReader(payload)
             return .decimal(try DecimalBits.decode(&reader, field: index))
         case .uri:
+            var reader = ByteReader(payload)
             return .uri(try reader.readUTF8(payloadLength))
-        case .blobReference:
-            return .blobReference(try CompactInteger.readUnsigned(reader.readSlice(payloadLength), field: index))
-        case .reference:
-            return .reference(try CompactInteger.readUnsigned(reader.readSlice(payloadLength), field: index))
         }
     }
 }

@@ -170,6 +170,53 @@ import Testing
         }
     }
 
+    /// The bound recovery checks a gathered row's key against (`keyLengthBound`) is never shorter than the key
+    /// `appendKey` makes, and it throws exactly when `appendKey` does, for every single-byte damage of the row too.
+    @Test(arguments: RowRecord.Tag.allCases)
+    func theKeyLengthBoundHoldsTheKeyAndFailsWithIt(tag: RowRecord.Tag) throws {
+        let seed = UInt64(tag.rawValue) &+ 0xB0_0D
+        var random = RepeatableRandomNumberGenerator(seed: seed)
+        for round in 0..<40 {
+            let fields = [Self.randomField(tag, &random), .int64(Int64(round)), Self.randomField(tag, &random)]
+            var row = RowRecord.encode(entityID: 1, rowVersion: 1, fields: fields)
+            // Fields 0 and 2, and one past the last field (a null part).
+            let positions = [2, 0, 3]
+            func outcomes(_ row: [UInt8]) -> (key: Result<Int, FormatError>, bound: Result<Int, FormatError>) {
+                row.withUnsafeBytes { bytes in
+                    guard let header = try? RowRecord.Header.decode(bytes) else {
+                        return (.failure(.invalidField("header")), .failure(.invalidField("header")))
+                    }
+                    let key = Result { () throws(FormatError) -> Int in
+                        var key: [UInt8] = []
+                        try IndexKey.appendKey(fields: positions, of: bytes, header: header, to: &key)
+                        return key.count
+                    }
+                    let bound = Result { () throws(FormatError) -> Int in
+                        try IndexKey.keyLengthBound(fields: positions, of: bytes, header: header)
+                    }
+                    return (key, bound)
+                }
+            }
+            let whole = outcomes(row)
+            let length = try whole.key.get()
+            #expect(try whole.bound.get() >= length, "seed \(seed) round \(round): \(fields)")
+            for offset in row.indices {
+                let original = row[offset]
+                row[offset] = original ^ UInt8(truncatingIfNeeded: random.next() | 1)
+                let damaged = outcomes(row)
+                switch (damaged.key, damaged.bound) {
+                case (.success(let key), .success(let bound)):
+                    #expect(bound >= key, "seed \(seed) round \(round) byte \(offset)")
+                case (.failure, .failure): break
+                default:
+                    Issue.record(
+                        "seed \(seed) round \(round) byte \(offset): key \(damaged.key), bound \(damaged.bound)")
+                }
+                row[offset] = original
+            }
+        }
+    }
+
     @Test func compositeKeysOrderPartByPart() {
         let seed: UInt64 = 77
         var random = RepeatableRandomNumberGenerator(seed: seed)

@@ -209,4 +209,56 @@ import Testing
         #expect(recovered.statistics.walBytes == UInt64(WALFormat.fileHeaderSize))
         try recovered.close()
     }
+
+    /// A put the log holds for a gathered table whose row the table's index cannot take (its indexed string is not
+    /// UTF-8; the record's checksum made valid again) is refused at its own record when the store opens, as a put
+    /// applied at once is: the entries are made later, when the table is built, but each put is checked as it is
+    /// gathered. A row whose indexed key is long, but fits, opens.
+    @Test(arguments: [false, true])
+    func aGatheredPutThatCannotBeIndexedIsRefusedAtItsRecord(damaged: Bool) throws {
+        let fileSystem = TemporaryStore.makeFileSystem()
+        let store = try Store.openForTesting(fileSystem, configuration: .testing(pageSize: 512))
+        let table = try store.write { txn in
+            let table = try txn.createTable(named: "person")
+            try txn.createIndex(named: "person_name", on: table, fields: [1])
+            return table
+        }
+        try store.checkpoint()
+        // A key of 60 bytes: longer than the bound's shortcut allows (2 × 60 + 3 + 8 > 110), within the limit.
+        let longName = String(repeating: "n", count: 60)
+        for batch in 0..<3 {
+            try store.write { txn in
+                for number in 0..<20 {
+                    let name = batch == 1 && number == 7 ? "MARKER" : (number == 3 ? longName : "person \(number)")
+                    try txn.insert(IndexReference.row([.int64(Int64(number)), .string(name)]), into: table)
+                }
+            }
+        }
+        let image = fileSystem.crashImage()
+        withExtendedLifetime(store) {}
+        var log = try image.contentsOfFile(at: TemporaryStore.wal())
+        let layout = try WALLayout(log)
+        let marker = Array("MARKER".utf8)
+        let at = try #require(
+            (0...(log.count - marker.count)).first { Array(log[$0..<($0 + marker.count)]) == marker })
+        let record = try #require(layout.records.first { Int($0.offset) < at && at < Int($0.end) })
+        if damaged {
+            log[at] = 0xFF
+            WALLayout.recomputeChecksum(ofRecordAt: Int(record.offset), in: &log, salt: layout.header.salt)
+        }
+        try image.setContents(log, of: TemporaryStore.wal())
+        guard damaged else {
+            let recovered = try Store.openForTesting(image, configuration: .testing(pageSize: 512))
+            #expect(try recovered.snapshot().rowCount(in: table) == 60)
+            try IndexReference.checkAllIndexes(recovered.snapshot(), "long keys")
+            try recovered.close()
+            return
+        }
+        #expect {
+            _ = try Store.openForTesting(image, configuration: .testing(pageSize: 512))
+        } throws: { error in
+            guard case StorageError.corruption(_, let offset, let reason) = error else { return false }
+            return offset == record.offset && reason.contains("cannot be indexed by 'person_name'")
+        }
+    }
 }

@@ -50,7 +50,7 @@ public enum RowFuzzModel {
 /// for the index from the input (in or out of range); then `RowCoder.decode`, `values(from:)` and `value(of:in:)` for every attribute of ``RowFuzzModel``.
 ///
 /// Checks: nothing traps; a decoded row re-encodes to exactly its bytes; `field(at:)` and `blobReferences` agree
-/// with `decodeAll`; `checkField` accepts what `field(at:)` decodes;
+/// with `decodeAll`; `checkField` accepts what `field(at:)` decodes; `IndexKey.keyLengthBound` agrees with `appendKey`;
 /// the coder's whole-row and one-value paths agree; values convert back to the same fields (exactly for every
 /// type whose conversion the docs call exact; decimals to an equal value).
 public func fuzzRowRecord(_ data: UnsafeRawBufferPointer) {
@@ -85,10 +85,16 @@ public func fuzzRowRecord(_ data: UnsafeRawBufferPointer) {
 }
 
 /// `RowRecord.checkField` accepts exactly the fields `field(at:)` decodes, with the same tag (and the same field for
-/// the kinds it decodes).
+/// the kinds it decodes); `IndexKey.keyLengthBound` fails exactly when `IndexKey.appendKey` does for a field, and
+/// bounds the key it makes.
 func checkFieldChecks(_ row: [UInt8], header: RowRecord.Header) {
     row.withUnsafeBytes { bytes in
         for position in 0..<min(header.fieldCount, 64) {
+            var key: [UInt8] = []
+            let made = (try? IndexKey.appendKey(fields: [position], of: bytes, header: header, to: &key)) != nil
+            let bound = try? IndexKey.keyLengthBound(fields: [position], of: bytes, header: header)
+            fuzzCheck(made == (bound != nil), "keyLengthBound(\(position)) disagrees with appendKey")
+            fuzzCheck(bound.map { $0 >= key.count } ?? true, "keyLengthBound(\(position)) is below the key's length")
             let decoded = try? RowRecord.field(at: position, in: bytes)
             let checked = try? RowRecord.checkField(at: position, in: bytes, header: header)
             fuzzCheck((decoded == nil) == (checked == nil), "checkField(at: \(position)) disagrees with field(at:)")

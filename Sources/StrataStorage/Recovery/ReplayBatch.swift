@@ -11,27 +11,42 @@ import StrataFormat
 /// straight into its leaf. An array per row, then a copy of it into its leaf (the packed leaves of ``LeafValues``)
 /// made W10's open slower than before leaves were packed: a malloc, two copies and a free per row.
 ///
-/// Each put's index entries are computed when the put is gathered, so that a row that cannot be indexed is reported
-/// at its own log record, as a put applied at once would be. Only transactions known to commit are gathered
+/// Each put is checked against the table's indexes when it is gathered (its entries can be made and fit), so that a row
+/// that cannot be indexed is reported at its own log record, as a put applied at once would be; the entries themselves
+/// are made from the built leaves, when the table is built (at open's checkpoint or first use, for the tables
+/// ``PendingTables`` holds): making them as the log was read was a third of W10's open. Only transactions known to commit are gathered
 /// (``LogReplay`` applies them in place); anything else that touches a gathered table (a delete, a catalog change)
 /// applies what was gathered first, so operations keep their order.
 struct ReplayBatch {
-    /// One index of a gathered table: its state when gathering began and the puts' entries.
-    private struct IndexPuts {
-        let index: IndexState
-        /// The puts' entries, tagged with the put's position in log order.
-        var entries = PackedIndexEntries()
+    /// An index of a gathered table, as it was when gathering began, with what checking a put needs at hand (a class:
+    /// read out of an array of the mutated ``Puts``, an index state was copied for every put, its name, fields and
+    /// filter retained and released: 220 instructions a put).
+    private final class GatheredIndex: Sendable {
+        let state: IndexState
+        private let fields: [Int]
+        private let entityIDs: Set<UInt16>?
 
-        /// Appends the entry of a put's row, if the index has one.
-        ///
-        /// - Throws: what ``PackedIndexEntries/append(of:row:bytes:tag:limit:pages:)`` throws for the row.
-        mutating func append(
-            _ row: UInt64, _ value: UnsafeRawBufferPointer, put: Int, indexTree: IndexTree
-        ) throws {
-            // `index` is lent from here; read out of an array of index states, it was copied for every put (reference
-            // counting of its name, fields and filter: about 200 instructions a put, a fifth of gathering it).
-            try entries.append(
-                of: index, row: row, bytes: value, tag: put, limit: indexTree.maximumEntry, pages: indexTree.pages)
+        init(state: IndexState) {
+            self.state = state
+            fields = state.definition.fields
+            entityIDs = state.definition.entityIDs
+        }
+
+        /// Checks that the row's entry can be made and fits the tree, throwing what
+        /// ``StoreState/entry(of:row:cell:pages:limit:)`` throws for a row that cannot; without making the entry when
+        /// its key's bound (``IndexKey/keyLengthBound(fields:of:header:)``) shows that it fits.
+        func check(_ row: UInt64, _ value: UnsafeRawBufferPointer, tree: IndexTree) throws {
+            if (try? fits(value, limit: tree.maximumEntry)) == true { return }
+            // Maybe too long, or not decodable: the exact check.
+            _ = try StoreState.entry(
+                of: state, row: row, cell: .inline(value), pages: tree.pages, limit: tree.maximumEntry)
+        }
+
+        /// Whether the row has no entry, or one whose bound fits `limit`.
+        private func fits(_ value: UnsafeRawBufferPointer, limit: Int) throws(FormatError) -> Bool {
+            let header = try RowRecord.Header.decode(value)
+            if let entityIDs, !entityIDs.contains(header.entityID) { return true }
+            return try IndexKey.keyLengthBound(fields: fields, of: value, header: header) &+ IndexKey.rowIDSize <= limit
         }
     }
 
@@ -39,7 +54,7 @@ struct ReplayBatch {
     private struct Puts {
         let table: TableID
         /// The table's indexes as they were when gathering began (catalog changes apply the batch first).
-        var indexes: [IndexPuts]
+        let indexes: [GatheredIndex]
         /// While row IDs strictly increase (the usual case: new rows get growing IDs): the leaves, filled as the
         /// puts come.
         var leaves: MemoryLeafBuilder?
@@ -49,13 +64,11 @@ struct ReplayBatch {
         /// The puts gathered.
         var count = 0
 
-        /// Adds a put and its index entries.
+        /// Adds a put, once each index has checked that it can make the put's entry.
         ///
-        /// - Throws: what ``PackedIndexEntries/append(of:row:bytes:tag:limit:pages:)`` throws for the row.
+        /// - Throws: what ``GatheredIndex/check(_:_:tree:)`` throws for the row.
         mutating func append(_ row: UInt64, _ value: UnsafeRawBufferPointer, indexTree: IndexTree) throws {
-            for position in indexes.indices {
-                try indexes[position].append(row, value, put: count, indexTree: indexTree)
-            }
+            for index in indexes { try index.check(row, value, tree: indexTree) }
             count += 1
             if leaves != nil {
                 if leaves!.lastKey.map({ row > $0 }) ?? true {
@@ -103,7 +116,7 @@ struct ReplayBatch {
         slots[id] = gathered.count
         gathered.append(
             Puts(
-                table: id, indexes: table.indexes.map { IndexPuts(index: state.indexes[$0]!) },
+                table: id, indexes: table.indexes.map { GatheredIndex(state: state.indexes[$0]!) },
                 leaves: MemoryLeafBuilder(limits: tree.limits, owner: owner)))
         return true
     }
@@ -131,15 +144,14 @@ struct ReplayBatch {
         let id = puts.table
         var table = state.tables[id]!
         var leaves: MemoryLeafBuilder
-        /// By put position: whether the put is its row's last (only the last put of each row counts).
-        var kept: [Bool] = []
         if let inOrder = puts.leaves {
             leaves = inOrder
         } else {
             // The last put of each row wins: positions ordered by row, then by log order, keeping each row's last.
             var order = Array(puts.rows.indices)
             order.sort { puts.rows[$0] != puts.rows[$1] ? puts.rows[$0] < puts.rows[$1] : $0 < $1 }
-            kept = [Bool](repeating: false, count: puts.count)
+            /// By put position: whether the put is its row's last (only the last put of each row counts).
+            var kept = [Bool](repeating: false, count: puts.count)
             for (rank, position) in order.enumerated()
             where rank + 1 == order.count || puts.rows[order[rank + 1]] != puts.rows[position] {
                 kept[position] = true
@@ -154,19 +166,41 @@ struct ReplayBatch {
         }
         let rowCount = leaves.count
         let lastRow = leaves.lastKey!
-        table.root = tree.buildLevels(above: leaves.finish(), owner: owner)
+        let built = leaves.finish()
+        let indexTree = IndexTree(pages: tree.pages)
+        for index in puts.indexes {
+            let (root, count) = Self.buildIndex(index.state, over: built, tree: indexTree, owner: owner)
+            state.indexes[index.state.id]!.root = root
+            state.indexes[index.state.id]!.entryCount = UInt64(count)
+        }
+        table.root = tree.buildLevels(above: built, owner: owner)
         table.rowCount = UInt64(rowCount)
         table.nextRowID = max(table.nextRowID, lastRow + 1)
         state.tables[id] = table
-        let indexTree = IndexTree(pages: tree.pages)
-        let inRowOrder = puts.leaves != nil
-        for index in puts.indexes {
-            let indexID = index.index.id
-            let (root, count) = index.entries.build(
-                keeping: { inRowOrder || kept[$0] }, inRowOrder: inRowOrder, tree: indexTree, owner: owner)
-            state.indexes[indexID]!.root = root
-            state.indexes[indexID]!.entryCount = UInt64(count)
+    }
+
+    /// The tree of `index` over the rows of `leaves` (a table's leaves, in row order): each entry made once, from the
+    /// row's bytes in its leaf, and no sort among the entries of one key. Each row was checked when it was gathered
+    /// (``GatheredIndex/check(_:_:tree:)``), so none fails here.
+    private static func buildIndex(
+        _ index: IndexState, over leaves: [BTreeNode], tree: IndexTree, owner: UInt64
+    ) -> (root: IndexNodeRef?, count: Int) {
+        var entries = PackedIndexEntries()
+        for leaf in leaves {
+            for position in 0..<leaf.count {
+                leaf.values.withCell(position) { cell in
+                    guard case .inline(let bytes) = cell else { preconditionFailure("gathered values are inline") }
+                    let row = leaf.keys[position]
+                    do {
+                        try entries.append(
+                            of: index, row: row, bytes: bytes, tag: 0, limit: tree.maximumEntry, pages: tree.pages)
+                    } catch {
+                        preconditionFailure("row \(row) was checked when it was gathered: \(error)")
+                    }
+                }
+            }
         }
+        return entries.build(keeping: { _ in true }, inRowOrder: true, tree: tree, owner: owner)
     }
 
     /// Leaves the gathered tables whose rows came in increasing order unbuilt (``PendingTables``), with their row counts
