@@ -5,15 +5,19 @@
 public struct StoreHeader: Sendable, Equatable {
     /// `0x89 'S' 'T' 'R' 'A' '\r' '\n' 0x1A`: a non-ASCII first byte and line-ending guards, as PNG does.
     public static let magic: [UInt8] = [0x89, 0x53, 0x54, 0x52, 0x41, 0x0D, 0x0A, 0x1A]
-    /// The only format version this code writes and reads. Version 3 (2026-11-25) has compact row records (FORMAT.md
-    /// §6) and compact leaf and index pages (§4.2, §4.6); version 2 laid pages out to be searched in place, version 1
-    /// did not. Older stores are refused with ``FormatError/unsupportedVersion(_:)``.
-    public static let currentVersion: UInt32 = 3
+    /// The only format version this code writes and reads. Version 4 (2026-11-27) adds leaves whose row IDs are a
+    /// bitmap (FORMAT.md §4.2); version 3 (2026-11-25) has compact row records (§6) and compact leaf and index pages
+    /// (§4.2, §4.6); version 2 laid pages out to be searched in place, version 1 did not. Older stores are refused
+    /// with ``FormatError/unsupportedVersion(_:)``.
+    public static let currentVersion: UInt32 = 4
     /// Why a store of `version` cannot be opened, and what to do about it.
     public static func unsupportedVersionReason(_ version: UInt32) -> String {
         switch version {
-        case 1, 2:
-            let era = version == 1 ? "pages of 2026-11-24 and before" : "row records of 2026-11-25 and before"
+        case 1, 2, 3:
+            let era =
+                version == 1
+                ? "pages of 2026-11-24 and before"
+                : version == 2 ? "row records of 2026-11-25 and before" : "leaves of 2026-11-27 and before"
             return "format version \(version) (\(era)); this Strata reads version \(currentVersion) only. Open the "
                 + "store with the release that wrote it and copy its data into a new store (CHANGELOG.md)"
         default:

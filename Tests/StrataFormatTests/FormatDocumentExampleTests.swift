@@ -44,7 +44,7 @@ import Testing
         let header = StoreHeader(pageSize: 4096, storeID: [UInt8](repeating: 7, count: 16)).encoded()
         #expect(header.count == 64)
         #expect(Array(header[0..<8]) == [0x89, 0x53, 0x54, 0x52, 0x41, 0x0D, 0x0A, 0x1A])
-        #expect(Array(header[8..<24]) == [3, 0, 0, 0, 64, 0, 0, 0, 0, 0x10, 0, 0, 1, 0, 0, 0])
+        #expect(Array(header[8..<24]) == [4, 0, 0, 0, 64, 0, 0, 0, 0, 0x10, 0, 0, 1, 0, 0, 0])
         #expect(Array(header[36..<52]) == [UInt8](repeating: 7, count: 16))
         let decoded = try header.withUnsafeBytes { (bytes) throws(FormatError) in try StoreHeader.decode(bytes) }
         #expect(decoded.pageSize == 4096)

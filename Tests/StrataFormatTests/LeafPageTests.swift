@@ -85,16 +85,100 @@ import Testing
         let header = try decodePage(page, number: 20, salt: salt) { _, h in h }.get()
         #expect(Int(header.flags) == width)
         #expect(header.bodyLength == 8 + width * 3 + 1 + 3 * 3)
-        #expect(LeafPage.deltaWidth(count: 3, first: keys[0], last: keys[2]) == width)
+        #expect(LeafRowIDs(count: 3, first: keys[0], last: keys[2]).flags == UInt8(width))
         let decoded = try decode(page).get()
         #expect(decoded.keys == keys && decoded.values == values)
         // Any other width is refused, even one that would hold the row IDs.
-        for other: UInt8 in [0, 1, 2, 3, 4, 8, 16] where Int(other) != width {
+        for other: UInt8 in [0, 1, 2, 3, 4, 8, 16, LeafPage.bitmapFlags] where Int(other) != width {
             var edited = page
             edited[5] = other
             resealPage(&edited, salt: salt)
             #expect(decode(edited).failure != nil, "width \(other) accepted for \(keys)")
         }
+    }
+
+    /// The three forms of row IDs, each the narrowest for its rows: a bitmap when it takes fewer bytes than a
+    /// delta a row (its 2-byte length included), deltas on a tie.
+    static let formCases: [([UInt64], LeafRowIDs)] = [
+        ([7, 8, 9, 10], .dense), ([0, 2, 3], .deltas(width: 1)), ([0, 2, 3, 4], .bitmap(length: 1)),
+        ([10, 12, 13, 14, 15, 16, 17, 18, 19], .bitmap(length: 2)),
+        (Array(0..<300).filter { $0 != 150 }, .bitmap(length: 38)),
+        ([0, 100, 200, 300], .deltas(width: 2)), (Array(stride(from: 0, through: 2_000, by: 2)), .bitmap(length: 251)),
+    ]
+
+    @Test(arguments: formCases)
+    func rowIDsTakeTheNarrowestForm(keys: [UInt64], form: LeafRowIDs) throws {
+        let values = keys.map { LeafValue.bytes([UInt8(truncatingIfNeeded: $0)]) }
+        #expect(LeafRowIDs(count: keys.count, first: keys[0], last: keys.last!) == form)
+        let page = leaf(size: 4096, keys: keys, values: values)
+        let header = try decodePage(page, number: 20, salt: salt) { _, h in h }.get()
+        #expect(header.flags == form.flags)
+        #expect(header.bodyLength == 8 + form.size(count: keys.count) + (keys.count + 7) / 8 + 3 * keys.count)
+        let decoded = try decode(page).get()
+        #expect(decoded.keys == keys && decoded.values == values)
+        page.withUnsafeBytes { buffer in
+            let view = LeafPageView(validatedPage: buffer, header: header)
+            for (index, key) in keys.enumerated() {
+                #expect(view.key(at: index) == key)
+                #expect(view.search(key) == (index, true))
+                #expect(view.search(key &+ 1) == (index + 1, keys.contains(key &+ 1)))
+            }
+            #expect(view.search(keys.last! &+ 9) == (keys.count, false))
+        }
+    }
+
+    /// FORMAT.md §4.2's bitmap example, byte for byte: rows 5, 7, 8 and 9 with values `A`, `B`, `C` and `D`.
+    @Test func theBitmapExampleOfFormatMD() throws {
+        let page = leaf(
+            number: 9, keys: [5, 7, 8, 9], values: [.bytes([0x41]), .bytes([0x42]), .bytes([0x43]), .bytes([0x44])])
+        #expect(Array(page[4..<8]) == [1, 0x80, 4, 0])  // leaf, a row-ID bitmap, 4 rows
+        #expect(loadLE(UInt32.self, at: 24, in: page) == 24)
+        #expect(
+            Array(page[32..<56]) == [
+                5, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0x1D, 1, 0, 2, 0, 3, 0, 4, 0, 0, 0x41, 0x42, 0x43, 0x44,
+            ])
+        #expect(try decode(page, number: 9).get().keys == [5, 7, 8, 9])
+    }
+
+    /// A leaf written by hand: `rowIDs` after the first row ID, then `count` empty values (all ends 0, no overflow).
+    private func handMadeLeaf(flags: UInt8, first: UInt64, rowIDs: [UInt8], count: Int) -> [UInt8] {
+        var body: [UInt8] = []
+        for index in 0..<8 { body.append(UInt8(truncatingIfNeeded: first >> (8 * index))) }
+        body += rowIDs + [UInt8](repeating: 0, count: 2 * count + (count + 7) / 8)
+        return makePage(size: 512) { page in
+            for (index, byte) in body.enumerated() { page[32 + index] = byte }
+            PageHeader(
+                type: .leaf, flags: flags, itemCount: count, pageNumber: 20, generation: 1, bodyLength: body.count,
+                extra: 0
+            ).seal(page, salt: salt)
+        }
+    }
+
+    /// Only the narrowest form decodes, and a bitmap must start with the first row, end with a byte holding the last
+    /// and count the rows: one encoding per leaf.
+    @Test func nonCanonicalRowIDFormsAreInvalid() throws {
+        // Rows 0, 2, 3, 4: the bitmap (3 bytes) decodes, deltas (4 bytes) do not.
+        #expect(
+            try decode(handMadeLeaf(flags: 0x80, first: 0, rowIDs: [1, 0, 0x1D], count: 4)).get().keys == [0, 2, 3, 4])
+        #expect(isInvalidField(decode(handMadeLeaf(flags: 1, first: 0, rowIDs: [0, 2, 3, 4], count: 4)).failure))
+        // Rows 0, 2, 3: deltas (3 bytes) decode, a bitmap of as many bytes does not.
+        #expect(try decode(handMadeLeaf(flags: 1, first: 0, rowIDs: [0, 2, 3], count: 3)).get().keys == [0, 2, 3])
+        #expect(isInvalidField(decode(handMadeLeaf(flags: 0x80, first: 0, rowIDs: [1, 0, 0x0D], count: 3)).failure))
+        // Dense rows as a bitmap; a bitmap with a trailing empty byte, without the first row's bit, with a row more
+        // or fewer than the count, or longer than the body; a bitmap of one row.
+        let refused: [(rowIDs: [UInt8], count: Int)] = [
+            ([1, 0, 0x0F], 4), ([2, 0, 0x1D, 0], 4), ([1, 0, 0x1C], 3), ([1, 0, 0x1F], 4), ([1, 0, 0x0D], 4),
+            ([0xFF, 0x01, 0x1D], 4), ([0, 0], 4), ([1, 0, 0x01], 1),
+        ]
+        for (rowIDs, count) in refused {
+            let error = decode(handMadeLeaf(flags: 0x80, first: 0, rowIDs: rowIDs, count: count)).failure
+            #expect(
+                isInvalidField(error) || isTruncated(error),
+                "bitmap \(rowIDs) of \(count) rows: \(String(describing: error))")
+        }
+        // A bitmap whose last row would wrap past 2^64.
+        let wrapping = decode(handMadeLeaf(flags: 0x80, first: .max - 3, rowIDs: [1, 0, 0x1D], count: 4)).failure
+        #expect(isInvalidField(wrapping))
     }
 
     @Test func everyByteFlipIsRejected() {
@@ -217,7 +301,7 @@ import Testing
 
     /// The in-place view answers as the decoded arrays do, for every key present and absent, at both page sizes
     /// and every delta width.
-    static let gaps: [ClosedRange<UInt64>] = [1...1, 1...5, 1...1000, 1...100_000, 1...(1 << 40)]
+    static let gaps: [ClosedRange<UInt64>] = [1...1, 1...2, 1...5, 1...1000, 1...100_000, 1...(1 << 40)]
 
     @Test(arguments: [512, 4096], gaps)
     func viewSearchesAndLendsValuesInPlace(pageSize: Int, gap: ClosedRange<UInt64>) throws {

@@ -25,7 +25,7 @@ import Testing
         #expect(StoreHeader.encodedSize == 64)
         #expect(bytes.count == 64)
         #expect(Array(bytes[0..<8]) == [0x89, 0x53, 0x54, 0x52, 0x41, 0x0D, 0x0A, 0x1A])
-        #expect(loadLE(UInt32.self, at: 8, in: bytes) == 3)
+        #expect(loadLE(UInt32.self, at: 8, in: bytes) == 4)
         #expect(loadLE(UInt32.self, at: 12, in: bytes) == 64)
         #expect(loadLE(UInt32.self, at: 16, in: bytes) == 4096)
         #expect(bytes[20] == StoreHeader.checksumCRC32C)
@@ -96,7 +96,8 @@ import Testing
     @Test func otherVersionIsUnsupportedVersion() {
         #expect(formatError(resealed(UInt32(1), at: 8)) { try StoreHeader.decode($0) } == .unsupportedVersion(1))
         #expect(formatError(resealed(UInt32(2), at: 8)) { try StoreHeader.decode($0) } == .unsupportedVersion(2))
-        #expect(formatError(resealed(UInt32(4), at: 8)) { try StoreHeader.decode($0) } == .unsupportedVersion(4))
+        #expect(formatError(resealed(UInt32(3), at: 8)) { try StoreHeader.decode($0) } == .unsupportedVersion(3))
+        #expect(formatError(resealed(UInt32(5), at: 8)) { try StoreHeader.decode($0) } == .unsupportedVersion(5))
         #expect(formatError(resealed(UInt32(0), at: 8)) { try StoreHeader.decode($0) } == .unsupportedVersion(0))
     }
 

@@ -52,9 +52,42 @@ import Testing
         }
     }
 
-    /// A leaf's row IDs cost what their spread needs (FORMAT.md §4.2): a full leaf of dense row IDs grows when it
-    /// loses a row from its middle, and must split on a delete; small values under row IDs spread over 2^40
-    /// overflow a leaf by several pages' worth at one insert, and must split into several leaves.
+    /// Deleting rows from leaves of rows of a few dozen bytes never splits one (FORMAT.md §4.2): a full leaf of dense
+    /// row IDs that loses a row from its middle keeps its row IDs as a bitmap, a bit a row ID, narrower than the row
+    /// it lost. Lookups and scans read leaves of every form (dense, bitmap, deltas) after each checkpoint.
+    @Test(arguments: [512, 4096])
+    func deletingRowsSplitsNoLeaf(pageSize: Int) throws {
+        var random = RepeatableRandomNumberGenerator(seed: UInt64(pageSize) &+ 0xB17)
+        let harness = try TreeHarness(pageSize: pageSize)
+        let count: UInt64 = pageSize == 512 ? 2_000 : 10_000
+        for key in 1...count { try harness.put(key, random.bytes(Int.random(in: 20...40, using: &random))) }
+        harness.commit()
+        try harness.checkpoint()
+        #expect(check(harness, "page \(pageSize): \(count) dense keys"))
+        var leaves = try harness.leafCount()
+        // A row in ten at random, checkpointed in four rounds: every leaf loses rows from its middle, again and again.
+        var keys = Array((1...count).shuffled(using: &random).prefix(Int(count) / 10))
+        while !keys.isEmpty {
+            for key in keys.suffix(keys.count / 4 + 1) { #expect(try harness.delete(key)) }
+            keys.removeLast(keys.count / 4 + 1)
+            harness.commit()
+            try harness.checkpoint()
+            #expect(check(harness, "page \(pageSize) after deleting down to \(harness.model.count) rows"))
+            let now = try harness.leafCount()
+            #expect(now <= leaves, "a delete split a leaf: \(leaves) leaves before, \(now) after")
+            leaves = now
+        }
+        // Rows 2^40 apart in the middle: leaves of 8-byte deltas beside the bitmaps, read by the same checks.
+        for key in stride(from: count / 2, to: count / 2 + 20, by: 1) { try harness.put(key &* (1 << 40), [1]) }
+        harness.commit()
+        try harness.checkpoint()
+        #expect(check(harness, "page \(pageSize) with spread rows"))
+    }
+
+    /// A leaf's row IDs cost what their spread needs (FORMAT.md §4.2): a full leaf of dense row IDs with values of a
+    /// byte or none grows when it loses a row from its middle (its bitmap takes more than the row did), and must
+    /// split on a delete; small values under row IDs spread over 2^40 overflow a leaf by several pages' worth at one
+    /// insert, and must split into several leaves.
     @Test(arguments: [512, 4096])
     func leavesWhoseRowIDsSpreadSplitOnDeleteAndIntoSeveralLeaves(pageSize: Int) throws {
         var random = RepeatableRandomNumberGenerator(seed: UInt64(pageSize) &+ 0xDE17A)
@@ -66,7 +99,7 @@ import Testing
         try harness.checkpoint()
         #expect(check(harness, "page \(pageSize): \(count) dense keys"))
         let leavesBefore = try harness.leafCount()
-        // Removing every 7th row makes every leaf's row IDs cost a byte each: leaves split on delete.
+        // Removing every 7th row makes every leaf's row IDs cost a bit each: leaves split on delete.
         for (step, key) in stride(from: 4, through: count, by: 7).enumerated() {
             #expect(try harness.delete(key))
             if step % 50 == 0 {

@@ -9,7 +9,7 @@ import Testing
 /// (`FuzzSeeds store-files FILE` prints it), and its raw fuzzer input is kept in Fuzz/FailCases/FuzzStoreOpen/.
 ///
 /// The inputs were found in format-1 stores, which later formats refuse at the store header: the stores here are
-/// their current-format reproductions (`Fuzz/FailCases/FuzzStoreOpen/<original>-format3`, made by `FuzzSeeds reproductions`),
+/// their current-format reproductions (`Fuzz/FailCases/FuzzStoreOpen/<original>-format4`, made by `FuzzSeeds reproductions`),
 /// and each test first checks that the store header is one this version reads, so that the store reaches the code
 /// that trapped.
 ///
@@ -65,14 +65,14 @@ import Testing
 
     // MARK: - Found by FuzzStoreOpen
 
-    /// Fuzz/FailCases/FuzzStoreOpen/logverifier-commit-operation-count(-format3): a commit record (valid checksum) whose
+    /// Fuzz/FailCases/FuzzStoreOpen/logverifier-commit-operation-count(-format4): a commit record (valid checksum) whose
     /// operationCount is above Int.max. LogVerifier.verify (LogVerifier.swift:74) converts it with `Int(...)`,
     /// which traps ("Not enough bits to represent the passed value"), so `ReadOnlyStore.open` (`strata fsck`,
     /// `info`, `dump`) and `Store.verify()` crash on such a log instead of reporting it. Adding the counts of
     /// several commits can overflow the same way. Fixed: the verifier clamps the count and saturates the sum.
     static let commitOperationCountAboveIntMax = [  // mode 0xf (bit 4: FuzzStoreOpen also writes after a clean verify)
         "strata.pages": """
-        iVNUUkENChoDAAAAQAAAAAACAAABAAAAAAAAAAAAAAAAAAAAt7Y19Z756EsmYiGBQ6UUKAAAAAAAAAAAROkE/QAAAAAAAAAAAAAA\
+        iVNUUkENChoEAAAAQAAAAAACAAABAAAAAAAAAAAAAAAAAAAAt7Y19Z756EsmYiGBQ6UUKAAAAAAAAAAA7AKOlAAAAAAAAAAAAAAA\
         AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\
         AP///////wLGAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\
         AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\
@@ -103,27 +103,27 @@ import Testing
         }
     }
 
-    /// Fuzz/FailCases/FuzzStoreOpen/root-record-wal-lsn-max(-format3): a root record (valid checksums) claiming it covers
+    /// Fuzz/FailCases/FuzzStoreOpen/root-record-wal-lsn-max(-format4): a root record (valid checksums) claiming it covers
     /// the log up to LSN `UInt64.max`. `LogVerifier` (LogVerifier.swift:51) and `Store.open` compute
     /// `coveredLSN + 1`, which trapped on the overflow. Fixed in StrataFormat: `RootRecord.decode` rejects that
     /// LSN (Tests/StrataFormatTests/FuzzRegressionTests.swift), so the root record is not valid and the store
     /// opens from the previous one or reports the damage.
     static let rootRecordWALLSNMax = [  // mode 0x1f (bit 4: FuzzStoreOpen also writes after a clean verify)
         "strata.pages": """
-        iVNUUkENChoDAAAAQAAAAAACAAABAAAAAAAAAAAAAAAAAAAAglgzFd9/ZBOSND0HP33kRAAAAAAAAAAAtjmdmgAAAAAAAAAAAAAA\
+        iVNUUkENChoEAAAAQAAAAAACAAABAAAAAAAAAAAAAAAAAAAAglgzFd9/ZBOSND0HP33kRAAAAAAAAAAAfpMT8wAAAAAAAAAAAAAA\
         AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\
         AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\
         AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\
         AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\
         AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\
-        AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA4aZbWAQFNAAEAAAAA\
-        AAAAAQAAAAAAAADbAQAAAAAAAAEAAAAAAAAAAAIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8w\
-        MTIzNDU2Nzg5Ojs8PT4/QEFCQ0RFRkdISUpLTE0DAAsADQAPABEAEwAVABcAGQAbAB0AHwAiACUAKAArAC4AMQA0ADcAOgA9AEAA\
-        QwBGAEkATABPAFIAVQBYAFsAXgBhAGQAZwBqAG0AcABzAHYAeQB8AH8AggCFAIgAiwCOAJEAlACXAJoAnQCgAKMApgCpAKwArwCy\
-        ALUAuAC7AL4AwQDEAMcAygDNANAA0wDWANkA3ADfAOIAAAAAAAAAAAAAAEFkYXBlcnNvbiAycDBwMXAycDNwNHA1cDZwN3A4cDlw\
-        MTBwMTFwMTJwMTNwMTRwMTVwMTZwMTdwMThwMTlwMjBwMjFwMjJwMjNwMjRwMjVwMjZwMjdwMjhwMjlwMzBwMzFwMzJwMzNwMzRw\
-        MzVwMzZwMzdwMzhwMzlwNDBwNDFwNDJwNDNwNDRwNDVwNDZwNDdwNDhwNDlwNTBwNTFwNTJwNTNwNTRwNTVwNTZwNTdwNThwNTlw\
-        NjBwNjFwNjJwNjNwNjRwNjVwNjZwNjdwNjhwNjlwNzBwNzFwNzJwNzNwNzQAAAAAAMe8j/IBAC0AAgAAAAAAAAABAAAAAAAAAAMB\
+        AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAADn7KF3AYBNAAEAAAAA\
+        AAAAAQAAAAAAAACaAQAAAAAAAAEAAAAAAAAACgD9//////////8/AwALAA0ADwARABMAFQAXABkAGwAdAB8AIgAlACgAKwAuADEA\
+        NAA3ADoAPQBAAEMARgBJAEwATwBSAFUAWABbAF4AYQBkAGcAagBtAHAAcwB2AHkAfAB/AIIAhQCIAIsAjgCRAJQAlwCaAJ0AoACj\
+        AKYAqQCsAK8AsgC1ALgAuwC+AMEAxADHAMoAzQDQANMA1gDZANwA3wDiAAAAAAAAAAAAAABBZGFwZXJzb24gMnAwcDFwMnAzcDRw\
+        NXA2cDdwOHA5cDEwcDExcDEycDEzcDE0cDE1cDE2cDE3cDE4cDE5cDIwcDIxcDIycDIzcDI0cDI1cDI2cDI3cDI4cDI5cDMwcDMx\
+        cDMycDMzcDM0cDM1cDM2cDM3cDM4cDM5cDQwcDQxcDQycDQzcDQ0cDQ1cDQ2cDQ3cDQ4cDQ5cDUwcDUxcDUycDUzcDU0cDU1cDU2\
+        cDU3cDU4cDU5cDYwcDYxcDYycDYzcDY0cDY1cDY2cDY3cDY4cDY5cDcwcDcxcDcycDczcDc0AAAAAAAAAAAAAAAAAAAAAAAAAAAA\
+        AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAMe8j/IBAC0AAgAAAAAAAAABAAAAAAAAAAMB\
         AAAAAAAATwAAAAAAAAADAAYACQAMAA8AEgAVABgAGwAeACEAJAAnACoALQAwADMANgA5ADwAPwBCAEUASABLAE8AUwBXAFsAXwBj\
         AGcAawBvAHMAdwB7AH8AgwCHAIsAjwCTAJcAmwAAAAAAAABwNzVwNzZwNzdwNzhwNzlwODBwODFwODJwODNwODRwODVwODZwODdw\
         ODhwODlwOTBwOTFwOTJwOTNwOTRwOTVwOTZwOTdwOThwOTlwMTAwcDEwMXAxMDJwMTAzcDEwNHAxMDVwMTA2cDEwN3AxMDhwMTA5\
@@ -188,7 +188,7 @@ import Testing
         }
     }
 
-    /// Fuzz/FailCases/FuzzStoreOpen/lsn-near-max-write(-format3) (made by hand after the finding above, in the FuzzStoreOpen
+    /// Fuzz/FailCases/FuzzStoreOpen/lsn-near-max-write(-format4) (made by hand after the finding above, in the FuzzStoreOpen
     /// input format, mode 0x10): a checkpoint covering LSN `UInt64.max - 3` and a log whose one transaction
     /// takes LSNs `max - 2` (operations) and `max - 1` (commit), checksums valid. The store opens, replays and
     /// verifies clean; the next `Store.write` traps in `WALRecordBuilder.sealOpenRecord` (`nextLSN += 1`
@@ -196,7 +196,7 @@ import Testing
     /// (2^62), so such a store is reported as corrupt and a writer can never overflow an LSN.
     static let lsnNearMax = [  // mode 0x10 (bit 4: FuzzStoreOpen also writes after a clean verify)
         "strata.pages": """
-        iVNUUkENChoDAAAAQAAAAAACAAABAAAAAAAAAAAAAAAAAAAA7BxXRzSdqF5/kBLs3lpAPAAAAAAAAAAAqGI8xAAAAAAAAAAAAAAA\
+        iVNUUkENChoEAAAAQAAAAAACAAABAAAAAAAAAAAAAAAAAAAA7BxXRzSdqF5/kBLs3lpAPAAAAAAAAAAAgHy2KwAAAAAAAAAAAAAA\
         AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\
         AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\
         AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\

@@ -48,10 +48,10 @@ import Testing
         try store.close()
     }
 
-    /// A store of format version 1 (leaf pages before they were searched in place) or 2 (row records before they
-    /// were compact) is refused, by the writer's open and by the read-only open of fsck alike, with a message that
-    /// names the version and what to do.
-    @Test(arguments: [UInt32(1), 2])
+    /// A store of format version 1 (leaf pages before they were searched in place), 2 (row records before they
+    /// were compact) or 3 (leaves before row-ID bitmaps) is refused, by the writer's open and by the read-only open of
+    /// fsck alike, with a message that names the version and what to do.
+    @Test(arguments: [UInt32(1), 2, 3])
     func anOlderStoreIsRefusedWithAMessageSayingWhatToDo(version: UInt32) throws {
         let fileSystem = TemporaryStore.makeFileSystem()
         let store = try Store.openForTesting(fileSystem)

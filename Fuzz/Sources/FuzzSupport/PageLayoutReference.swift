@@ -1,6 +1,6 @@
 import StrataFormat
 
-/// A second reading of the tree-page layouts of format version 3 (FORMAT.md §4.2, §4.3, §4.6, §4.7), written from
+/// A second reading of the tree-page layouts of format version 4 (FORMAT.md §4.2, §4.3, §4.6, §4.7), written from
 /// the document, not from the decoders, over a copy of the body with every read bounds-checked. FuzzPage holds
 /// `validate`, `decode` and the in-place views to it: `validate` must accept exactly the pages this accepts, and
 /// `decode` and the views must give what it reads.
@@ -39,35 +39,55 @@ enum PageLayoutReference {
     /// §4.2. An empty leaf is accepted here as `LeafPage.validate` accepts it (the format's tests round-trip one);
     /// the tree readers refuse it (`PageStore`, the verifier).
     static func leaf(_ body: [UInt8], header: PageHeader, pageSize: Int) -> Leaf? {
-        guard header.type == .leaf, header.extra == 0, [0, 1, 2, 4, 8].contains(header.flags) else { return nil }
+        guard header.type == .leaf, header.extra == 0, [0, 1, 2, 4, 8, 0x80].contains(header.flags) else { return nil }
         let count = header.itemCount
-        let width = Int(header.flags)
+        let isBitmap = header.flags == 0x80
+        let width = isBitmap ? 0 : Int(header.flags)
         let maximumInline = (pageSize - 32) / 4 - 12
         guard let first = Reseal.uint64(body, at: 0) else { return nil }
-        let endsAt = 8 + width * count
+        var rowIDBytes = width * count
+        var bitmap: [UInt8] = []
+        if isBitmap {
+            guard let length = uint16(body, at: 8), 10 + length <= body.count else { return nil }
+            rowIDBytes = 2 + length
+            bitmap = Array(body[10..<(10 + length)])
+        }
+        let endsAt = 8 + rowIDBytes
         let bitsAt = endsAt + 2 * count
         let dataAt = bitsAt + (count + 7) / 8
         guard dataAt <= body.count else { return nil }
-        // An empty leaf has one encoding: no deltas' width and a first row ID of 0.
-        if count == 0, width != 0 || first != 0 { return nil }
+        // An empty leaf has one encoding: dense row IDs and a first row ID of 0.
+        if count == 0, header.flags != 0 || first != 0 { return nil }
         var result = Leaf(keys: [], values: [])
         var deltas: [UInt64] = []
-        for index in 0..<count {
-            var delta = UInt64(index)
-            if width > 0 {
-                delta = 0
-                for byte in (0..<width).reversed() { delta = delta << 8 | UInt64(body[8 + width * index + byte]) }
+        if isBitmap {
+            for (byteIndex, byte) in bitmap.enumerated() {
+                for bit in 0..<8 where byte >> bit & 1 == 1 { deltas.append(UInt64(byteIndex * 8 + bit)) }
             }
-            deltas.append(delta)
+            // The first row's bit is set, the last byte holds the last row's, and the bits count the rows.
+            guard deltas.count == count, deltas.first == 0, bitmap.last.map({ $0 != 0 }) ?? false else { return nil }
+        } else {
+            for index in 0..<count {
+                var delta = UInt64(index)
+                if width > 0 {
+                    delta = 0
+                    for byte in (0..<width).reversed() { delta = delta << 8 | UInt64(body[8 + width * index + byte]) }
+                }
+                deltas.append(delta)
+            }
         }
         if width > 0, deltas.first.map({ $0 != 0 }) ?? false { return nil }
         for index in deltas.indices.dropFirst() where deltas[index] <= deltas[index - 1] { return nil }
         if let last = deltas.last {
             guard last <= UInt64.max - first else { return nil }
+            // The narrowest form: dense, else deltas of the narrowest width, unless a bitmap is strictly smaller.
             let span = last
-            let narrowest =
-                span == UInt64(count - 1) ? 0 : span <= 0xFF ? 1 : span <= 0xFFFF ? 2 : span <= 0xFFFF_FFFF ? 4 : 8
-            guard narrowest == width else { return nil }
+            let deltaWidth = span <= 0xFF ? 1 : span <= 0xFFFF ? 2 : span <= 0xFFFF_FFFF ? 4 : 8
+            let bitmapBytes = span / 8 + 1
+            let narrowest: UInt8 =
+                span == UInt64(count - 1)
+                ? 0 : bitmapBytes <= 0xFFFF && 2 + bitmapBytes < UInt64(deltaWidth * count) ? 0x80 : UInt8(deltaWidth)
+            guard narrowest == header.flags else { return nil }
         }
         // Bits past the last row are zero.
         if count % 8 != 0, body[bitsAt + count / 8] >> (count % 8) != 0 { return nil }

@@ -177,7 +177,9 @@ extension StoreState {
         if deferred != nil {
             deferred!.note(id, old: old, new: new)
             // Wrapping: an entry to remove that is not counted is corruption, which applying the change reports.
-            indexes[id]!.entryCount = indexes[id]!.entryCount &+ (new == nil ? 0 : 1) &- (old == nil ? 0 : 1)
+            // Changed where it lies in the catalog: through the subscript, the index's state would be copied.
+            let slot = indexes.index(forKey: id)!
+            indexes.values[slot].entryCount &+= (new == nil ? 0 : 1) &- (old == nil ? 0 : 1)
             return
         }
         var index = indexes[id]!

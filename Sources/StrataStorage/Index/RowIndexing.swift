@@ -15,7 +15,9 @@ struct RowIndexing: LeafVisitor {
         let new: [UInt8]?
     }
 
-    private let indexes: [IndexID: IndexState]
+    /// The state's index catalog, let go once the changes are made: applying them changes the state's catalog,
+    /// which would be copied whole while this still held it.
+    private var indexes: [IndexID: IndexState]
     /// The table's indexes.
     private let ids: [IndexID]
     private let row: UInt64
@@ -41,6 +43,7 @@ struct RowIndexing: LeafVisitor {
     ///   stored row that no longer decodes.
     mutating func visit(_ old: LeafCell?) throws {
         if ids.isEmpty { return }
+        defer { indexes = [:] }
         if case .inline(let oldBytes)? = old, case .bytes(let newBytes)? = new,
             newBytes.withUnsafeBytes({ keysAgree(old: oldBytes, new: $0) })
         {

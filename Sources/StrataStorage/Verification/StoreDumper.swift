@@ -177,13 +177,22 @@ extension ReadOnlyStore {
         switch header.type {
         case .leaf:
             spans.add(4, "extra 0 (leaf)")
-            let width = Int(header.flags)
+            let isBitmap = header.flags == LeafPage.bitmapFlags
+            let width = isBitmap ? 0 : Int(header.flags)
             let first = spans.u64()
             spans.add(8, "first row ID \(first)")
-            // A damaged count or width is cut to what the body holds: a dump never traps.
-            let count = min(header.itemCount, spans.remaining / (width + 2))
             var rows: [UInt64] = []
-            for index in 0..<count {
+            if isBitmap {
+                let length = Int(spans.u16())
+                spans.add(2, "row-ID bitmap of \(length) bytes")
+                for (byteIndex, byte) in spans.peek(length).enumerated() {
+                    for bit in 0..<8 where byte >> bit & 1 != 0 { rows.append(first &+ UInt64(byteIndex * 8 + bit)) }
+                }
+                spans.add(length, "row-ID bitmap: \(rows.count) rows, bit i for row \(first) + i")
+            }
+            // A damaged count, width or bitmap is cut to what the body holds: a dump never traps.
+            let count = min(header.itemCount, spans.remaining / (width + 2), isBitmap ? rows.count : Int.max)
+            for index in 0..<count where !isBitmap {
                 if width == 0 {
                     rows.append(first &+ UInt64(index))
                 } else {
