@@ -137,11 +137,7 @@ public final class WriteTransaction {
     public func insert(_ value: [UInt8], into table: TableID) throws -> RowID {
         checkActive()
         try checkSize(value)
-        let row = try userTable(table).nextRowID
-        guard row < UInt64.max else {
-            throw StorageError.invalidArgument("the row IDs of table \(table.rawValue) are exhausted")
-        }
-        try state.put(table: table, row: row, value: .bytes(value), tree: tree, owner: tag, deferring: &indexChanges)
+        let row = try state.insert(table: table, value: .bytes(value), tree: tree, owner: tag, deferring: &indexChanges)
         try logPut(table, row, value)
         return RowID(row)
     }
