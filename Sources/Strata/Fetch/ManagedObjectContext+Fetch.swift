@@ -260,36 +260,41 @@ extension ManagedObjectContext {
     /// it fires. Faults that hold a row already are not read again; a fault whose row is gone gets none (it finds
     /// out when it fires).
     func cacheRows(of faults: [ManagedObject]) throws {
-        // Grouped by store and hierarchy: a to-many's members are all of one, so this is usually one group.
-        var groups: [(store: StoreIdentity, root: EntityDescription, members: [ManagedObject])] = []
-        // The group of the fault before, compared through these (reading the group's tuple copied it twice a member).
+        // Grouped by store and hierarchy: a to-many's members are all of one, so this is usually one group. Each
+        // member is listed with its row ID as it is grouped: its ID is read once.
+        typealias Member = (rowID: UInt64, object: ManagedObject)
+        var groups: [(store: StoreIdentity, root: EntityDescription, members: [Member])] = []
+        // The group of the fault before, and its entity, compared through these (reading the group's tuple copied
+        // it twice a member, and a hierarchy's root is looked up only when the entity changes).
         var current = -1
         var currentStore: StoreIdentity?
-        var currentRoot: EntityDescription?
-        for fault in faults where fault.isFault && !fault.holdsCachedRow && !fault.objectID.isTemporaryID {
+        var currentEntity: EntityDescription?
+        for fault in faults where fault.isFault && !fault.holdsCachedRow {
             let id = fault.objectID
-            let root = id.entity.rootEntity
-            if id.store !== currentStore || root !== currentRoot {
+            guard !id.isTemporaryID else { continue }
+            if id.store !== currentStore || id.entity !== currentEntity {
+                let root = id.entity.rootEntity
                 if let index = groups.firstIndex(where: { $0.store === id.store && $0.root === root }) {
                     current = index
                 } else {
                     groups.append((id.store, root, []))
                     current = groups.count - 1
                 }
-                (currentStore, currentRoot) = (id.store, root)
+                (currentStore, currentEntity) = (id.store, id.entity)
             }
-            groups[current].members.append(fault)
+            groups[current].members.append((id.number, fault))
         }
-        for group in groups {
+        for var group in groups {
             guard let store = coordinator.persistentStore(for: group.store.uuid) else {
                 throw ObjectGraphError.unknownStore(group.store.uuid)
             }
             // Members by row ID, to match the rows (which come in row-ID order); a to-many's usually are.
-            var members = group.members.map { (rowID: $0.objectID.rowID!, object: $0) }
-            if !members.indices.dropFirst().allSatisfy({ members[$0 - 1].rowID < members[$0].rowID }) {
-                members.sort { $0.rowID < $1.rowID }
+            if !group.members.indices.dropFirst().allSatisfy({ group.members[$0 - 1].rowID < group.members[$0].rowID })
+            {
+                group.members.sort { $0.rowID < $1.rowID }
             }
-            let rows = try store.rows(withIDs: members.map(\.rowID), of: group.root)
+            let members = group.members
+            let rows = try store.rows(withIDs: members.map { $0.rowID }, of: group.root)
             var batch = RowCache.Batch(capacity: rows.count)
             var position = 0
             for index in rows.indices {
