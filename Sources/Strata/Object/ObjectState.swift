@@ -184,8 +184,9 @@ final class ObjectState {
     }
 
     private func decode(_ index: Int) {
-        let attribute = record!.entity.attributes[index]
-        values[index] = record!.value(atStorageIndex: attribute.storageIndex!)
+        // The record read (and copied) once: each read of a property is checked for exclusive access.
+        guard let record else { preconditionFailure("attribute \(index) is undecoded without a record") }
+        values[index] = record.value(atStorageIndex: record.entity.attributes[index].storageIndex!)
         undecoded.remove(index)
     }
 
