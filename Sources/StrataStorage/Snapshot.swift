@@ -74,6 +74,9 @@ public struct Snapshot: Sendable {
         _ rows: [RowID], in table: TableID, _ body: (RowID, UnsafeRawBufferPointer?) throws -> Bool
     ) throws {
         let root = try state.table(table).root
+        // The cell closure captures the page store alone: capturing the snapshot copied it (a retain of each of its
+        // references) at every leaf the walk entered, more than the leaf's search.
+        let pages = tree.pages
         var start = 0
         var keys: [UInt64] = []
         keys.reserveCapacity(rows.count)
@@ -90,7 +93,7 @@ public struct Snapshot: Sendable {
                 try tree.forEachCell(root, keys: keys) { position, cell in
                     let row = RowID(keys[position])
                     guard let cell else { return try body(row, nil) }
-                    return try tree.pages.withBytes(of: cell) { try body(row, $0) }
+                    return try pages.withBytes(of: cell) { try body(row, $0) }
                 }
             }
             if !going { return }

@@ -205,4 +205,56 @@ import Testing
         request.predicate = try ObjectPredicate(format: "nope == 1")
         #expect(throws: PredicateEvaluationError.self) { try context.fetch(request) }
     }
+
+    @Test(arguments: StoreKind.allCases)
+    func resultsOfSeveralClassesAreEachOfTheirOwnClassAsAnyResultType(_ kind: StoreKind) throws {
+        let stack = try FetchTestModel.savedStack(kind)
+        let context = stack.context()
+        // By salary, contractors fall between employees: the results' class changes from one result to the next.
+        let request = FetchRequest<FetchEmployee>(entityName: "FetchEmployee")
+        request.sortKeys = [SortKey("salary"), SortKey("serial")]
+        let employees = try context.fetch(request)
+        #expect(employees.count == FetchTestModel.employeeNames.count)
+        #expect(employees.allSatisfy { ($0 is FetchContractor) == ($0.serial > 26) })
+        let changes = zip(employees, employees.dropFirst()).filter { type(of: $0) != type(of: $1) }.count
+        #expect(changes > 2)
+        // The same objects (uniquing) as the base class and as a protocol the classes conform to.
+        let base = FetchRequest<ManagedObject>(entityName: "FetchEmployee")
+        base.sortKeys = request.sortKeys
+        #expect(zip(try context.fetch(base), employees).allSatisfy { $0 === $1 })
+        let numbered = FetchRequest<any SerialNumbered>(entityName: "FetchEmployee")
+        numbered.sortKeys = request.sortKeys
+        #expect(try context.fetch(numbered).map(\.serial) == employees.map(\.serial))
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func fetchedObjectsHoldOneRowCacheEntryEachUntilTheyGo(_ kind: StoreKind) throws {
+        let stack = try FetchTestModel.savedStack(kind)
+        let request = FetchRequest<FetchEmployee>(entityName: "FetchEmployee")
+        try request.setPredicate(format: "salary > %d", 150)
+        let (firstContext, secondContext) = (stack.context(), stack.context())
+        var first: [FetchEmployee]? = try firstContext.fetch(request)
+        let count = first!.count
+        #expect(count > 1)
+        #expect(stack.coordinator.rowCacheStatistics.entries == count)
+        #expect(stack.coordinator.rowCacheStatistics.cachedRows == count)
+        // Another context's results share the entries, and fill from them (firing its faults reads no store).
+        var second: [FetchEmployee]? = try secondContext.fetch(request)
+        #expect(stack.coordinator.rowCacheStatistics.entries == count)
+        let reads = stack.store.rowReads
+        #expect(second!.allSatisfy { $0.isFault && $0.salary > 150 })
+        #expect(stack.store.rowReads == reads)
+        // Each context's objects release their holds: the entries go with the last holder.
+        first = nil
+        #expect(stack.coordinator.rowCacheStatistics.entries == count)
+        second = nil
+        #expect(stack.coordinator.rowCacheStatistics.entries == 0)
+    }
 }
+
+/// A protocol the fetch test model's employee classes conform to: a fetch may return its results as it.
+protocol SerialNumbered {
+    var serial: Int64 { get }
+}
+
+extension FetchEmployee: SerialNumbered {}

@@ -52,7 +52,9 @@ import Testing
             RowCache.Key(store: second, entity: Self.entity, rowID: 1),
             RowCache.Key(store: first, entity: Self.entity, rowID: 2),
         ]
-        cache.storeRetaining(keys, (1...4).map { Self.row(version: UInt64($0)) })
+        var batch = RowCache.Batch()
+        for (key, version) in zip(keys, 1...4) { batch.append(Self.row(version: UInt64(version)), for: key) }
+        cache.storeRetaining(batch)
         #expect(cache.count == 4)
         for (index, key) in keys.enumerated() {
             #expect(cache.row(for: key, maximumAge: nil, retaining: false)?.version == UInt64(index + 1))

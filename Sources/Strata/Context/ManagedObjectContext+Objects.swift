@@ -31,6 +31,17 @@ extension ManagedObjectContext {
     /// Registers the object for a fetched row: the registered object when there is one (its in-memory state
     /// wins, as uniquing requires), else a fault, or a filled object when `populate` is set.
     func object(for id: ManagedObjectID, row: StoredRow, populate: Bool) -> ManagedObject {
+        var rows = RowCache.Batch()
+        let object = object(for: id, row: row, populate: populate, caching: &rows)
+        coordinator.rowCache.storeRetaining(rows)
+        return object
+    }
+
+    /// ``object(for:row:populate:)`` for one of several rows: a new object's row is added to `rows`, which the caller
+    /// caches (``RowCache/storeRetaining(_:)``) while it still holds the objects.
+    func object(
+        for id: ManagedObjectID, row: StoredRow, populate: Bool, caching rows: inout RowCache.Batch
+    ) -> ManagedObject {
         if let object = registry[id] {
             if populate, object.isFault { object.load(row) }
             return object
@@ -39,7 +50,9 @@ extension ManagedObjectContext {
         let object = makeFault(
             for: row.entity === id.entity
                 ? id : ManagedObjectID(entity: row.entity, store: id.store, rowID: id.rowID!))
-        cacheRow(row, for: object)
+        // A new fault holds no entry yet: its row is one more holder's.
+        rows.append(row, for: RowCache.Key(object.objectID))
+        object.holdsCachedRow = true
         if populate { object.load(row) }
         return object
     }

@@ -133,9 +133,28 @@ final class RowCache: Sendable {
         }
     }
 
-    /// Records rows read together (a batch of faults), `rows[i]` under `keys[i]`, each in the entry an object
-    /// retains with it: one lock and one clock reading for all of them.
-    func storeRetaining(_ keys: [Key], _ rows: [StoredRow]) {
+    /// Rows read together (a fetch's results, a batch of faults), each for an object that will retain its entry:
+    /// recorded by ``storeRetaining(_:)`` under one lock.
+    struct Batch {
+        private(set) var keys: [Key] = []
+        private(set) var rows: [StoredRow] = []
+
+        init(capacity: Int = 0) {
+            keys.reserveCapacity(capacity)
+            rows.reserveCapacity(capacity)
+        }
+
+        mutating func append(_ row: StoredRow, for key: Key) {
+            keys.append(key)
+            rows.append(row)
+        }
+    }
+
+    /// Records rows read together, each in the entry an object retains with it: one lock and one clock reading for
+    /// all of them.
+    func storeRetaining(_ batch: Batch) {
+        guard !batch.keys.isEmpty else { return }
+        let (keys, rows) = (batch.keys, batch.rows)
         let now = Date()
         state.withLock { state in
             var table = -1

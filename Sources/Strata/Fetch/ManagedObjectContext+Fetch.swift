@@ -32,7 +32,7 @@ extension ManagedObjectContext {
         if request.includesPendingChanges, request.resultType != .dictionary { try processPendingChanges() }
         switch request.resultType {
         case .managedObject:
-            return try objects(for: request, entity: entity).map { Self.cast($0, to: Result.self) }
+            return Self.cast(try objects(for: request, entity: entity), to: Result.self)
         case .managedObjectID:
             return try matches(
                 of: request, entity: entity, kind: .objectIDs, includesPendingChanges: request.includesPendingChanges
@@ -111,7 +111,10 @@ extension ManagedObjectContext {
         // Room for every result at once: grown one insert at a time, the registry was rehashed about
         // log2(results) times during a fetch.
         registry.reserveCapacity(registry.count + found.count)
-        let objects = found.map { object(for: $0, populate: !request.returnsObjectsAsFaults) }
+        // The rows of new objects go into the row cache together, under one lock.
+        var rows = RowCache.Batch(capacity: found.count)
+        let objects = found.map { object(for: $0, populate: !request.returnsObjectsAsFaults, caching: &rows) }
+        coordinator.rowCache.storeRetaining(rows)
         // Core Data's batched array: firing one fault of a batch fills the batch with one store query.
         if request.fetchBatchSize > 0, request.includesPropertyValues {
             makeFaultBatches(objects, size: request.fetchBatchSize)
@@ -125,6 +128,13 @@ extension ManagedObjectContext {
     func object(for match: FetchMatch, populate: Bool) -> ManagedObject {
         if let object = match.object { return object }
         if let row = match.row { return object(for: match.id, row: row, populate: populate) }
+        return object(with: match.id)
+    }
+
+    /// ``object(for:populate:)``, with the row of a new object added to `rows` for the caller to cache.
+    func object(for match: FetchMatch, populate: Bool, caching rows: inout RowCache.Batch) -> ManagedObject {
+        if let object = match.object { return object }
+        if let row = match.row { return object(for: match.id, row: row, populate: populate, caching: &rows) }
         return object(with: match.id)
     }
 
@@ -157,6 +167,27 @@ extension ManagedObjectContext {
             throw FetchRequestError.havingRequiresGroupBy
         }
         return entity
+    }
+
+    /// Objects as the request's result type, each class checked once: ``cast(_:to:)`` for each object boxed it in an
+    /// `Any` and cast it back in unspecialized code (1,300 instructions a result).
+    static func cast<Result>(_ objects: [ManagedObject], to type: Result.Type) -> [Result] {
+        // A protocol or an existential is not laid out as a class reference: each object is cast.
+        guard Result.self is ManagedObject.Type else { return objects.map { cast($0, to: Result.self) } }
+        var results: [Result] = []
+        results.reserveCapacity(objects.count)
+        var checked: ObjectIdentifier?
+        for object in objects {
+            // A fetch's objects are mostly of one class: a class seen before is known to be a `Result`.
+            let objectClass = ObjectIdentifier(Swift.type(of: object))
+            if objectClass != checked {
+                results.append(cast(object, to: Result.self))
+                checked = objectClass
+            } else {
+                results.append(unsafeBitCast(object, to: Result.self))
+            }
+        }
+        return results
     }
 
     static func cast<Result>(_ value: Any, to type: Result.Type) -> Result {
@@ -211,11 +242,13 @@ extension ManagedObjectContext {
             var request = StoreFetchRequest(entity: members[0].entity.rootEntity)
             request.rowIDs = members.map { $0.objectID.rowID! }
             let result = try store.fetch(request)
+            var rows = RowCache.Batch(capacity: result.rows.count)
             for (reference, row) in zip(result.references, result.rows) {
                 let id = ManagedObjectID(
                     entity: reference.entity, storeIdentifier: store.identifier, rowID: reference.rowID)
-                _ = object(for: id, row: row, populate: true)
+                _ = object(for: id, row: row, populate: true, caching: &rows)
             }
+            coordinator.rowCache.storeRetaining(rows)
         }
     }
 }
@@ -227,44 +260,52 @@ extension ManagedObjectContext {
     /// it fires. Faults that hold a row already are not read again; a fault whose row is gone gets none (it finds
     /// out when it fires).
     func cacheRows(of faults: [ManagedObject]) throws {
-        // Grouped by store and hierarchy: a to-many's members are all of one, so this is usually one group.
-        var groups: [(store: UUID, root: EntityDescription, members: [ManagedObject])] = []
-        for fault in faults where fault.isFault && !fault.holdsCachedRow && !fault.objectID.isTemporaryID {
+        // Grouped by store and hierarchy: a to-many's members are all of one, so this is usually one group. Each
+        // member is listed with its row ID as it is grouped: its ID is read once.
+        typealias Member = (rowID: UInt64, object: ManagedObject)
+        var groups: [(store: StoreIdentity, root: EntityDescription, members: [Member])] = []
+        // The group of the fault before, and its entity, compared through these (reading the group's tuple copied
+        // it twice a member, and a hierarchy's root is looked up only when the entity changes).
+        var current = -1
+        var currentStore: StoreIdentity?
+        var currentEntity: EntityDescription?
+        for fault in faults where fault.isFault && !fault.holdsCachedRow {
             let id = fault.objectID
-            let store = id.storeIdentifier!
-            let root = id.entity.rootEntity
-            if let last = groups.indices.last, groups[last].root === root, groups[last].store == store {
-                groups[last].members.append(fault)
-            } else if let index = groups.firstIndex(where: { $0.store == store && $0.root === root }) {
-                groups[index].members.append(fault)
-            } else {
-                groups.append((store, root, [fault]))
+            guard !id.isTemporaryID else { continue }
+            if id.store !== currentStore || id.entity !== currentEntity {
+                let root = id.entity.rootEntity
+                if let index = groups.firstIndex(where: { $0.store === id.store && $0.root === root }) {
+                    current = index
+                } else {
+                    groups.append((id.store, root, []))
+                    current = groups.count - 1
+                }
+                (currentStore, currentEntity) = (id.store, id.entity)
             }
+            groups[current].members.append((id.number, fault))
         }
-        for group in groups {
-            guard let store = coordinator.persistentStore(for: group.store) else {
-                throw ObjectGraphError.unknownStore(group.store)
+        for var group in groups {
+            guard let store = coordinator.persistentStore(for: group.store.uuid) else {
+                throw ObjectGraphError.unknownStore(group.store.uuid)
             }
             // Members by row ID, to match the rows (which come in row-ID order); a to-many's usually are.
-            var members = group.members.map { (rowID: $0.objectID.rowID!, object: $0) }
-            if !members.indices.dropFirst().allSatisfy({ members[$0 - 1].rowID < members[$0].rowID }) {
-                members.sort { $0.rowID < $1.rowID }
+            if !group.members.indices.dropFirst().allSatisfy({ group.members[$0 - 1].rowID < group.members[$0].rowID })
+            {
+                group.members.sort { $0.rowID < $1.rowID }
             }
-            let rows = try store.rows(withIDs: members.map(\.rowID), of: group.root)
-            var keys: [RowCache.Key] = []
-            var found: [StoredRow] = []
-            keys.reserveCapacity(rows.count)
-            found.reserveCapacity(rows.count)
+            let members = group.members
+            let rows = try store.rows(withIDs: members.map { $0.rowID }, of: group.root)
+            var batch = RowCache.Batch(capacity: rows.count)
             var position = 0
             for index in rows.indices {
                 let rowID = rows[index].rowID
                 while position < members.count, members[position].rowID < rowID { position += 1 }
                 guard position < members.count, members[position].rowID == rowID else { continue }
-                keys.append(RowCache.Key(store: group.store, entity: group.root, rowID: rowID))
-                found.append(rows[index].row)
+                batch.append(
+                    rows[index].row, for: RowCache.Key(store: group.store.uuid, entity: group.root, rowID: rowID))
                 members[position].object.holdsCachedRow = true
             }
-            coordinator.rowCache.storeRetaining(keys, found)
+            coordinator.rowCache.storeRetaining(batch)
         }
     }
 }

@@ -102,6 +102,9 @@ extension ManagedObject {
     /// Reads a binary value kept in the store's blob segments, if the attribute still refers to one. Reading it is
     /// not a change: it becomes the committed value too.
     func resolveExternalValue(at index: Int) throws {
+        // Every attribute read asks: most objects have no value outside their row, and a count is cheaper than a
+        // hashed lookup.
+        guard state?.externalReferences.isEmpty == false else { return }
         guard let blob = externalReferences[index], value(at: index) == nil else { return }
         guard let coordinator = managedObjectContext?.coordinator ?? coordinator else {
             throw ObjectGraphError.noContext(objectID)

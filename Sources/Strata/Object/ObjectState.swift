@@ -83,16 +83,19 @@ final class ObjectState {
     /// The state of a fault of `entity` that fires with `row` and had no state (the usual case): what
     /// ``ManagedObject/load(_:)`` makes of a state, set as the object is made.
     init(loading row: StoredRow, of entity: EntityDescription, coordinator: PersistentStoreCoordinator?) {
-        let loaded = Loaded(row, of: entity)
-        values = loaded.values
-        undecoded = loaded.undecoded
-        record = loaded.record
-        committed = loaded.committed
-        committedExternalReferences = loaded.committedExternalReferences
-        committedReferences = loaded.committedReferences
+        // Destructured into locals, each moved into its property: a `Loaded` struct read field by field was copied
+        // whole and destroyed (two dozen retains and releases a fired fault).
+        let (values, undecoded, record, committed, committedExternal, committedReferences, external) =
+            Self.loaded(row, of: entity)
+        self.values = values
+        self.undecoded = undecoded
+        self.record = record
+        self.committed = committed
+        committedExternalReferences = committedExternal
+        self.committedReferences = committedReferences
         version = row.version
         self.coordinator = coordinator
-        externalReferences = loaded.externalReferences
+        externalReferences = external
         relationshipValues = entity.unreadRelationshipValues
     }
 
@@ -100,43 +103,37 @@ final class ObjectState {
     /// changed, an object refreshed): as ``init(loading:of:coordinator:)`` sets it. Changes and baselines are
     /// the caller's.
     func load(_ row: StoredRow, of entity: EntityDescription) {
-        let loaded = Loaded(row, of: entity)
-        values = loaded.values
-        undecoded = loaded.undecoded
-        record = loaded.record
-        committed = loaded.committed
-        committedExternalReferences = loaded.committedExternalReferences
-        committedReferences = loaded.committedReferences
+        let (values, undecoded, record, committed, committedExternal, committedReferences, external) =
+            Self.loaded(row, of: entity)
+        self.values = values
+        self.undecoded = undecoded
+        self.record = record
+        self.committed = committed
+        committedExternalReferences = committedExternal
+        self.committedReferences = committedReferences
         version = row.version
-        externalReferences = loaded.externalReferences
+        externalReferences = external
     }
 
     /// What loading a row sets, worked out once for the initializer and for ``load(_:of:)`` (which cannot share
     /// an assignment: the initializer sets each property once). A row kept as its record stays the committed state,
     /// nothing decoded (the entity's shared defaults stand in until a value is read); a decoded row's values are
     /// taken as they are.
-    private struct Loaded {
-        var values: [AttributeValue?]
-        var undecoded = PropertyIndexSet()
-        var record: StoredRow?
-        var committed: [AttributeValue?]?
-        var committedExternalReferences: [Int: UInt64] = [:]
-        var committedReferences: [StoredReference?]?
-        var externalReferences: [Int: UInt64]
-
-        init(_ row: StoredRow, of entity: EntityDescription) {
-            externalReferences = ObjectState.externalReferences(of: row, entity: entity)
-            if row.isRecord {
-                values = entity.defaultValues
-                undecoded = entity.persistentAttributeIndexes
-                record = row
-            } else {
-                values = ObjectState.values(of: row, entity: entity)
-                committed = row.values
-                committedExternalReferences = row.externalReferences
-                committedReferences = row.references
-            }
+    private static func loaded(
+        _ row: StoredRow, of entity: EntityDescription
+    ) -> (
+        values: [AttributeValue?], undecoded: PropertyIndexSet, record: StoredRow?, committed: [AttributeValue?]?,
+        committedExternalReferences: [Int: UInt64], committedReferences: [StoredReference?]?,
+        externalReferences: [Int: UInt64]
+    ) {
+        let external = externalReferences(of: row, entity: entity)
+        if row.isRecord {
+            return (entity.defaultValues, entity.persistentAttributeIndexes, row, nil, [:], nil, external)
         }
+        return (
+            values(of: row, entity: entity), PropertyIndexSet(), nil, row.values, row.externalReferences,
+            row.references, external
+        )
     }
 
     /// Attribute `index`'s value, its field decoded first if it was not.
@@ -187,8 +184,9 @@ final class ObjectState {
     }
 
     private func decode(_ index: Int) {
-        let attribute = record!.entity.attributes[index]
-        values[index] = record!.value(atStorageIndex: attribute.storageIndex!)
+        // The record read (and copied) once: each read of a property is checked for exclusive access.
+        guard let record else { preconditionFailure("attribute \(index) is undecoded without a record") }
+        values[index] = record.value(atStorageIndex: record.entity.attributes[index].storageIndex!)
         undecoded.remove(index)
     }
 

@@ -8,6 +8,9 @@ struct RelatedObjects {
     init() {}
 
     init(_ objects: [ManagedObject]) {
+        // Sized once: a to-many read from the store has hundreds of members, and growing rehashed the map ~8 times.
+        self.objects.reserveCapacity(objects.count)
+        positions.reserveCapacity(objects.count)
         for object in objects { append(object) }
     }
 
@@ -22,8 +25,11 @@ struct RelatedObjects {
     @discardableResult
     mutating func append(_ object: ManagedObject) -> Bool {
         let key = ObjectIdentifier(object)
-        guard positions[key] == nil else { return false }
-        positions[key] = objects.count
+        // One hashing for a new member (the usual case); a member already there gets its position back.
+        if let position = positions.updateValue(objects.count, forKey: key) {
+            positions[key] = position
+            return false
+        }
         objects.append(object)
         return true
     }

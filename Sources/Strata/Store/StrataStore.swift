@@ -332,22 +332,26 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     ) throws -> StoredRow? {
         do {
             let header = try RowRecord.Header.decode(bytes)
-            let coder = Int(header.entityID) < codersByEntityID.count ? codersByEntityID[Int(header.entityID)] : nil
-            guard let coder, coder.entity.rootEntity === entity.rootEntity else {
+            let position = Int(header.entityID)
+            // The coder is used where it lies in the array: a copy of it (`if let`) retained its three references
+            // and released them again, twice a row.
+            guard position < codersByEntityID.count, codersByEntityID[position] != nil,
+                codersByEntityID[position]!.entity.rootEntity === entity.rootEntity
+            else {
                 throw FormatError.invalidField(
                     "row \(rowID) names entity \(header.entityID), not of \(entity.rootEntity.name)")
             }
-            let concrete = coder.entity
+            let concrete = codersByEntityID[position]!.entity
             guard concrete.isKind(of: entity) else {
                 // A row of another entity of the hierarchy: its fields checked as any row's, its values not made.
                 _ = try RowRecord.decodeAll(bytes)
                 return nil
             }
             if concrete.keepsRowsAsRecords {
-                try coder.checkRow(bytes, header: header)
+                try codersByEntityID[position]!.checkRow(bytes, header: header)
                 return StoredRow(entity: concrete, version: header.rowVersion, checkedRecord: held ?? Array(bytes))
             }
-            let decoded = try coder.decodeRow(bytes, header: header)
+            let decoded = try codersByEntityID[position]!.decodeRow(bytes, header: header)
             return StoredRow(
                 entity: concrete, version: header.rowVersion, values: decoded.values, references: decoded.references,
                 externalReferences: decoded.external)
