@@ -42,6 +42,27 @@ import Testing
         #expect(cache.counters.hits == 2 && cache.counters.misses == 1)
     }
 
+    /// A batch records its rows a limit at a time (no arrays as long as a large fetch), and the rest when asked.
+    @Test func aLargeBatchRecordsItsRowsALimitAtATime() {
+        let cache = RowCache()
+        let store = UUID()
+        let count = RowCache.Batch.limit * 2 + 100
+        var batch = RowCache.Batch(cache, expected: count)
+        let holder = NSObject()
+        for rowID in 1...UInt64(count) {
+            batch.append(
+                Self.row(version: rowID), for: RowCache.Key(store: store, entity: Self.entity, rowID: rowID),
+                heldBy: holder)
+        }
+        #expect(cache.count == RowCache.Batch.limit * 2)
+        batch.record()
+        #expect(cache.count == count)
+        let last = RowCache.Key(store: store, entity: Self.entity, rowID: UInt64(count))
+        #expect(cache.row(for: last, maximumAge: nil, retaining: false)?.version == UInt64(count))
+        batch.record()
+        #expect(cache.count == count)
+    }
+
     @Test func rowsOfSeveralTablesAndStoresStoredTogetherStayApart() {
         let cache = RowCache()
         let other = TestModel.model.entity(named: "GraphThing")!
@@ -52,9 +73,12 @@ import Testing
             RowCache.Key(store: second, entity: Self.entity, rowID: 1),
             RowCache.Key(store: first, entity: Self.entity, rowID: 2),
         ]
-        var batch = RowCache.Batch()
-        for (key, version) in zip(keys, 1...4) { batch.append(Self.row(version: UInt64(version)), for: key) }
-        cache.storeRetaining(batch)
+        var batch = RowCache.Batch(cache, expected: keys.count)
+        let holder = NSObject()
+        for (key, version) in zip(keys, 1...4) {
+            batch.append(Self.row(version: UInt64(version)), for: key, heldBy: holder)
+        }
+        batch.record()
         #expect(cache.count == 4)
         for (index, key) in keys.enumerated() {
             #expect(cache.row(for: key, maximumAge: nil, retaining: false)?.version == UInt64(index + 1))

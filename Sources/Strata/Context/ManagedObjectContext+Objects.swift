@@ -31,14 +31,14 @@ extension ManagedObjectContext {
     /// Registers the object for a fetched row: the registered object when there is one (its in-memory state
     /// wins, as uniquing requires), else a fault, or a filled object when `populate` is set.
     func object(for id: ManagedObjectID, row: StoredRow, populate: Bool) -> ManagedObject {
-        var rows = RowCache.Batch()
+        var rows = RowCache.Batch(coordinator.rowCache, expected: 1)
         let object = object(for: id, row: row, populate: populate, caching: &rows)
-        coordinator.rowCache.storeRetaining(rows)
+        rows.record()
         return object
     }
 
     /// ``object(for:row:populate:)`` for one of several rows: a new object's row is added to `rows`, which the caller
-    /// caches (``RowCache/storeRetaining(_:)``) while it still holds the objects.
+    /// records (``RowCache/Batch/record()``) once the last one is added.
     func object(
         for id: ManagedObjectID, row: StoredRow, populate: Bool, caching rows: inout RowCache.Batch
     ) -> ManagedObject {
@@ -51,7 +51,7 @@ extension ManagedObjectContext {
             for: row.entity === id.entity
                 ? id : ManagedObjectID(entity: row.entity, store: id.store, rowID: id.rowID!))
         // A new fault holds no entry yet: its row is one more holder's.
-        rows.append(row, for: RowCache.Key(object.objectID))
+        rows.append(row, for: RowCache.Key(object.objectID), heldBy: object)
         object.holdsCachedRow = true
         if populate { object.load(row) }
         return object

@@ -112,9 +112,9 @@ extension ManagedObjectContext {
         // log2(results) times during a fetch.
         registry.reserveCapacity(registry.count + found.count)
         // The rows of new objects go into the row cache together, under one lock.
-        var rows = RowCache.Batch(capacity: found.count)
+        var rows = RowCache.Batch(coordinator.rowCache, expected: found.count)
         let objects = found.map { object(for: $0, populate: !request.returnsObjectsAsFaults, caching: &rows) }
-        coordinator.rowCache.storeRetaining(rows)
+        rows.record()
         // Core Data's batched array: firing one fault of a batch fills the batch with one store query.
         if request.fetchBatchSize > 0, request.includesPropertyValues {
             makeFaultBatches(objects, size: request.fetchBatchSize)
@@ -242,13 +242,13 @@ extension ManagedObjectContext {
             var request = StoreFetchRequest(entity: members[0].entity.rootEntity)
             request.rowIDs = members.map { $0.objectID.rowID! }
             let result = try store.fetch(request)
-            var rows = RowCache.Batch(capacity: result.rows.count)
+            var rows = RowCache.Batch(coordinator.rowCache, expected: result.rows.count)
             for (reference, row) in zip(result.references, result.rows) {
                 let id = ManagedObjectID(
                     entity: reference.entity, storeIdentifier: store.identifier, rowID: reference.rowID)
                 _ = object(for: id, row: row, populate: true, caching: &rows)
             }
-            coordinator.rowCache.storeRetaining(rows)
+            rows.record()
         }
     }
 }
@@ -295,17 +295,18 @@ extension ManagedObjectContext {
             }
             let members = group.members
             let rows = try store.rows(withIDs: members.map { $0.rowID }, of: group.root)
-            var batch = RowCache.Batch(capacity: rows.count)
+            var batch = RowCache.Batch(coordinator.rowCache, expected: rows.count)
             var position = 0
             for index in rows.indices {
                 let rowID = rows[index].rowID
                 while position < members.count, members[position].rowID < rowID { position += 1 }
                 guard position < members.count, members[position].rowID == rowID else { continue }
                 batch.append(
-                    rows[index].row, for: RowCache.Key(store: group.store.uuid, entity: group.root, rowID: rowID))
+                    rows[index].row, for: RowCache.Key(store: group.store.uuid, entity: group.root, rowID: rowID),
+                    heldBy: members[position].object)
                 members[position].object.holdsCachedRow = true
             }
-            coordinator.rowCache.storeRetaining(batch)
+            batch.record()
         }
     }
 }
