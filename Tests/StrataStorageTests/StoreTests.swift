@@ -237,12 +237,14 @@ import Testing
         return statistics
     }
 
-    /// Group commit: with a log sync that takes 5 ms (a slow disk), eight threads committing 200 transactions
+    /// Group commit: with a log sync that takes 20 ms (a slow disk), eight threads committing 200 transactions
     /// each share syncs: far fewer syncs than commits. The sync must outlast a commit's own work for the others to
-    /// queue behind it; under ThreadSanitizer that work takes a few milliseconds, and a 1 ms sync shared too little.
+    /// queue behind it; under ThreadSanitizer, with the other concurrency suites running beside it on two cores, that
+    /// work takes several milliseconds: a 1 ms sync shared too little, and a 5 ms one once gave 1,027 syncs for 1,601
+    /// commits (378 on the next run).
     @Test func concurrentFullDurabilityCommitsShareSyncs() throws {
         let slowSyncs = FaultInjectingFileSystem(wrapping: TemporaryStore.makeFileSystem()) { _, operation in
-            if operation == .sync { Thread.sleep(forTimeInterval: 0.005) }
+            if operation == .sync { Thread.sleep(forTimeInterval: 0.02) }
         }
         let statistics = try commitFromEightThreads(on: slowSyncs, directory: TemporaryStore.directory)
         print("StoreTests: group commit: \(statistics.commitCount) commits, \(statistics.walSyncCount) log syncs")
