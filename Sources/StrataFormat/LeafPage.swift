@@ -380,6 +380,17 @@ public struct LeafPageView {
         return width == 0 ? first &+ UInt64(index) : first &+ delta(at: index)
     }
 
+    /// A bitmap leaf's row IDs, copied in one pass; nil for dense row IDs and deltas, whose ``key(at:)`` is a load.
+    /// A bitmap's ``key(at:)`` selects its bit from the bitmap's start on every call: a walk of every row reads these
+    /// instead (through `key(at:)`, `LeafPageView.key(at:)` was a sixth of compacting a store after W8's deletes).
+    public var bitmapKeys: [UInt64]? {
+        guard bitmapLength != 0 else { return nil }
+        return [UInt64](unsafeUninitializedCapacity: count) { buffer, initialized in
+            copyKeys(into: buffer)
+            initialized = count
+        }
+    }
+
     /// Writes every row ID in order into `buffer` (`count` elements), a bitmap in one pass over its words.
     func copyKeys(into buffer: UnsafeMutableBufferPointer<UInt64>) {
         guard bitmapLength != 0 else {

@@ -232,6 +232,15 @@ struct BTree: Sendable {
                 let start = leaf.search(lower).index
                 var end = leaf.search(upper).index
                 if end < leaf.count, leaf.key(at: end) == upper { end += 1 }
+                // A loop of its own for a bitmap, so that the loop of the other leaves stays as it was (reading keys
+                // through one more indirection cost a dense scan 6% more instructions).
+                if let keys = leaf.bitmapKeys {
+                    for position in 0..<max(0, end - start) {
+                        let index = reverse ? end - 1 - position : start + position
+                        if try !body(keys[index], leaf.cell(at: index)) { return false }
+                    }
+                    return true
+                }
                 for position in 0..<max(0, end - start) {
                     let index = reverse ? end - 1 - position : start + position
                     if try !body(leaf.key(at: index), leaf.cell(at: index)) { return false }

@@ -165,9 +165,10 @@ struct StoreVerifier {
                 try LeafPage.validate(page, header: header)
                 let leaf = LeafPageView(validatedPage: page, header: header)
                 var node = NodeShape(level: 0, bodySize: header.bodyLength)
+                let bitmapKeys = leaf.bitmapKeys
                 node.keys.reserveCapacity(leaf.count)
                 for index in 0..<leaf.count {
-                    let key = leaf.key(at: index)
+                    let key = bitmapKeys?[index] ?? leaf.key(at: index)
                     node.keys.append(key)
                     if case .overflow(let first, let length) = leaf.cell(at: index) {
                         node.overflows.append((key, first, length))
