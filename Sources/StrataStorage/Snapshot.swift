@@ -20,12 +20,26 @@ public struct Snapshot: Sendable {
 
     /// The state with every tree in place: the tables a recovery left pending are built at the first read of one
     /// (shared by every snapshot, once).
+    ///
+    /// - Throws: what ``PendingTables/built()`` throws.
     var state: StoreState {
-        // Lent, not copied, when nothing is pending (every snapshot but those of a recovery's first moments): reads
-        // of rows ask for it once per call.
-        _read {
-            if let pending = committed.pending { yield pending.resolve(committed) } else { yield committed }
+        get throws {
+            if let pending = committed.pending { return try pending.resolve(committed) }
+            return committed
         }
+    }
+
+    /// The root of a table's row tree, built first if a recovery left it pending: what reads of rows start from,
+    /// without a copy of the whole state.
+    ///
+    /// - Throws: ``StorageError/noSuchTable(_:)``; what ``PendingTables/built()`` throws.
+    func root(of table: TableID) throws -> NodeRef? {
+        if let pending = committed.pending, pending.tables.contains(table),
+            let built = try pending.built().tables[table]
+        {
+            return built
+        }
+        return try committed.table(table).root
     }
 
     /// The log sequence number of the last commit this snapshot contains.
@@ -43,7 +57,7 @@ public struct Snapshot: Sendable {
     /// - Throws: ``StorageError/noSuchTable(_:)``; ``StorageError/corruption(file:offset:reason:)`` or
     ///   ``StorageError/io(_:)`` when a page cannot be read.
     public func row(_ row: RowID, in table: TableID) throws -> [UInt8]? {
-        guard let value = try tree.get(state.table(table).root, row.rawValue) else { return nil }
+        guard let value = try tree.get(root(of: table), row.rawValue) else { return nil }
         return try tree.pages.bytes(of: value)
     }
 
@@ -56,7 +70,7 @@ public struct Snapshot: Sendable {
     ///   ``StorageError/io(_:)`` when a page cannot be read; or what `body` throws.
     public func withRow<R>(_ row: RowID, in table: TableID, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         var result: R?
-        try tree.withCell(state.table(table).root, row.rawValue) { cell in
+        try tree.withCell(root(of: table), row.rawValue) { cell in
             result = try tree.pages.withBytes(of: cell, body)
         }
         return result
@@ -73,7 +87,7 @@ public struct Snapshot: Sendable {
     public func forEachRow(
         _ rows: [RowID], in table: TableID, _ body: (RowID, UnsafeRawBufferPointer?) throws -> Bool
     ) throws {
-        let root = try state.table(table).root
+        let root = try root(of: table)
         // The cell closure captures the page store alone: capturing the snapshot copied it (a retain of each of its
         // references) at every leaf the walk entered, more than the leaf's search.
         let pages = tree.pages
@@ -117,7 +131,7 @@ public struct Snapshot: Sendable {
         _ body: (RowID, UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         try RowWalk.forEach(
-            tree: tree, root: state.table(table).root, lower: lower, upper: upper, reverse: reverse, body)
+            tree: tree, root: root(of: table), lower: lower, upper: upper, reverse: reverse, body)
     }
 
     /// The number of rows in a table (kept with the table: no scan).

@@ -53,7 +53,7 @@ extension Store {
         }
         // The trees recovery left unbuilt are written like any other (the log holds their rows until this
         // checkpoint's root record is durable).
-        buildPendingTables()
+        try buildPendingTables()
         let (latest, coveredLSN, generation, startPage, previousRoot) = shared.withLock {
             ($0.latest, $0.checkpointLSN, $0.generation, $0.nextPage, $0.rootRecordPage)
         }

@@ -142,17 +142,15 @@ extension Store {
 
         // 3. The log's header, before the newest checkpoint: another process's checkpoint writes its root record
         //    before it renames its new log into place, so the root record a log follows is found after it.
-        let walFile: any FileHandle
-        do { walFile = try fileSystem.openFile(at: walPath, mode: .existing) } catch {
-            if error.code == .noSuchFile {
-                throw StorageError.corrupt(walPath, at: 0, "the write-ahead log is missing")
-            }
-            throw StorageError.io(error)
-        }
+        let (walFile, walRereader, walIdentity) = try openLog(walPath, fileSystem: fileSystem)
         let reader = WALReader(file: walFile)
-        let walHeader = try reader.readHeader()
-        let walIdentity: FileIdentity
-        do { walIdentity = try walFile.identity() } catch { throw StorageError.io(error) }
+        let walHeader: WALFileHeader
+        do { walHeader = try reader.readHeader() } catch {
+            try? walRereader.close()
+            throw error
+        }
+        // The tables recovery leaves pending read their puts again through a handle of their own on the same file.
+        let replayedLog = ReplayedLog(file: walRereader, path: walPath, salt: walHeader.salt)
         guard walHeader.storeID == header.storeID else {
             throw StorageError.corrupt(walPath, at: 16, "the write-ahead log belongs to another store")
         }
@@ -188,11 +186,11 @@ extension Store {
             var replay = LogReplay(
                 state: checkpointed, tree: BTree(pages: pages), coveredLSN: coveredLSN, file: walPath,
                 headerEnd: UInt64(WALFormat.fileHeaderSize), firstTag: 1, knownCommittedEnd: knownCommittedEnd,
-                leavesTablesPending: true)
+                replayedLog: replayedLog, leavesTablesPending: true)
             let summary = try reader.read { recordHeader, payload, offset in
                 try replay.consume(recordHeader, payload: payload, offset: offset)
             }
-            replay.finish()
+            try replay.finish()
             return (replay, summary)
         }
         var (replay, summary) = try replayLog(knownCommittedEnd: try LogReplay.committedEnd(of: reader))
@@ -308,6 +306,40 @@ extension Store {
                     "the checkpoint after recovery failed; the log keeps every commit",
                     metadata: ["directory": "\(directory)", "error": "\(error)"])
             }
+        }
+    }
+
+    /// Opens the log twice: a handle for the store's writer, and one of recovery's own (``ReplayedLog``), on the same
+    /// file (a new log another process's checkpoint renames into place between the two opens is opened twice again).
+    ///
+    /// - Returns: both handles and the file's identity.
+    /// - Throws: ``StorageError/corruption(file:offset:reason:)`` when there is no log; ``StorageError/io(_:)``.
+    private static func openLog(
+        _ path: String, fileSystem: any FileSystem
+    ) throws -> (writer: any FileHandle, rereader: any FileHandle, identity: FileIdentity) {
+        while true {
+            let writer: any FileHandle
+            do { writer = try fileSystem.openFile(at: path, mode: .existing) } catch {
+                if error.code == .noSuchFile {
+                    throw StorageError.corrupt(path, at: 0, "the write-ahead log is missing")
+                }
+                throw StorageError.io(error)
+            }
+            let rereader: any FileHandle
+            do { rereader = try fileSystem.openFileForReading(at: path) } catch {
+                try? writer.close()
+                throw StorageError.io(error)
+            }
+            do throws(IOError) {
+                let identity = try writer.identity()
+                if try rereader.identity().isSameFile(as: identity) { return (writer, rereader, identity) }
+            } catch {
+                try? writer.close()
+                try? rereader.close()
+                throw StorageError.io(error)
+            }
+            try? writer.close()
+            try? rereader.close()
         }
     }
 

@@ -13,7 +13,10 @@ extension Store {
     public func verify() throws -> VerificationReport {
         writerGate.wait()
         defer { writerGate.signal() }
-        buildPendingTables()
+        // A table recovery left pending that cannot be built (a put the log holds that cannot be applied) is a problem
+        // found, like any other: the rest is verified as it is.
+        var unbuilt: StorageError?
+        do { try buildPendingTables() } catch let error as StorageError { unbuilt = error }
         let (state, closed, rootRecordPage, nextPage, checkpointLSN, generation) = shared.withLock {
             ($0.latest, $0.closed, $0.rootRecordPage, $0.nextPage, $0.checkpointLSN, $0.generation)
         }
@@ -22,6 +25,16 @@ extension Store {
         let rootRecordPages = rootRecordPage == PageFormat.noPage ? 0 : nextPage - rootRecordPage
         verifier.verifyTables(state, rootRecordPages: rootRecordPages)
         var report = verifier.report
+        if case .corruption(let file, let offset, let reason)? = unbuilt {
+            report.problems.insert(
+                .init(
+                    file: file, offset: offset,
+                    message: "the tables recovery replayed from the log cannot be built (their trees count no rows): "
+                        + reason),
+                at: 0)
+        } else if let unbuilt {
+            throw unbuilt
+        }
         var blobVerifier = BlobVerifier(tree: tree, blobs: blobs)
         blobVerifier.verify(state, into: &report)
         ReadOnlyStore.describe(header, into: &report)

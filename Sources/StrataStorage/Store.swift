@@ -144,7 +144,7 @@ public final class Store: Sendable {
 
         if shared.withLock({ $0.closed }) { throw StorageError.storeClosed }
         // A transaction reads the tables it changes: it starts from built trees.
-        buildPendingTables()
+        try buildPendingTables()
         var writers = try lockWriters()
         defer { writers?.unlock() }
         try catchUp(writing: true)
@@ -330,21 +330,25 @@ public final class Store: Sendable {
             return Snapshot(state: published, tree: tree, blobs: blobs)
         }
         // An earlier snapshot built the tables a recovery left pending: the states shared carry the trees from now on.
-        buildPendingTables()
+        // (Once built, they cannot fail to build.)
+        do { try buildPendingTables() } catch { return Snapshot(state: published, tree: tree, blobs: blobs) }
         return Snapshot(state: shared.withLock { $0.published }, tree: tree, blobs: blobs)
     }
 
     /// Builds the tables a recovery left pending (``PendingTables``), if any, and puts their trees into every state
     /// this store shares: the base of the next write, what new snapshots see, and the commits not yet acknowledged. A
     /// snapshot taken before keeps the pending tables and finds the same trees when it reads them.
-    func buildPendingTables() {
+    ///
+    /// - Throws: what ``PendingTables/built()`` throws: the states keep the tables pending, and the log keeps every
+    ///   commit.
+    func buildPendingTables() throws {
         guard let pending = shared.withLock({ $0.latest.pending ?? $0.published.pending }) else { return }
         // Outside the shared lock: the build takes a while, and readers and committers must not wait for it.
-        _ = pending.built()
-        shared.withLock { shared in
-            shared.latest = pending.resolve(shared.latest)
-            shared.published = pending.resolve(shared.published)
-            shared.unacknowledged = shared.unacknowledged.map { pending.resolve($0) }
+        _ = try pending.built()
+        try shared.withLock { shared in
+            shared.latest = try pending.resolve(shared.latest)
+            shared.published = try pending.resolve(shared.published)
+            shared.unacknowledged = try shared.unacknowledged.map { try pending.resolve($0) }
         }
     }
 

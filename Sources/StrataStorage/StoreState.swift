@@ -51,8 +51,10 @@ struct StoreState: Sendable {
 
     /// Puts the trees of the pending tables in place (``PendingTables/resolve(_:)``) if `id` is one of them: a change
     /// to a table starts from its rows.
-    mutating func resolvePending(touching id: TableID) {
-        if let pending, pending.tables.contains(id) { self = pending.resolve(self) }
+    ///
+    /// - Throws: what ``PendingTables/built()`` throws.
+    mutating func resolvePending(touching id: TableID) throws {
+        if let pending, pending.tables.contains(id) { self = try pending.resolve(self) }
     }
 
     // MARK: - Changes, shared by write transactions and recovery replay
@@ -67,7 +69,7 @@ struct StoreState: Sendable {
     }
 
     mutating func dropTable(id: TableID) throws {
-        resolvePending(touching: id)
+        try resolvePending(touching: id)
         let table = try table(id)
         for index in table.indexes { try dropIndex(id: index) }
         tables[id] = nil
@@ -86,7 +88,7 @@ struct StoreState: Sendable {
         table id: TableID, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64, onlyReplacing: Bool = false,
         forUser: Bool = false, deferring deferred: inout DeferredIndexChanges?
     ) throws -> Bool {
-        resolvePending(touching: id)
+        try resolvePending(touching: id)
         // The table is read once and changed where it lies in the dictionary: no copy of it back.
         guard let slot = tables.index(forKey: id) else { throw StorageError.noSuchTable(id.description) }
         let table = tables.values[slot]
@@ -110,7 +112,7 @@ struct StoreState: Sendable {
     mutating func insert(
         table id: TableID, value: LeafValue, tree: BTree, owner: UInt64, deferring deferred: inout DeferredIndexChanges?
     ) throws -> UInt64 {
-        resolvePending(touching: id)
+        try resolvePending(touching: id)
         guard let slot = tables.index(forKey: id) else { throw StorageError.noSuchTable(id.description) }
         if tables.values[slot].isEngineTable {
             throw StorageError.invalidArgument("\(tables.values[slot].name) belongs to the engine")
@@ -138,7 +140,7 @@ struct StoreState: Sendable {
         table id: TableID, row: UInt64, tree: BTree, owner: UInt64, forUser: Bool = false,
         deferring deferred: inout DeferredIndexChanges?
     ) throws -> Bool {
-        resolvePending(touching: id)
+        try resolvePending(touching: id)
         guard let slot = tables.index(forKey: id) else { throw StorageError.noSuchTable(id.description) }
         let table = tables.values[slot]
         if forUser, table.isEngineTable { throw StorageError.invalidArgument("\(table.name) belongs to the engine") }

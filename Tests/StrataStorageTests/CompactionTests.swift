@@ -289,7 +289,7 @@ import Testing
     @Test func aDamagedStoreIsLeftAsItWas() throws {
         let fileSystem = try Self.storeWithHistory(seed: 5)
         let store = try Store.open(at: Self.directory, configuration: Self.configuration(), fileSystem: fileSystem)
-        let roots = store.snapshot().state.tables.values.compactMap { table -> UInt64? in
+        let roots = try store.snapshot().state.tables.values.compactMap { table -> UInt64? in
             if case .page(let page) = table.root { return page }
             return nil
         }

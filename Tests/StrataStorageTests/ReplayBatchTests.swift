@@ -210,18 +210,20 @@ import Testing
         try recovered.close()
     }
 
-    /// A put the log holds for a gathered table whose row the table's index cannot take (its indexed string is not
-    /// UTF-8; the record's checksum made valid again) is refused at its own record when the store opens, as a put
-    /// applied at once is: the entries are made later, when the table is built, but each put is checked as it is
-    /// gathered. A row whose indexed key is long, but fits, opens.
-    @Test(arguments: [false, true])
-    func aGatheredPutThatCannotBeIndexedIsRefusedAtItsRecord(damaged: Bool) throws {
+    /// A crashed store whose log fills an indexed table (`person`, index `person_name`) that was empty at the
+    /// checkpoint, and a table without indexes (`note`); with `damaged`, the put of one row (its record returned) holds
+    /// an indexed string that is not UTF-8, the record's checksum made valid again. Every row's indexed key is long,
+    /// but fits.
+    private static func crashedIndexedLoad(
+        damaged: Bool
+    ) throws -> (image: InMemoryFileSystem, person: TableID, note: TableID, record: WALLayout.Record) {
         let fileSystem = TemporaryStore.makeFileSystem()
         let store = try Store.openForTesting(fileSystem, configuration: .testing(pageSize: 512))
-        let table = try store.write { txn in
+        let (person, note) = try store.write { txn in
             let table = try txn.createTable(named: "person")
             try txn.createIndex(named: "person_name", on: table, fields: [1])
-            return table
+            try txn.insert([7], into: try txn.createTable(named: "checkpointed"))
+            return (table, try txn.createTable(named: "note"))
         }
         try store.checkpoint()
         // A key of 60 bytes: longer than the bound's shortcut allows (2 × 60 + 3 + 8 > 110), within the limit.
@@ -230,7 +232,8 @@ import Testing
             try store.write { txn in
                 for number in 0..<20 {
                     let name = batch == 1 && number == 7 ? "MARKER" : (number == 3 ? longName : "person \(number)")
-                    try txn.insert(IndexReference.row([.int64(Int64(number)), .string(name)]), into: table)
+                    try txn.insert(IndexReference.row([.int64(Int64(number)), .string(name)]), into: person)
+                    try txn.insert([UInt8(number)], into: note)
                 }
             }
         }
@@ -247,18 +250,60 @@ import Testing
             WALLayout.recomputeChecksum(ofRecordAt: Int(record.offset), in: &log, salt: layout.header.salt)
         }
         try image.setContents(log, of: TemporaryStore.wal())
+        return (image, person, note, record)
+    }
+
+    /// Whether `error` reports the damaged put of ``crashedIndexedLoad(damaged:)`` at its own record.
+    private static func reportsTheDamagedPut(_ error: any Error, at record: WALLayout.Record) -> Bool {
+        guard case StorageError.corruption(_, let offset, let reason) = error else { return false }
+        return offset == record.offset && reason.contains("cannot be indexed by 'person_name'")
+    }
+
+    /// A put the log holds for a gathered table whose row the table's index cannot take is refused at its own record,
+    /// as a put applied at once is: when the table is built, which a small recovery does before open returns (its
+    /// checkpoint). A row whose indexed key is long, but fits, opens.
+    @Test(arguments: [false, true])
+    func aGatheredPutThatCannotBeIndexedIsRefusedAtItsRecord(damaged: Bool) throws {
+        let (image, person, _, record) = try Self.crashedIndexedLoad(damaged: damaged)
         guard damaged else {
             let recovered = try Store.openForTesting(image, configuration: .testing(pageSize: 512))
-            #expect(try recovered.snapshot().rowCount(in: table) == 60)
+            #expect(try recovered.snapshot().rowCount(in: person) == 60)
             try IndexReference.checkAllIndexes(recovered.snapshot(), "long keys")
             try recovered.close()
             return
         }
         #expect {
             _ = try Store.openForTesting(image, configuration: .testing(pageSize: 512))
-        } throws: { error in
-            guard case StorageError.corruption(_, let offset, let reason) = error else { return false }
-            return offset == record.offset && reason.contains("cannot be indexed by 'person_name'")
-        }
+        } throws: { Self.reportsTheDamagedPut($0, at: record) }
+    }
+
+    /// After a large recovery, whose open reads no row (the tables the log filled are built after it returns, all at
+    /// once), the same damaged put is reported at its record by every read of those tables and every write, `verify()`
+    /// names it, and the log keeps every commit; a table the log did not fill reads as it was.
+    @Test func aLazyOpenReportsAPutThatCannotBeIndexedAtFirstUse() throws {
+        let (image, person, note, record) = try Self.crashedIndexedLoad(damaged: true)
+        var configuration = StoreConfiguration.testing(pageSize: 512)
+        configuration.backgroundRecoveryCheckpointBytes = 0
+        let recovered = try Store.openForTesting(image, configuration: configuration)
+        #expect(recovered.recoveryReport.checkpointsAfterOpen)
+        let snapshot = recovered.snapshot()
+        // The catalog and the row counts need no tree.
+        #expect(try snapshot.rowCount(in: person) == 60)
+        #expect(snapshot.indexNames == ["person_name"])
+        #expect { try snapshot.row(RowID(1), in: person) } throws: { Self.reportsTheDamagedPut($0, at: record) }
+        #expect { try snapshot.row(RowID(1), in: note) } throws: { Self.reportsTheDamagedPut($0, at: record) }
+        let checkpointed = try #require(snapshot.table(named: "checkpointed"))
+        #expect(try snapshot.row(RowID(1), in: checkpointed) == [7])
+        #expect {
+            try recovered.write { try $0.insert([1], into: note) }
+        } throws: { Self.reportsTheDamagedPut($0, at: record) }
+        let report = try recovered.verify()
+        #expect(report.problems.first.map { $0.offset == record.offset && $0.message.contains("person_name") } == true)
+        try? recovered.close()
+        // Nothing was checkpointed: the log still holds every commit (and the damaged put), as the crash left it.
+        let reopened = try Store.openForTesting(image.crashImage(), configuration: configuration)
+        #expect(reopened.recoveryReport.replayedTransactions == 3)
+        #expect(try reopened.snapshot().rowCount(in: note) == 60)
+        try? reopened.close()
     }
 }

@@ -28,8 +28,8 @@ extension Snapshot {
     /// - Throws: ``StorageError/corruption(file:offset:reason:)`` when a catalog entry is damaged;
     ///   ``StorageError/io(_:)`` when the catalog cannot be read; or what `body` throws.
     public func forEachBlob(_ body: (BlobID, UInt64) throws -> Bool) throws {
-        guard let table = state.tableIDs[BlobCatalog.tableName] else { return }
-        try tree.forEach(state.table(table).root, from: 0, through: .max, reverse: false) { key, value in
+        guard let table = committed.tableIDs[BlobCatalog.tableName] else { return }
+        try tree.forEach(root(of: table), from: 0, through: .max, reverse: false) { key, value in
             try body(BlobID(key), BlobCatalog.entry(value, pages: tree.pages, blob: BlobID(key)).rawLength)
         }
     }

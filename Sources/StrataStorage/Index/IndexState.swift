@@ -92,7 +92,7 @@ extension StoreState {
         guard (definition.entityIDs?.count ?? 0) <= Int(UInt16.max) else {
             throw StorageError.invalidArgument("an index filters on at most \(UInt16.max) entity IDs")
         }
-        resolvePending(touching: definition.table)
+        try resolvePending(touching: definition.table)
         var table = try table(definition.table)
         var index = IndexState(id: id, definition: definition, entryCount: 0, root: nil)
         let indexTree = IndexTree(pages: tree.pages)
@@ -117,7 +117,7 @@ extension StoreState {
     /// Drops an index and its entries.
     mutating func dropIndex(id: IndexID) throws {
         let index = try index(id)
-        resolvePending(touching: index.definition.table)
+        try resolvePending(touching: index.definition.table)
         indexes[id] = nil
         indexIDs[index.definition.name] = nil
         tables[index.definition.table]?.indexes.removeAll { $0 == id }

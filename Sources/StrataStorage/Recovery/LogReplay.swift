@@ -41,7 +41,7 @@ struct LogReplay {
     private var pendingChanges = ChangedRows()
     private let collectsChanges: Bool
     /// Puts of the in-place part into tables that were empty, applied together or left pending (``finish()``).
-    private var batch = ReplayBatch()
+    private var batch: ReplayBatch
     /// Whether the tables gathered in row order are left unbuilt (``PendingTables``) when the in-place part ends,
     /// instead of built: recovery at open, whose states the store resolves where they are read.
     private let leavesTablesPending: Bool
@@ -49,12 +49,16 @@ struct LogReplay {
     /// - Parameters:
     ///   - knownCommittedEnd: the end of the last commit record of the log (``committedEnds(of:)``), when the caller
     ///     read it already: transactions before it are applied in place. 0 when unknown.
+    ///   - replayedLog: the log read, open for reading again: the puts gathered in the in-place part are read from it
+    ///     when their tables are built. Required with `knownCommittedEnd`.
     ///   - leavesTablesPending: leave the tables gathered in row order unbuilt (``PendingTables``), carried by
     ///     ``state``.
     init(
         state: StoreState, tree: BTree, coveredLSN: UInt64, file: String, headerEnd: UInt64, firstTag: UInt64,
-        collectsChanges: Bool = false, knownCommittedEnd: UInt64 = 0, leavesTablesPending: Bool = false
+        collectsChanges: Bool = false, knownCommittedEnd: UInt64 = 0, replayedLog: ReplayedLog? = nil,
+        leavesTablesPending: Bool = false
     ) {
+        precondition(knownCommittedEnd == 0 || replayedLog != nil, "an in-place replay reads its puts again")
         self.collectsChanges = collectsChanges
         self.leavesTablesPending = leavesTablesPending
         self.state = state
@@ -65,6 +69,7 @@ struct LogReplay {
         self.committedEnd = headerEnd
         self.tag = firstTag
         self.knownCommittedEnd = knownCommittedEnd
+        self.batch = ReplayBatch(log: replayedLog)
     }
 
     /// The tag the next write transaction may use (above every tag replay used).
@@ -79,7 +84,7 @@ struct LogReplay {
     var appliedUncommittedInPlace: Bool { inPlace && pendingRecords > 0 }
 
     /// The end of the last commit record in a log read with ``WALReader/read(_:)``: a first, cheap pass (checksums
-    /// only) that lets the replay apply every committed transaction in place (``init(state:tree:coveredLSN:file:headerEnd:firstTag:collectsChanges:knownCommittedEnd:)``).
+    /// only) that lets the replay apply every committed transaction in place (``init(state:tree:coveredLSN:file:headerEnd:firstTag:collectsChanges:knownCommittedEnd:replayedLog:leavesTablesPending:)``).
     static func committedEnd(of reader: WALReader) throws -> UInt64 {
         var end: UInt64 = 0
         _ = try reader.read { header, payload, offset in
@@ -91,12 +96,13 @@ struct LogReplay {
     mutating func consume(_ header: WALRecord.Header, payload: UnsafeRawBufferPointer, offset: UInt64) throws {
         switch header.type {
         case .operations:
-            if pendingRecords == 0 { startTransaction(at: offset) }
+            if pendingRecords == 0 { try startTransaction(at: offset) }
             pendingRecords += 1
             guard header.lsn > coveredLSN else { return }
             do {
                 if inPlace {
                     let indexTree = IndexTree(pages: tree.pages)
+                    let lent = ReplayBatch.LentRecord(payload: payload, offset: offset, lsn: header.lsn)
                     try WALOperation.decodeAll(
                         payload,
                         lendingPuts: { table, row, value in
@@ -104,9 +110,10 @@ struct LogReplay {
                             // is copied.
                             guard
                                 batch.gathers(table: TableID(table))
-                                    || batch.startGathering(table: TableID(table), state: state, tree: tree, owner: tag)
+                                    || batch.startGathering(table: TableID(table), state: state)
                             else { return false }
-                            try batch.gather(table: TableID(table), row: row, value: value, indexTree: indexTree)
+                            try batch.gather(
+                                table: TableID(table), row: row, value: value, of: lent, indexTree: indexTree)
                             if collectsChanges { pendingChanges.note(table: table, row: row) }
                             pendingOperations += 1
                             return true
@@ -125,6 +132,9 @@ struct LogReplay {
                 }
             } catch let error as FormatError {
                 throw StorageError.corrupt(file, at: offset, "operation record LSN \(header.lsn): \(error)")
+            } catch StorageError.corruption(let file, let at, let reason) where file == self.file {
+                // A gathered put of an earlier record, reported at its own record when its table was applied.
+                throw StorageError.corruption(file: file, offset: at, reason: reason)
             } catch StorageError.io(let error) {
                 throw StorageError.io(error)
             } catch let error as StorageError {
@@ -132,7 +142,7 @@ struct LogReplay {
                     file, at: offset, "operation record LSN \(header.lsn) does not apply: \(error)")
             }
         case .commit:
-            if pendingRecords == 0 { startTransaction(at: offset) }
+            if pendingRecords == 0 { try startTransaction(at: offset) }
             let commit: WALCommit
             do { commit = try WALCommit.decode(payload) } catch {
                 throw StorageError.corrupt(file, at: offset, "commit record LSN \(header.lsn): \(error)")
@@ -170,17 +180,20 @@ struct LogReplay {
 
     /// Applies what the in-place part gathered (``ReplayBatch``), or leaves it pending: to be called once the log is
     /// read, before ``state`` is used.
-    mutating func finish() {
-        endGathering()
+    ///
+    /// - Throws: ``StorageError/corruption(file:offset:reason:)`` naming the record of a gathered put that cannot be
+    ///   applied (checked when its table is built: not here for the tables left pending).
+    mutating func finish() throws {
+        try endGathering()
     }
 
     /// Applies what was gathered, or with ``leavesTablesPending`` leaves the tables gathered in row order pending in
     /// ``state`` (a later change to one of them, in a transaction after the in-place part, resolves it first).
-    private mutating func endGathering() {
+    private mutating func endGathering() throws {
         if leavesTablesPending {
-            batch.leavePending(in: &state, tree: tree, owner: tag)
+            try batch.leavePending(in: &state, tree: tree, owner: tag)
         } else {
-            batch.applyAll(to: &state, tree: tree, owner: tag)
+            try batch.applyAll(to: &state, tree: tree, owner: tag)
         }
     }
 
@@ -191,20 +204,20 @@ struct LogReplay {
         case .put:
             break  // into a table that was not empty: nothing of it is gathered
         case .delete(let id, _):
-            batch.apply(table: TableID(id), to: &state, tree: tree, owner: tag)
+            try batch.apply(table: TableID(id), to: &state, tree: tree, owner: tag)
         case .reserveRows:
             break  // raises the next row ID only: the gathered puts raise it as far again when applied
         case .createTable, .dropTable, .createIndex, .dropIndex:
-            if !batch.isEmpty { batch.applyAll(to: &state, tree: tree, owner: tag) }
+            if !batch.isEmpty { try batch.applyAll(to: &state, tree: tree, owner: tag) }
         }
         try state.apply(operation, tree: tree, owner: tag)
     }
 
     /// The first record of a transaction, at `offset`: decides how it is applied.
-    private mutating func startTransaction(at offset: UInt64) {
+    private mutating func startTransaction(at offset: UInt64) throws {
         inPlace = offset < knownCommittedEnd
         guard !inPlace else { return }
-        if !batch.isEmpty { endGathering() }
+        if !batch.isEmpty { try endGathering() }
         // A working copy under a tag no node of the state carries, so that what it changes is copied first.
         if tagUsedInPlace {
             tag += 1

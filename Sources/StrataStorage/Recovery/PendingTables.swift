@@ -1,9 +1,9 @@
 import StrataFormat
 import StrataLock
 
-/// Tables a recovery replay gathered and left unbuilt (FORMAT.md, "Recovery"): their rows and index entries are held
-/// in memory as the log gave them, and their trees are built the first time something needs them, once, for every
-/// state that carries them.
+/// Tables a recovery replay gathered and left unbuilt (FORMAT.md, "Recovery"): their rows stay in the log, where
+/// ``ReplayBatch`` noted them, and their trees are built the first time something needs them, once, for every state
+/// that carries them.
 ///
 /// Opening a store after a crash used to build every table the log filled (the row tree and each index tree) before it
 /// returned: most of W10's open. A table gathered in increasing row-ID order knows its row count and next row ID
@@ -29,6 +29,9 @@ final class PendingTables: Sendable {
         /// them).
         case gathered(ReplayBatch, base: StoreState)
         case built(Built)
+        /// The build found a put it cannot apply (a row an index cannot take, in a log whose checksums were made
+        /// valid again): every read of the tables and every write reports it, and the log keeps every commit.
+        case failed(StorageError)
     }
 
     /// The tables whose trees are not built in a state that carries this object.
@@ -57,14 +60,23 @@ final class PendingTables: Sendable {
     }
 
     /// The built roots, built now (under this object's lock: other callers wait for it) if they were not yet.
-    func built() -> Built {
-        phase.withLock { phase -> Built in
+    ///
+    /// - Throws: ``StorageError/corruption(file:offset:reason:)`` naming the log record of a put that cannot be
+    ///   applied (or that reads back otherwise, ``ReplayedLog``), every time it is asked once the build found one;
+    ///   ``StorageError/io(_:)`` when the log cannot be read again (the next call tries again).
+    func built() throws -> Built {
+        try phase.withLock { phase throws -> Built in
             switch phase {
             case .built(let built): return built
+            case .failed(let error): throw error
             case .gathered(var batch, let base):
                 var state = base
                 state.pending = nil
-                batch.applyAll(to: &state, tree: tree, owner: owner)
+                do { try batch.applyAll(to: &state, tree: tree, owner: owner) } catch let error as StorageError {
+                    // A put that cannot be applied stays so; an I/O error reading the log again may pass.
+                    if case .corruption = error { phase = .failed(error) }
+                    throw error
+                }
                 var built = Built()
                 for id in tables {
                     let table = state.tables[id]!
@@ -83,9 +95,11 @@ final class PendingTables: Sendable {
 
     /// `state` with the built trees of the pending tables in place (built now if needed), carrying this object no more;
     /// any other state as it is.
-    func resolve(_ state: StoreState) -> StoreState {
+    ///
+    /// - Throws: what ``built()`` throws.
+    func resolve(_ state: StoreState) throws -> StoreState {
         guard state.pending === self else { return state }
-        let built = built()
+        let built = try built()
         var resolved = state
         resolved.pending = nil
         for (id, root) in built.tables { resolved.tables[id]?.root = root }

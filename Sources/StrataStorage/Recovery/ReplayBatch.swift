@@ -6,17 +6,19 @@ import StrataFormat
 /// (W10: `IndexTree.insert` 23%, `BTree.put` 11%, reference counting 14%, malloc 8%).
 ///
 /// Only a table that is empty, with empty indexes, qualifies: nothing old then needs looking up, and every entry is
-/// derived once, from the row's final bytes. Rows are gathered where they lie in the log (lent by
-/// ``WALOperation/decodeAll(_:lendingPuts:_:)``): while their row IDs increase, as new rows' do, each is copied once,
-/// straight into its leaf. An array per row, then a copy of it into its leaf (the packed leaves of ``LeafValues``)
-/// made W10's open slower than before leaves were packed: a malloc, two copies and a free per row.
+/// derived once, from the row's final bytes. While a table's row IDs increase, as new rows' do, its puts are left
+/// where they lie in the log: the batch notes which records hold them (``KeptRecord``) and the table's ``LoggedRun``
+/// where its puts begin and end among those. Opening a store then copies no row: the records are read again from the
+/// log (``ReplayedLog``), their rows copied into their leaves and indexed when the table is built (at open's checkpoint
+/// or first use, for the tables ``PendingTables`` holds). Copying each row into a leaf as the log was read (250
+/// instructions a row) and checking it against each index (330) were two thirds of W10's open; copying the records
+/// instead, most of what remained (a page fault per 4 KiB of fresh memory).
 ///
-/// Each put is checked against the table's indexes when it is gathered (its entries can be made and fit), so that a row
-/// that cannot be indexed is reported at its own log record, as a put applied at once would be; the entries themselves
-/// are made from the built leaves, when the table is built (at open's checkpoint or first use, for the tables
-/// ``PendingTables`` holds): making them as the log was read was a third of W10's open. Only transactions known to commit are gathered
-/// (``LogReplay`` applies them in place); anything else that touches a gathered table (a delete, a catalog change)
-/// applies what was gathered first, so operations keep their order.
+/// A put that cannot be indexed (only a damaged log whose checksums were made valid again holds one: the transaction
+/// that wrote it checked it) is reported at its own log record when its table is built, as a put applied at once is
+/// when it is replayed. Only transactions known to commit are gathered (``LogReplay`` applies them in place); anything
+/// else that touches a gathered table (a delete, a catalog change) applies what was gathered first, so operations keep
+/// their order.
 struct ReplayBatch {
     /// An index of a gathered table, as it was when gathering began, with what checking a put needs at hand (a class:
     /// read out of an array of the mutated ``Puts``, an index state was copied for every put, its name, fields and
@@ -50,41 +52,77 @@ struct ReplayBatch {
         }
     }
 
+    /// An operation record of the in-place part that holds gathered puts: where it lies in the log (read again
+    /// when the tables are built), its LSN and its payload's length.
+    private struct KeptRecord {
+        let offset: UInt64
+        let lsn: UInt64
+        let length: Int
+    }
+
+    /// Where a put lies among the kept records: its record, and where its value starts in the record's payload.
+    private struct PutPosition: Comparable {
+        var record: Int
+        var valueStart: Int
+
+        static func < (lhs: PutPosition, rhs: PutPosition) -> Bool {
+            (lhs.record, lhs.valueStart) < (rhs.record, rhs.valueStart)
+        }
+    }
+
+    /// The puts of one table while their row IDs strictly increase, left where they lie: every put into the table
+    /// from `first` through `last` belongs to it (a table's puts are gathered from its first put on, until it is
+    /// applied).
+    private struct LoggedRun {
+        var first: PutPosition
+        var last: PutPosition
+        var lastRow: UInt64
+        /// Each kept record the run has puts in, with the first row put there: where the build reports a row.
+        var records: [(record: Int, firstRow: UInt64)]
+
+        /// The kept record that holds the put of `row`.
+        func record(of row: UInt64) -> Int {
+            var low = 0
+            var high = records.count
+            while high - low > 1 {
+                let middle = (low + high) / 2
+                if records[middle].firstRow <= row { low = middle } else { high = middle }
+            }
+            return records[low].record
+        }
+    }
+
     /// The puts gathered for one table, in log order.
     private struct Puts {
         let table: TableID
         /// The table's indexes as they were when gathering began (catalog changes apply the batch first).
         let indexes: [GatheredIndex]
-        /// While row IDs strictly increase (the usual case: new rows get growing IDs): the leaves, filled as the
-        /// puts come.
-        var leaves: MemoryLeafBuilder?
-        /// Once a row ID did not increase: every put's row ID and value, in log order, sorted when applied.
+        /// While row IDs strictly increase (the usual case: new rows get growing IDs): where the puts lie in the log.
+        var run: LoggedRun?
+        /// Whether a row ID did not increase: every put's row ID and value is then in `rows` and `values`, in log
+        /// order, sorted when applied.
+        var outOfOrder = false
         var rows: [UInt64] = []
         var values = LeafValues()
         /// The puts gathered.
         var count = 0
 
-        /// Adds a put, once each index has checked that it can make the put's entry.
-        ///
-        /// - Throws: what ``GatheredIndex/check(_:_:tree:)`` throws for the row.
-        mutating func append(_ row: UInt64, _ value: UnsafeRawBufferPointer, indexTree: IndexTree) throws {
-            for index in indexes { try index.check(row, value, tree: indexTree) }
-            count += 1
-            if leaves != nil {
-                if leaves!.lastKey.map({ row > $0 }) ?? true {
-                    leaves!.append(row, value)
-                    return
-                }
-                // Out of order (an update of a gathered row, or an insert at a chosen ID): every put so far back
-                // into log order (in order, they are the leaves' rows), to be sorted when applied.
-                for leaf in leaves!.finish() {
-                    rows.append(contentsOf: leaf.keys)
-                    values.append(contentsOf: leaf.values)
-                }
-                leaves = nil
+        /// Adds a put at `position` to the logged run if its row ID is above the run's last (or starts the run);
+        /// returns whether it did. Changed where it lies: a copy of the run would copy its record list.
+        mutating func extendRun(_ row: UInt64, at position: PutPosition) -> Bool {
+            guard run != nil else {
+                run = LoggedRun(first: position, last: position, lastRow: row, records: [(position.record, row)])
+                count += 1
+                return true
             }
-            rows.append(row)
-            values.append(inline: value)
+            guard row > run!.lastRow else { return false }
+            run!.last = position
+            run!.lastRow = row
+            if run!.records[run!.records.count - 1].record != position.record {
+                run!.records.append((position.record, row))
+            }
+            count += 1
+            return true
         }
     }
 
@@ -93,8 +131,24 @@ struct ReplayBatch {
     private var gathered: [Puts] = []
     private var slots: [TableID: Int] = [:]
     private var last: (table: TableID, slot: Int)?
+    /// The records holding gathered puts (of any table), in log order.
+    private var records: [KeptRecord] = []
+    /// The offset of the last of ``records`` in the log (none: `UInt64.max`), asked at every put.
+    private var lastKeptOffset = UInt64.max
+    /// The log the records are read again from; nil when the replay applies every transaction to a copy (nothing is
+    /// gathered then).
+    private let log: ReplayedLog?
+
+    init(log: ReplayedLog?) { self.log = log }
 
     var isEmpty: Bool { gathered.isEmpty }
+
+    /// An operation record as the log's reader lends it, while its operations are applied.
+    struct LentRecord {
+        let payload: UnsafeRawBufferPointer
+        let offset: UInt64
+        let lsn: UInt64
+    }
 
     /// Whether puts into table `id` are being gathered.
     mutating func gathers(table id: TableID) -> Bool {
@@ -105,47 +159,120 @@ struct ReplayBatch {
     }
 
     /// Begins gathering the puts into table `id` if it qualifies (empty, with empty indexes); returns whether it did.
-    ///
-    /// - Parameter owner: the tag the nodes built will carry: the replay's in-place tag, the one
-    ///   ``apply(table:to:tree:owner:)`` and ``applyAll(to:tree:owner:)`` are given.
-    mutating func startGathering(table id: TableID, state: StoreState, tree: BTree, owner: UInt64) -> Bool {
+    mutating func startGathering(table id: TableID, state: StoreState) -> Bool {
         guard let table = state.tables[id], table.root == nil, table.rowCount == 0,
             table.indexes.allSatisfy({ state.indexes[$0]?.root == nil })
         else { return false }
         last = (id, gathered.count)
         slots[id] = gathered.count
-        gathered.append(
-            Puts(
-                table: id, indexes: table.indexes.map { GatheredIndex(state: state.indexes[$0]!) },
-                leaves: MemoryLeafBuilder(limits: tree.limits, owner: owner)))
+        gathered.append(Puts(table: id, indexes: table.indexes.map { GatheredIndex(state: state.indexes[$0]!) }))
         return true
     }
 
-    /// Gathers a put into table `id`, which ``gathers(table:)`` or ``startGathering(table:state:tree:owner:)`` just
-    /// accepted, its value lent where it lies.
+    /// Gathers a put into table `id`, which ``gathers(table:)`` or ``startGathering(table:state:)`` just accepted,
+    /// its value lent where it lies in record `lent`.
     ///
-    /// - Throws: what ``StoreState/put(table:row:value:tree:owner:)`` throws for a row it refuses.
-    mutating func gather(table id: TableID, row: UInt64, value: UnsafeRawBufferPointer, indexTree: IndexTree) throws {
+    /// - Throws: what ``StoreState/put(table:row:value:tree:owner:)`` throws for a row ID it refuses, or for a row it
+    ///   cannot index once the table's row IDs stopped increasing (before, rows are checked when built).
+    mutating func gather(
+        table id: TableID, row: UInt64, value: UnsafeRawBufferPointer, of lent: LentRecord, indexTree: IndexTree
+    ) throws {
         guard let last, last.table == id else { preconditionFailure("table \(id) is not gathered") }
         guard row < UInt64.max else { throw StorageError.invalidArgument("row ID \(row) is out of range") }
-        try gathered[last.slot].append(row, value, indexTree: indexTree)
+        if !gathered[last.slot].outOfOrder {
+            let position = PutPosition(record: keep(lent), valueStart: value.baseAddress! - lent.payload.baseAddress!)
+            if gathered[last.slot].extendRun(row, at: position) { return }
+            // Out of order (an update of a gathered row, or an insert at a chosen ID): every put so far into log
+            // order, checked as it is taken, to be sorted when applied.
+            try takeRunIntoLogOrder(slot: last.slot, indexTree: indexTree)
+        }
+        for index in gathered[last.slot].indexes { try index.check(row, value, tree: indexTree) }
+        gathered[last.slot].count += 1
+        gathered[last.slot].rows.append(row)
+        gathered[last.slot].values.append(inline: value)
+    }
+
+    /// The position of `lent` in ``records``, where it is noted at its first gathered put.
+    private mutating func keep(_ lent: LentRecord) -> Int {
+        if lent.offset != lastKeptOffset {
+            records.append(KeptRecord(offset: lent.offset, lsn: lent.lsn, length: lent.payload.count))
+            lastKeptOffset = lent.offset
+        }
+        return records.count - 1
+    }
+
+    /// Moves the logged run of the puts at `slot` into its row and value arrays, each put checked against the table's
+    /// indexes.
+    private mutating func takeRunIntoLogOrder(slot: Int, indexTree: IndexTree) throws {
+        var puts = gathered[slot]
+        guard let run = puts.run else {
+            gathered[slot].outOfOrder = true
+            return
+        }
+        try forEachPut(of: run, table: puts.table) { row, value, record in
+            do {
+                for index in puts.indexes { try index.check(row, value, tree: indexTree) }
+            } catch { throw failure(error, atRecord: record) }
+            puts.rows.append(row)
+            puts.values.append(inline: value)
+        }
+        puts.run = nil
+        puts.outOfOrder = true
+        gathered[slot] = puts
+    }
+
+    /// Calls `body` with each put of `run`, in log order, and the kept record that holds it, its records read again
+    /// from the log.
+    ///
+    /// - Throws: what ``ReplayedLog/withPayload(at:lsn:length:buffer:_:)`` throws, or `body`.
+    private func forEachPut(
+        of run: LoggedRun, table: TableID, _ body: (UInt64, UnsafeRawBufferPointer, Int) throws -> Void
+    ) throws {
+        guard let log else { preconditionFailure("puts are gathered only from a log read again") }
+        var buffer: [UInt8] = []
+        for record in run.first.record...run.last.record {
+            let kept = records[record]
+            try log.withPayload(at: kept.offset, lsn: kept.lsn, length: kept.length, buffer: &buffer) { payload in
+                // Decoded once already, when the log was read (and verified again now): it cannot fail.
+                try WALOperation.decodeAll(
+                    payload,
+                    lendingPuts: { id, row, value in
+                        guard id == table.rawValue else { return true }
+                        let position = PutPosition(
+                            record: record, valueStart: value.baseAddress! - payload.baseAddress!)
+                        if position >= run.first, position <= run.last { try body(row, value, record) }
+                        return true
+                    }, { _ in })
+            }
+        }
+    }
+
+    /// A put of kept record `record` that cannot be applied, reported as ``LogReplay`` reports one it applies.
+    private func failure(_ error: any Error, atRecord record: Int) -> StorageError {
+        StorageError.corrupt(
+            log?.path ?? "", at: records[record].offset,
+            "operation record LSN \(records[record].lsn) does not apply: \(error)")
     }
 
     /// Applies what was gathered for table `id`, if anything.
-    mutating func apply(table id: TableID, to state: inout StoreState, tree: BTree, owner: UInt64) {
+    ///
+    /// - Throws: ``StorageError/corruption(file:offset:reason:)`` naming the log record of a put that cannot be
+    ///   indexed.
+    mutating func apply(table id: TableID, to state: inout StoreState, tree: BTree, owner: UInt64) throws {
         guard let slot = slots.removeValue(forKey: id) else { return }
         last = nil
         let puts = gathered.remove(at: slot)
         for (table, later) in slots where later > slot { slots[table] = later - 1 }
-        apply(puts, to: &state, tree: tree, owner: owner)
+        try apply(puts, to: &state, tree: tree, owner: owner)
     }
 
-    private func apply(_ puts: Puts, to state: inout StoreState, tree: BTree, owner: UInt64) {
+    private func apply(_ puts: Puts, to state: inout StoreState, tree: BTree, owner: UInt64) throws {
+        guard puts.count > 0 else { return }
         let id = puts.table
         var table = state.tables[id]!
-        var leaves: MemoryLeafBuilder
-        if let inOrder = puts.leaves {
-            leaves = inOrder
+        var leaves = MemoryLeafBuilder(limits: tree.limits, owner: owner)
+        if let run = puts.run {
+            try forEachPut(of: run, table: id) { row, value, _ in leaves.append(row, value) }
         } else {
             // The last put of each row wins: positions ordered by row, then by log order, keeping each row's last.
             var order = Array(puts.rows.indices)
@@ -156,7 +283,6 @@ struct ReplayBatch {
             where rank + 1 == order.count || puts.rows[order[rank + 1]] != puts.rows[position] {
                 kept[position] = true
             }
-            leaves = MemoryLeafBuilder(limits: tree.limits, owner: owner)
             for position in order where kept[position] {
                 puts.values.withCell(position) { cell in
                     guard case .inline(let bytes) = cell else { preconditionFailure("gathered values are inline") }
@@ -169,7 +295,11 @@ struct ReplayBatch {
         let built = leaves.finish()
         let indexTree = IndexTree(pages: tree.pages)
         for index in puts.indexes {
-            let (root, count) = Self.buildIndex(index.state, over: built, tree: indexTree, owner: owner)
+            let (root, count) = try buildIndex(index.state, over: built, tree: indexTree, owner: owner) { row in
+                // Rows taken into log order were checked then: only a logged run's are checked here.
+                guard let run = puts.run else { preconditionFailure("row \(row) was checked when it was gathered") }
+                return run.record(of: row)
+            }
             state.indexes[index.state.id]!.root = root
             state.indexes[index.state.id]!.entryCount = UInt64(count)
         }
@@ -180,23 +310,22 @@ struct ReplayBatch {
     }
 
     /// The tree of `index` over the rows of `leaves` (a table's leaves, in row order): each entry made once, from the
-    /// row's bytes in its leaf, and no sort among the entries of one key. Each row was checked when it was gathered
-    /// (``GatheredIndex/check(_:_:tree:)``), so none fails here.
-    private static func buildIndex(
-        _ index: IndexState, over leaves: [BTreeNode], tree: IndexTree, owner: UInt64
-    ) -> (root: IndexNodeRef?, count: Int) {
+    /// row's bytes in its leaf, and no sort among the entries of one key.
+    ///
+    /// - Parameter record: the kept record that holds a row's put, for a row that cannot be indexed.
+    private func buildIndex(
+        _ index: IndexState, over leaves: [BTreeNode], tree: IndexTree, owner: UInt64, record: (UInt64) -> Int
+    ) throws -> (root: IndexNodeRef?, count: Int) {
         var entries = PackedIndexEntries()
         for leaf in leaves {
             for position in 0..<leaf.count {
-                leaf.values.withCell(position) { cell in
+                try leaf.values.withCell(position) { cell in
                     guard case .inline(let bytes) = cell else { preconditionFailure("gathered values are inline") }
                     let row = leaf.keys[position]
                     do {
                         try entries.append(
                             of: index, row: row, bytes: bytes, tag: 0, limit: tree.maximumEntry, pages: tree.pages)
-                    } catch {
-                        preconditionFailure("row \(row) was checked when it was gathered: \(error)")
-                    }
+                    } catch { throw failure(error, atRecord: record(row)) }
                 }
             }
         }
@@ -208,34 +337,43 @@ struct ReplayBatch {
     /// updated row counted once: that takes the build). The batch is then empty.
     ///
     /// - Parameter owner: the tag the nodes built (now or later) carry.
-    mutating func leavePending(in state: inout StoreState, tree: BTree, owner: UInt64) {
+    /// - Throws: what ``apply(table:to:tree:owner:)`` throws.
+    mutating func leavePending(in state: inout StoreState, tree: BTree, owner: UInt64) throws {
         guard !isEmpty else { return }
         precondition(state.pending == nil, "a state carries the pending tables of one replay")
-        var ordered = ReplayBatch()
+        var ordered = ReplayBatch(log: log)
+        ordered.records = records
         var tables = Set<TableID>()
         for puts in gathered {
-            guard let leaves = puts.leaves, let lastRow = leaves.lastKey else {
-                apply(puts, to: &state, tree: tree, owner: owner)
+            guard let run = puts.run else {
+                try apply(puts, to: &state, tree: tree, owner: owner)
                 continue
             }
-            state.tables[puts.table]!.rowCount = UInt64(leaves.count)
-            state.tables[puts.table]!.nextRowID = max(state.tables[puts.table]!.nextRowID, lastRow + 1)
+            state.tables[puts.table]!.rowCount = UInt64(puts.count)
+            state.tables[puts.table]!.nextRowID = max(state.tables[puts.table]!.nextRowID, run.lastRow + 1)
             ordered.slots[puts.table] = ordered.gathered.count
             ordered.gathered.append(puts)
             tables.insert(puts.table)
         }
-        gathered = []
-        slots = [:]
-        last = nil
+        clear()
         guard !ordered.isEmpty else { return }
         state.pending = PendingTables(batch: ordered, tables: tables, base: state, tree: tree, owner: owner)
     }
 
     /// Applies everything gathered.
-    mutating func applyAll(to state: inout StoreState, tree: BTree, owner: UInt64) {
-        for puts in gathered { apply(puts, to: &state, tree: tree, owner: owner) }
+    ///
+    /// - Throws: what ``apply(table:to:tree:owner:)`` throws.
+    mutating func applyAll(to state: inout StoreState, tree: BTree, owner: UInt64) throws {
+        defer { clear() }
+        for puts in gathered { try apply(puts, to: &state, tree: tree, owner: owner) }
+    }
+
+    /// Forgets everything gathered, and the records kept for it.
+    private mutating func clear() {
         gathered = []
         slots = [:]
         last = nil
+        records = []
+        lastKeptOffset = .max
     }
 }

@@ -267,7 +267,7 @@ struct StoreSalvager {
         }
         // 6. The log.
         try applyLog(after: newest?.record.walLSN ?? 0, into: target)
-        let counts = target.snapshot().state.tables
+        let counts = target.snapshot().committed.tables
         for index in report.tables.indices {
             report.tables[index].rowsCopied = counts[TableID(report.tables[index].tableID)]?.rowCount ?? 0
         }
