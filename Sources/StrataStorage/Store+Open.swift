@@ -13,9 +13,9 @@ extension Store {
     /// 3. Find the newest valid root record (`RootRecordLocator`): the durable checkpoint.
     /// 4. Read the log from its start; skip records the checkpoint covers; apply every transaction whose
     ///    commit record is intact; drop a final transaction without its commit record; stop at the first
-    ///    invalid record (a torn tail). A first pass over the log (checksums only) finds where its last commit
-    ///    record ends, so that the transactions before it, which are known to commit, are applied to the state in
-    ///    place (``LogReplay``), not each to a copy of what the one before changed. A table the log filled in row order
+    ///    invalid record (a torn tail). A first pass over the log (its records' headers, and its commit records)
+    ///    finds where its last commit record ends, so that the transactions before it, which are known to commit,
+    ///    are applied to the state in place (``LogReplay``), not each to a copy of what the one before changed. A table the log filled in row order
     ///    is left unbuilt (``PendingTables``): its trees are built at the first read of it, the first write, `verify()`
     ///    or the checkpoint, whichever comes first.
     /// 5. If no other process is writing (the writer lock is free): if anything was replayed, or the log ends before
@@ -193,7 +193,7 @@ extension Store {
             try replay.finish()
             return (replay, summary)
         }
-        var (replay, summary) = try replayLog(knownCommittedEnd: try LogReplay.committedEnd(of: reader))
+        var (replay, summary) = try replayLog(knownCommittedEnd: try reader.committedEnd())
         if replay.appliedUncommittedInPlace {
             // Another process cut the log back between the two passes (§11.5): read it again, one transaction at a
             // time.

@@ -47,7 +47,7 @@ struct LogReplay {
     private let leavesTablesPending: Bool
 
     /// - Parameters:
-    ///   - knownCommittedEnd: the end of the last commit record of the log (``committedEnds(of:)``), when the caller
+    ///   - knownCommittedEnd: the end of the last commit record of the log (``WALReader/committedEnd()``), when the caller
     ///     read it already: transactions before it are applied in place. 0 when unknown.
     ///   - replayedLog: the log read, open for reading again: the puts gathered in the in-place part are read from it
     ///     when their tables are built. Required with `knownCommittedEnd`.
@@ -82,16 +82,6 @@ struct LogReplay {
     /// commit record was not there when the log was read again (another process cut the log back in between, FORMAT.md
     /// §11.5). ``state`` is then no committed state: the log must be replayed again without `knownCommittedEnd`.
     var appliedUncommittedInPlace: Bool { inPlace && pendingRecords > 0 }
-
-    /// The end of the last commit record in a log read with ``WALReader/read(_:)``: a first, cheap pass (checksums
-    /// only) that lets the replay apply every committed transaction in place (``init(state:tree:coveredLSN:file:headerEnd:firstTag:collectsChanges:knownCommittedEnd:replayedLog:leavesTablesPending:)``).
-    static func committedEnd(of reader: WALReader) throws -> UInt64 {
-        var end: UInt64 = 0
-        _ = try reader.read { header, payload, offset in
-            if header.type == .commit { end = offset + UInt64(WALFormat.recordHeaderSize + payload.count) }
-        }
-        return end
-    }
 
     mutating func consume(_ header: WALRecord.Header, payload: UnsafeRawBufferPointer, offset: UInt64) throws {
         switch header.type {
