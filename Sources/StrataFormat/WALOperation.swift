@@ -141,17 +141,90 @@ public enum WALOperation: Sendable, Equatable {
         _ body: (WALOperation) throws -> Void
     ) throws {
         var reader = ByteReader(payload)
-        while reader.remaining > 0 {
-            guard reader.bytes[reader.readerIndex] == Tag.put.rawValue else {
-                try body(try decode(from: &reader))
-                continue
-            }
-            _ = try reader.readUInt8()
-            let tableID = try reader.readUInt32LE()
-            let (rowID, value) = try decodePutFields(from: &reader)
-            if try put(tableID, rowID, value) { continue }
-            try body(.put(tableID: tableID, rowID: rowID, value: Array(value)))
+        while reader.remaining > 0 { try decodeNext(from: &reader, lendingPuts: put, body) }
+    }
+
+    /// Decodes the operation at `reader`'s position (there must be one) as ``decodeAll(_:lendingPuts:_:)`` decodes
+    /// each, and advances `reader` past it.
+    ///
+    /// - Throws: the ``FormatError`` of an operation that does not decode, or whatever `put` or `body` throws.
+    public static func decodeNext(
+        from reader: inout ByteReader,
+        lendingPuts put: (_ tableID: UInt32, _ rowID: UInt64, _ value: UnsafeRawBufferPointer) throws -> Bool,
+        _ body: (WALOperation) throws -> Void
+    ) throws {
+        guard reader.bytes[reader.readerIndex] == Tag.put.rawValue else {
+            try body(try decode(from: &reader))
+            return
         }
+        _ = try reader.readUInt8()
+        let tableID = try reader.readUInt32LE()
+        let (rowID, value) = try decodePutFields(from: &reader)
+        if try put(tableID, rowID, value) { return }
+        try body(.put(tableID: tableID, rowID: rowID, value: Array(value)))
+    }
+
+    /// The table of the put at `reader`'s position, if a put begins there (its other fields unread).
+    public static func putTableID(at reader: ByteReader) -> UInt32? {
+        let at = reader.readerIndex
+        guard reader.bytes.count - at >= 5, reader.bytes[at] == Tag.put.rawValue else { return nil }
+        return reader.bytes.loadUnaligned(fromByteOffset: at + 1, as: UInt32.self).littleEndian
+    }
+
+    /// Puts into one table whose row IDs strictly increase, found together by ``scanPutRun(_:table:after:)``.
+    public struct PutRun: Equatable, Sendable {
+        /// The puts in the run.
+        public var count: Int
+        public var firstRowID: UInt64
+        public var lastRowID: UInt64
+        /// Where the first put's value starts in the payload, and the last put's.
+        public var firstValueStart: Int
+        public var lastValueStart: Int
+
+        public init(count: Int, firstRowID: UInt64, lastRowID: UInt64, firstValueStart: Int, lastValueStart: Int) {
+            self.count = count
+            self.firstRowID = firstRowID
+            self.lastRowID = lastRowID
+            self.firstValueStart = firstValueStart
+            self.lastValueStart = lastValueStart
+        }
+    }
+
+    /// Steps over the puts from `reader`'s position on that go into table `tableID` with strictly increasing row IDs,
+    /// the first above `after` when given: the run of a bulk load, read with nothing decoded but where each put
+    /// ends. It stops before anything else: another operation, another table's put, a row ID not above the one before,
+    /// or a put that does not decode (left for ``decodeNext(from:lendingPuts:_:)`` to report as it would).
+    ///
+    /// - Returns: the run, with `reader` advanced past it; nil when no such put begins at the position (`reader` is
+    ///   then unmoved).
+    public static func scanPutRun(_ reader: inout ByteReader, table tableID: UInt32, after: UInt64?) -> PutRun? {
+        let bytes = reader.bytes
+        let fieldsSize = putSize(valueLength: 0)
+        var at = reader.readerIndex
+        var run: PutRun?
+        var previous = after
+        while bytes.count - at >= fieldsSize, bytes[at] == Tag.put.rawValue,
+            bytes.loadUnaligned(fromByteOffset: at + 1, as: UInt32.self).littleEndian == tableID
+        {
+            let row = bytes.loadUnaligned(fromByteOffset: at + 5, as: UInt64.self).littleEndian
+            let length = Int(bytes.loadUnaligned(fromByteOffset: at + 13, as: UInt32.self).littleEndian)
+            guard previous.map({ row > $0 }) ?? true, length <= WALFormat.maximumValueSize,
+                length <= bytes.count - at - fieldsSize
+            else { break }
+            let valueStart = at + fieldsSize
+            if run == nil {
+                run = PutRun(
+                    count: 1, firstRowID: row, lastRowID: row, firstValueStart: valueStart, lastValueStart: valueStart)
+            } else {
+                run!.count += 1
+                run!.lastRowID = row
+                run!.lastValueStart = valueStart
+            }
+            previous = row
+            at = valueStart + length
+        }
+        if run != nil { reader = ByteReader(bytes, readerIndex: at) }
+        return run
     }
 
     /// Decodes a put's fields after its table ID and advances `reader` past them; the value is lent from `reader`'s

@@ -116,6 +116,7 @@ func checkOperations(_ payload: UnsafeRawBufferPointer) {
     }
     fuzzCheck(failedAll == failedOne && all == one, "decodeAll and decode(from:) disagree")
     checkLendingDecode(payload, expected: failedAll ? nil : all)
+    checkRunScan(payload, expected: failedAll ? nil : all)
 }
 
 /// Recovery's decode (`decodeAll(_:lendingPuts:_:)`) must read the same operations as `decodeAll`, and fail where it
@@ -137,4 +138,49 @@ func checkLendingDecode(_ payload: UnsafeRawBufferPointer, expected: [WALOperati
         fuzzCheck(failed == (expected == nil), "decodeAll(lendingPuts:) fails where decodeAll does not, or the reverse")
         if let expected { fuzzCheck(read == expected, "decodeAll(lendingPuts:) reads other operations than decodeAll") }
     }
+}
+
+/// Recovery's in-place read (`scanPutRun(_:table:after:)` at each put, `decodeNext(from:lendingPuts:_:)` for anything
+/// else) must read the same operations as `decodeAll`, and fail where it fails: each run found is a span of puts into
+/// its table whose row IDs increase from above that table's last run, as the run says.
+func checkRunScan(_ payload: UnsafeRawBufferPointer, expected: [WALOperation]?) {
+    var read: [WALOperation] = []
+    var lastRows: [UInt32: UInt64] = [:]
+    var reader = ByteReader(payload)
+    var failed = false
+    while reader.remaining > 0, !failed {
+        let start = reader.readerIndex
+        if let table = WALOperation.putTableID(at: reader),
+            let run = WALOperation.scanPutRun(&reader, table: table, after: lastRows[table])
+        {
+            var span = ByteReader(UnsafeRawBufferPointer(rebasing: payload[..<reader.readerIndex]), readerIndex: start)
+            var rows: [UInt64] = []
+            var starts: [Int] = []
+            while span.remaining > 0 {
+                guard let operation = try? WALOperation.decode(from: &span),
+                    case .put(let id, let row, let value) = operation, id == table
+                else {
+                    fuzzCheck(false, "a put run holds what is not a put into its table")
+                    return
+                }
+                rows.append(row)
+                starts.append(span.readerIndex - value.count)
+                read.append(operation)
+            }
+            fuzzCheck(
+                rows.count == run.count && rows.first == run.firstRowID && rows.last == run.lastRowID
+                    && starts.first == run.firstValueStart && starts.last == run.lastValueStart,
+                "a put run describes other puts than it spans")
+            fuzzCheck(zip(rows, rows.dropFirst()).allSatisfy { $0 < $1 }, "a put run's row IDs do not increase")
+            fuzzCheck(lastRows[table].map { rows[0] > $0 } ?? true, "a put run starts below its table's last row ID")
+            lastRows[table] = run.lastRowID
+            continue
+        }
+        fuzzCheck(reader.readerIndex == start, "a put run that was not found moved the reader")
+        do {
+            try WALOperation.decodeNext(from: &reader, lendingPuts: { _, _, _ in false }, { read.append($0) })
+        } catch { failed = true }
+    }
+    fuzzCheck(failed == (expected == nil), "reading by put runs fails where decodeAll does not, or the reverse")
+    if let expected { fuzzCheck(read == expected, "reading by put runs reads other operations than decodeAll") }
 }

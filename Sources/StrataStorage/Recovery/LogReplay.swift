@@ -91,28 +91,8 @@ struct LogReplay {
             guard header.lsn > coveredLSN else { return }
             do {
                 if inPlace {
-                    let indexTree = IndexTree(pages: tree.pages)
-                    let lent = ReplayBatch.LentRecord(payload: payload, offset: offset, lsn: header.lsn)
-                    try WALOperation.decodeAll(
-                        payload,
-                        lendingPuts: { table, row, value in
-                            // The state is read only when a table is not gathered yet: passed from this closure, it
-                            // is copied.
-                            guard
-                                batch.gathers(table: TableID(table))
-                                    || batch.startGathering(table: TableID(table), state: state)
-                            else { return false }
-                            try batch.gather(
-                                table: TableID(table), row: row, value: value, of: lent, indexTree: indexTree)
-                            if collectsChanges { pendingChanges.note(table: table, row: row) }
-                            pendingOperations += 1
-                            return true
-                        }
-                    ) { operation in
-                        try applyInPlace(operation)
-                        if collectsChanges { pendingChanges.note(operation) }
-                        pendingOperations += 1
-                    }
+                    try consumeInPlace(
+                        payload, record: ReplayBatch.LentRecord(payload: payload, offset: offset, lsn: header.lsn))
                 } else {
                     try WALOperation.decodeAll(payload) { operation in
                         try working.apply(operation, tree: tree, owner: tag)
@@ -184,6 +164,41 @@ struct LogReplay {
             try batch.leavePending(in: &state, tree: tree, owner: tag)
         } else {
             try batch.applyAll(to: &state, tree: tree, owner: tag)
+        }
+    }
+
+    /// The operations of a record of a transaction known to commit, applied to ``state`` itself: puts into tables
+    /// that were empty gathered (a run at a time while their row IDs increase), everything else applied.
+    private mutating func consumeInPlace(_ payload: UnsafeRawBufferPointer, record: ReplayBatch.LentRecord) throws {
+        let indexTree = IndexTree(pages: tree.pages)
+        var reader = ByteReader(payload)
+        while reader.remaining > 0 {
+            // A bulk load's puts, a run at a time (a run's rows are not noted one by one for catching up).
+            if !collectsChanges, let table = WALOperation.putTableID(at: reader).map(TableID.init),
+                batch.gathers(table: table) || batch.startGathering(table: table, state: state)
+            {
+                let taken = try batch.gatherRun(table: table, from: &reader, of: record)
+                pendingOperations += UInt64(taken)
+                if taken > 0 { continue }
+            }
+            try WALOperation.decodeNext(
+                from: &reader,
+                lendingPuts: { table, row, value in
+                    // The state is read only when a table is not gathered yet: passed from this closure, it is copied.
+                    guard
+                        batch.gathers(table: TableID(table))
+                            || batch.startGathering(table: TableID(table), state: state)
+                    else { return false }
+                    try batch.gather(table: TableID(table), row: row, value: value, of: record, indexTree: indexTree)
+                    if collectsChanges { pendingChanges.note(table: table, row: row) }
+                    pendingOperations += 1
+                    return true
+                }
+            ) { operation in
+                try applyInPlace(operation)
+                if collectsChanges { pendingChanges.note(operation) }
+                pendingOperations += 1
+            }
         }
     }
 

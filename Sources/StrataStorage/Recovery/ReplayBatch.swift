@@ -107,22 +107,24 @@ struct ReplayBatch {
         /// The puts gathered.
         var count = 0
 
-        /// Adds a put at `position` to the logged run if its row ID is above the run's last (or starts the run);
-        /// returns whether it did. Changed where it lies: a copy of the run would copy its record list.
-        mutating func extendRun(_ row: UInt64, at position: PutPosition) -> Bool {
+        /// Adds the puts of `found`, all in kept record `record`, to the logged run (or starts it with them); its
+        /// first row ID must be above the run's last. Changed where it lies: a copy of the run would copy its record
+        /// list.
+        mutating func extendRun(with found: WALOperation.PutRun, in record: Int) {
+            let first = PutPosition(record: record, valueStart: found.firstValueStart)
+            let last = PutPosition(record: record, valueStart: found.lastValueStart)
+            count += found.count
             guard run != nil else {
-                run = LoggedRun(first: position, last: position, lastRow: row, records: [(position.record, row)])
-                count += 1
-                return true
+                run = LoggedRun(
+                    first: first, last: last, lastRow: found.lastRowID, records: [(record, found.firstRowID)])
+                return
             }
-            guard row > run!.lastRow else { return false }
-            run!.last = position
-            run!.lastRow = row
-            if run!.records[run!.records.count - 1].record != position.record {
-                run!.records.append((position.record, row))
+            precondition(found.firstRowID > run!.lastRow, "a logged run's row IDs increase")
+            run!.last = last
+            run!.lastRow = found.lastRowID
+            if run!.records[run!.records.count - 1].record != record {
+                run!.records.append((record, found.firstRowID))
             }
-            count += 1
-            return true
         }
     }
 
@@ -169,6 +171,26 @@ struct ReplayBatch {
         return true
     }
 
+    /// Gathers the puts from `reader`'s position on into table `id`, which ``gathers(table:)`` or
+    /// ``startGathering(table:state:)`` just accepted, that extend its logged run (``WALOperation/scanPutRun(_:table:after:)``):
+    /// the rows of a bulk load, taken a run at a time, each read no further than its row ID and length. Returns how
+    /// many it took; none when the table's rows came out of order already, or the put at the position does not
+    /// extend the run (`reader` is then unmoved, and the put is for ``gather(table:row:value:of:indexTree:)``).
+    ///
+    /// - Throws: what ``StoreState/put(table:row:value:tree:owner:)`` throws for a row ID it refuses.
+    mutating func gatherRun(table id: TableID, from reader: inout ByteReader, of lent: LentRecord) throws -> Int {
+        guard let last, last.table == id else { preconditionFailure("table \(id) is not gathered") }
+        guard !gathered[last.slot].outOfOrder,
+            let found = WALOperation.scanPutRun(&reader, table: id.rawValue, after: gathered[last.slot].run?.lastRow)
+        else { return 0 }
+        // Row IDs increase along the run: only its last can be out of range.
+        guard found.lastRowID < UInt64.max else {
+            throw StorageError.invalidArgument("row ID \(found.lastRowID) is out of range")
+        }
+        gathered[last.slot].extendRun(with: found, in: keep(lent))
+        return found.count
+    }
+
     /// Gathers a put into table `id`, which ``gathers(table:)`` or ``startGathering(table:state:)`` just accepted,
     /// its value lent where it lies in record `lent`.
     ///
@@ -180,8 +202,13 @@ struct ReplayBatch {
         guard let last, last.table == id else { preconditionFailure("table \(id) is not gathered") }
         guard row < UInt64.max else { throw StorageError.invalidArgument("row ID \(row) is out of range") }
         if !gathered[last.slot].outOfOrder {
-            let position = PutPosition(record: keep(lent), valueStart: value.baseAddress! - lent.payload.baseAddress!)
-            if gathered[last.slot].extendRun(row, at: position) { return }
+            if gathered[last.slot].run.map({ row > $0.lastRow }) ?? true {
+                let valueStart = value.baseAddress! - lent.payload.baseAddress!
+                let one = WALOperation.PutRun(
+                    count: 1, firstRowID: row, lastRowID: row, firstValueStart: valueStart, lastValueStart: valueStart)
+                gathered[last.slot].extendRun(with: one, in: keep(lent))
+                return
+            }
             // Out of order (an update of a gathered row, or an insert at a chosen ID): every put so far into log
             // order, checked as it is taken, to be sorted when applied.
             try takeRunIntoLogOrder(slot: last.slot, indexTree: indexTree)
