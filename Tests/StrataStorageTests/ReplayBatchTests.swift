@@ -1,5 +1,7 @@
+import Foundation
 import StrataFormat
 import StrataIO
+import StrataLock
 import StrataStorage
 import StrataTestSupport
 import Testing
@@ -305,5 +307,56 @@ import Testing
         #expect(reopened.recoveryReport.replayedTransactions == 3)
         #expect(try reopened.snapshot().rowCount(in: note) == 60)
         try? reopened.close()
+    }
+
+    /// A snapshot taken while the pending tables are being built (here by a read of another snapshot, held inside the
+    /// build's first read of the log) does not wait for the build: the catalog and row counts need no tree. It once
+    /// waited behind the build's lock (W10: the snapshot after `open` took 0.6 s instead of 0.02 s when the checkpoint
+    /// after open began the build first).
+    @Test func aSnapshotDoesNotWaitForABuildUnderWay() throws {
+        let (image, person, _, _) = try Self.crashedIndexedLoad(damaged: false)
+        // Another writer holds the writer lock: open leaves the tables pending and starts no checkpoint.
+        let writers = try image.lockFile(
+            at: StoreFileNames.path(TemporaryStore.directory, StoreFileNames.writerLock), mode: .exclusive,
+            waiting: false)
+        let armed = Lock(false)
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let fileSystem = FaultInjectingFileSystem(wrapping: image) { _, operation in
+            guard operation == .read else { return }
+            let fires = armed.withLock { armed in
+                defer { armed = false }
+                return armed
+            }
+            guard fires else { return }
+            entered.signal()
+            release.wait()
+        }
+        let store = try Store.openForTesting(fileSystem, configuration: .testing(pageSize: 512))
+        let early = store.snapshot()
+        armed.withLock { $0 = true }
+        let built = DispatchSemaphore(value: 0)
+        // Threads of their own: a blocked thread of the dispatch pool could leave no other to run them.
+        Thread {
+            _ = try? early.row(RowID(1), in: person)
+            built.signal()
+        }.start()
+        #expect(entered.wait(timeout: .now() + 30) == .success, "the build reads the log again")
+        let counted = Lock<Int?>(nil)
+        let taken = DispatchSemaphore(value: 0)
+        Thread {
+            let count = try? store.snapshot().rowCount(in: person)
+            counted.withLock { $0 = count }
+            taken.signal()
+        }.start()
+        let tookItAtOnce = taken.wait(timeout: .now() + 10) == .success
+        #expect(tookItAtOnce, "a snapshot waited for the build")
+        release.signal()
+        built.wait()
+        if !tookItAtOnce { taken.wait() }
+        #expect(counted.withLock { $0 } == 60)
+        #expect(try store.snapshot().row(RowID(1), in: person) != nil)
+        writers.unlock()  // close waits for it
+        try store.close()
     }
 }

@@ -51,12 +51,16 @@ final class PendingTables: Sendable {
         self.phase = Lock(.gathered(batch, base: base))
     }
 
-    /// Whether the trees were built (by anyone).
+    /// Whether the trees were built (by anyone). False, without waiting, while a build runs: a snapshot taken then
+    /// (``Store/snapshot()``) must not wait for the build behind its lock unless it reads the trees. Taking the
+    /// snapshot that follows `open` once waited for the whole build the checkpoint after a large recovery had begun
+    /// (W10: 0.6 s instead of 0.02 s, one open in five).
     var isBuilt: Bool {
-        phase.withLock { phase in
+        let built = phase.withLockIfAvailable { phase -> Bool in
             if case .built = phase { return true }
             return false
         }
+        return built ?? false
     }
 
     /// The built roots, built now (under this object's lock: other callers wait for it) if they were not yet.
