@@ -273,7 +273,7 @@ extension ManagedObjectContext {
         }
         for object in deleted {
             coordinator.rowCache.invalidate(RowCache.Key(object.objectID))
-            self.deleted[ObjectIdentifier(object)] = nil
+            // Unregistering takes it out of `self.deleted` too.
             unregister(object)
             object.isDeleted = false
         }
