@@ -133,19 +133,25 @@ struct StoreState: Sendable {
     }
 
     /// Removes a row; returns whether it was there. Its index entries go at once or, with `deferred`, when those
-    /// changes are applied; the tree's one descent shows the row to index maintenance (``RowIndexing``).
-    /// - Parameter forUser: refuse one of the engine's tables.
+    /// changes are applied; the tree's one descent shows the row to `caller`, then to index maintenance
+    /// (``RowIndexing``).
+    /// - Parameters:
+    ///   - forUser: refuse one of the engine's tables.
+    ///   - caller: sees the row first; a throw stops the delete with the table as it was.
     @discardableResult
-    mutating func delete(
+    mutating func delete<Caller: LeafVisitor>(
         table id: TableID, row: UInt64, tree: BTree, owner: UInt64, forUser: Bool = false,
-        deferring deferred: inout DeferredIndexChanges?
+        deferring deferred: inout DeferredIndexChanges?, showing caller: inout Caller
     ) throws -> Bool {
         try resolvePending(touching: id)
         guard let slot = tables.index(forKey: id) else { throw StorageError.noSuchTable(id.description) }
         let table = tables.values[slot]
         if forUser, table.isEngineTable { throw StorageError.invalidArgument("\(table.name) belongs to the engine") }
-        var indexing = RowIndexing(table.indexes, of: self, row: row, new: nil, pages: tree.pages)
-        let (root, deleted) = try tree.delete(table.root, key: row, owner: owner, seeing: &indexing)
+        var visitors = ChainedLeafVisitor(
+            first: caller, second: RowIndexing(table.indexes, of: self, row: row, new: nil, pages: tree.pages))
+        let (root, deleted) = try tree.delete(table.root, key: row, owner: owner, seeing: &visitors)
+        caller = visitors.first
+        let indexing = visitors.second
         guard deleted else { return false }
         guard table.rowCount > 0 else {
             throw StorageError.corruption(
@@ -155,6 +161,17 @@ struct StoreState: Sendable {
         tables.values[slot].rowCount -= 1
         try apply(indexing, pages: tree.pages, owner: owner, deferring: &deferred)
         return true
+    }
+
+    /// Removes a row, its index entries at once or, with `deferred`, when those changes are applied.
+    @discardableResult
+    mutating func delete(
+        table id: TableID, row: UInt64, tree: BTree, owner: UInt64, forUser: Bool = false,
+        deferring deferred: inout DeferredIndexChanges?
+    ) throws -> Bool {
+        var ignoring = IgnoringLeafVisitor()
+        return try delete(
+            table: id, row: row, tree: tree, owner: owner, forUser: forUser, deferring: &deferred, showing: &ignoring)
     }
 
     /// Removes a row, its index entries at once.

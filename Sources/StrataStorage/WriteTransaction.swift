@@ -210,12 +210,42 @@ public final class WriteTransaction {
         return try deleteRow(row, from: table, forUser: true)
     }
 
+    /// Deletes a row, lending its bytes to `body` first, in the delete's one descent: a caller that checks the row
+    /// (its version) or frees what it references (its blobs) does not search for it a second time.
+    ///
+    /// - Parameters:
+    ///   - row: the row to delete.
+    ///   - table: a user table.
+    ///   - body: sees the row's bytes, valid only during the call, before the row goes; not called when there is no
+    ///     row. What it throws stops the delete with nothing changed, and is rethrown.
+    /// - Returns: whether the row existed.
+    /// - Throws: what ``delete(_:from:)`` throws, or what `body` throws.
+    @discardableResult
+    public func delete(
+        _ row: RowID, from table: TableID, seeing body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Bool {
+        checkActive()
+        return try withoutActuallyEscaping(body) { body in
+            var lender = LeafBytesLender(pages: tree.pages, body: body)
+            return try deleteRow(row, from: table, forUser: true, showing: &lender)
+        }
+    }
+
     /// Deletes a row of any table, the engine's included unless `forUser`.
     func deleteRow(_ row: RowID, from table: TableID, forUser: Bool = false) throws -> Bool {
+        var ignoring = IgnoringLeafVisitor()
+        return try deleteRow(row, from: table, forUser: forUser, showing: &ignoring)
+    }
+
+    /// ``deleteRow(_:from:forUser:)``, showing the row to `caller` where the delete finds it.
+    private func deleteRow<Caller: LeafVisitor>(
+        _ row: RowID, from table: TableID, forUser: Bool, showing caller: inout Caller
+    ) throws -> Bool {
         // One descent: the delete finds the row, or changes nothing.
         guard
             try state.delete(
-                table: table, row: row.rawValue, tree: tree, owner: tag, forUser: forUser, deferring: &indexChanges)
+                table: table, row: row.rawValue, tree: tree, owner: tag, forUser: forUser, deferring: &indexChanges,
+                showing: &caller)
         else { return false }
         log.appendOperation { WALOperation.encodeDelete(tableID: table.rawValue, rowID: row.rawValue, into: &$0) }
         return true

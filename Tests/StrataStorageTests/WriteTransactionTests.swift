@@ -92,6 +92,47 @@ import Testing
         try store.close()
     }
 
+    @Test func deleteSeeingTheRowLendsItsBytesOnceAndOnlyWhenItExists() throws {
+        let (store, table) = try makeStore()
+        var seen: [[UInt8]] = []
+        let existed = try store.write { txn throws in
+            try txn.delete(RowID(2), from: table) { seen.append(Array($0)) }
+        }
+        #expect(existed)
+        #expect(seen == [[2]])
+        #expect(try store.write { try $0.delete(RowID(2), from: table) { seen.append(Array($0)) } } == false)
+        #expect(seen == [[2]], "no row, no call")
+        #expect(try store.snapshot().row(RowID(2), in: table) == nil)
+        #expect(try store.snapshot().rowCount(in: table) == 2)
+        try store.close()
+    }
+
+    @Test func deleteSeeingARowInOverflowPagesLendsAllOfIt() throws {
+        let (store, table) = try makeStore()
+        let large = (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let row = try store.write { try $0.insert(large, into: table) }
+        try store.checkpoint()
+        var seen: [UInt8] = []
+        try store.write { txn throws in _ = try txn.delete(row, from: table) { seen = Array($0) } }
+        #expect(seen == large)
+        #expect(try store.snapshot().row(row, in: table) == nil)
+        #expect(try store.verify().isClean)
+        try store.close()
+    }
+
+    @Test func deleteWhoseLookAtTheRowThrowsChangesNothing() throws {
+        let (store, table) = try makeStore()
+        let lsn = store.snapshot().lsn
+        try store.write { txn throws in
+            #expect(throws: Deliberate.self) { try txn.delete(RowID(1), from: table) { _ in throw Deliberate() } }
+            #expect(try txn.row(RowID(1), in: table) == [1], "the row stays")
+            #expect(try txn.rowCount(in: table) == 3)
+        }
+        #expect(store.snapshot().lsn == lsn, "nothing logged")
+        #expect(try store.snapshot().row(RowID(1), in: table) == [1])
+        try store.close()
+    }
+
     @Test func unknownTableIsNoSuchTableEverywhere() throws {
         let (store, _) = try makeStore()
         let missing = TableID(42)

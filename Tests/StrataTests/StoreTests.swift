@@ -239,6 +239,60 @@ import Testing
         try stack.close()
     }
 
+    /// The store checks a deleted row's version where its delete finds the row (one descent): a conflict found
+    /// there, which no check before the transaction saw (the save is handed to the store directly, as when
+    /// another writer gets in between), fails the whole save, rows and blobs as they were.
+    @Test func conflictFoundWhereTheDeleteFindsTheRowUndoesTheWholeSave() throws {
+        let stack = try TestStack(.strata, configuration: testStoreConfiguration(blobThreshold: 4096))
+        let strata = try #require(stack.store as? StrataStore)
+        func liveBlobs() throws -> Int { try strata.engine.blobSegmentStatistics().reduce(0) { $0 + $1.liveBlobs } }
+        let ids = try seedEmployees(stack, [("Ada", "Lovelace", 100), ("Bob", "Byron", 200), ("Cy", "Young", 300)])
+        let context = stack.context()
+        let ada = try employee(ids[0], in: context)
+        ada.photo = Data((0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        try context.save()
+        #expect(try liveBlobs() == 1)
+        let entity = stack.entity("GraphEmployee")
+        let versions = try ids.map { try #require(try strata.row($0.rowID!, of: entity)).version }
+        #expect(versions == [2, 1, 1])
+        let before = try stack.storedRows("GraphEmployee")
+
+        func delete(_ index: Int, expecting version: UInt64?) -> StoreChanges.Delete {
+            StoreChanges.Delete(entity: entity, rowID: ids[index].rowID!, expectedVersion: version)
+        }
+        var changes = StoreChanges()
+        // Ada at her version (her blob would go), Bob at a version he never had, Cy unchecked (a fault's delete).
+        changes.deletes = [delete(0, expecting: 2), delete(1, expecting: 7), delete(2, expecting: nil)]
+        #expect {
+            _ = try strata.save(changes)
+        } throws: { error in
+            guard case ObjectGraphError.optimisticLockingConflict(let conflicts) = error else { return false }
+            return conflicts == [ids[1]]
+        }
+        #expect(try stack.storedRows("GraphEmployee") == before)
+        #expect(try liveBlobs() == 1)
+
+        // A row already gone conflicts too.
+        changes.deletes = [delete(2, expecting: nil)]
+        _ = try strata.save(changes)
+        changes.deletes = [delete(0, expecting: 2), delete(2, expecting: 1)]
+        #expect {
+            _ = try strata.save(changes)
+        } throws: { error in
+            guard case ObjectGraphError.optimisticLockingConflict(let conflicts) = error else { return false }
+            return conflicts == [ids[2]]
+        }
+        #expect(try stack.storedRows("GraphEmployee").count == 2)
+
+        // At the right versions the deletes go through, the blob with its row.
+        changes.deletes = [delete(0, expecting: 2), delete(1, expecting: 1)]
+        _ = try strata.save(changes)
+        #expect(try stack.storedRows("GraphEmployee").isEmpty)
+        #expect(try liveBlobs() == 0)
+        #expect(try strata.engine.verify().isClean)
+        try stack.close()
+    }
+
     @Test func blobSurvivesReopeningAndUnchangedBlobIsKeptOnUpdate() throws {
         let directory = temporaryStoreDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

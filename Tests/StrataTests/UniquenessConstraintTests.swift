@@ -126,6 +126,32 @@ import Testing
         #expect(try stack.storedRows("UniqPerson").count == 3)
     }
 
+    /// A save that has both kinds of conflict reports the version conflict: a model with uniqueness constraints
+    /// keeps the save's version check before the constraint check, also with one store (whose write would
+    /// otherwise find the version conflict after the constraints were checked).
+    @Test(arguments: StoreKind.allCases)
+    func versionConflictsAreReportedBeforeConstraintConflicts(_ kind: StoreKind) throws {
+        let stack = try Self.stack(kind)
+        let seed = stack.context()
+        let ada = try Self.insert("UniqPerson", ["email": "ada@example.com", "name": "Ada"], into: seed)
+        try Self.insert("UniqPerson", ["email": "grace@example.com"], into: seed)
+        try seed.save()
+        let mine = stack.context()
+        let myAda = try mine.existingObject(with: ada.objectID)
+        _ = try myAda.value(forKey: "name")
+        let theirs = stack.context()
+        try theirs.existingObject(with: ada.objectID).setValue("Augusta", forKey: "name")
+        try theirs.save()
+
+        try myAda.setValue("Ada L.", forKey: "name")
+        try Self.insert("UniqPerson", ["email": "grace@example.com"], into: mine)
+        let error = objectGraphError { try mine.save() }
+        #expect(error?.isOptimisticLockingConflict == true)
+        #expect(error?.objectIDs == [ada.objectID])
+        #expect(try Self.stored(stack, "name").contains("Augusta"))
+        #expect(try stack.storedRows("UniqPerson").count == 2)
+    }
+
     @Test(arguments: StoreKind.allCases)
     func duplicateOfAStoredRowFails(_ kind: StoreKind) throws {
         let stack = try Self.stack(kind)

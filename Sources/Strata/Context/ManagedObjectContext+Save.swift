@@ -79,18 +79,22 @@ extension ManagedObjectContext {
         try validateForSave()
 
         // Group the changes by store; an inserted object is named by its position among its store's inserts.
-        struct Batch {
-            var store: any PersistentStore
+        // A class: each `batches[key]!` reads a reference, where a struct was copied whole (16 retains and as many
+        // releases an object).
+        final class Batch {
+            let store: any PersistentStore
             var changes = StoreChanges()
             var inserted: [ManagedObject] = []
             var updated: [ManagedObject] = []
             var deleted: [ManagedObject] = []
+
+            init(store: any PersistentStore) { self.store = store }
         }
         var batches: [ObjectIdentifier: Batch] = [:]
         func batch(_ store: any PersistentStore) -> ObjectIdentifier {
             let key = ObjectIdentifier(store)
             if batches[key] == nil {
-                var batch = Batch(store: store)
+                let batch = Batch(store: store)
                 batch.changes.transactionAuthor = transactionAuthor
                 batch.changes.contextName = name
                 batches[key] = batch
@@ -190,7 +194,15 @@ extension ManagedObjectContext {
         // later store fail (a full disk), the stores already written stay written and their objects saved.
         // The merge policy resolves version conflicts (ManagedObjectContext+Conflicts.swift) and the save starts
         // over; so it does when another writer got in between the check and the write of the first store.
-        if try resolveVersionConflicts(in: batches.values.map { ($0.store, $0.changes) }, attempt: attempt) {
+        // A save to one store leaves the check to the store's write, which checks every version in its own
+        // transaction (where it reads the row anyway) and throws before it writes: the conflicts it reports are
+        // resolved below as these would be, without reading every row twice (W7.graph). A model with uniqueness
+        // constraints is checked here first, so that version conflicts are still resolved before constraint ones.
+        let checksFirst =
+            batches.count > 1 || coordinator.model.entities.contains { !$0.uniquenessConstraints.isEmpty }
+        if checksFirst,
+            try resolveVersionConflicts(in: batches.values.map { ($0.store, $0.changes) }, attempt: attempt)
+        {
             return try writeChanges(attempt: attempt + 1)
         }
         // Then uniqueness constraints (ManagedObjectContext+Constraints.swift), by the same policy.
@@ -261,7 +273,7 @@ extension ManagedObjectContext {
         }
         for object in deleted {
             coordinator.rowCache.invalidate(RowCache.Key(object.objectID))
-            self.deleted[ObjectIdentifier(object)] = nil
+            // Unregistering takes it out of `self.deleted` too.
             unregister(object)
             object.isDeleted = false
         }

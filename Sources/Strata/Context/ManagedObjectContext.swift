@@ -196,11 +196,13 @@ public final class ManagedObjectContext {
     func unregister(_ object: ManagedObject) {
         let key = ObjectIdentifier(object)
         if registry.remove(ifRegistered: object) { releaseCachedRow(of: object, id: object.objectID) }
-        inserted[key] = nil
-        updated[key] = nil
-        deleted[key] = nil
-        retainedObjects[key] = nil
-        assignedStores[key] = nil
+        // Empty tables are not searched: a save unregisters each object it deleted (a cascade's 100,000), which is
+        // in none of them but `deleted` and `retainedObjects`.
+        if !inserted.isEmpty { inserted[key] = nil }
+        if !updated.isEmpty { updated[key] = nil }
+        if !deleted.isEmpty { deleted[key] = nil }
+        if !retainedObjects.isEmpty { retainedObjects[key] = nil }
+        if !assignedStores.isEmpty { assignedStores[key] = nil }
         object.managedObjectContext = nil
     }
 

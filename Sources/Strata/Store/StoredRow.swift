@@ -308,6 +308,18 @@ public struct StoreChanges: Sendable {
         /// The row version the object was read at, or nil to delete without a conflict check (the object was
         /// deleted as a fault, never read).
         public var expectedVersion: UInt64?
+
+        /// The deletion of `rowID`.
+        ///
+        /// - Parameters:
+        ///   - entity: the object's concrete entity.
+        ///   - rowID: the row to delete, in the entity hierarchy's table.
+        ///   - expectedVersion: the version the object was read at; nil to delete without a conflict check.
+        public init(entity: EntityDescription, rowID: UInt64, expectedVersion: UInt64?) {
+            self.entity = entity
+            self.rowID = rowID
+            self.expectedVersion = expectedVersion
+        }
     }
 
     /// New objects, in insertion order; ``StoreSaveResult/insertedRowIDs`` follows the same order.

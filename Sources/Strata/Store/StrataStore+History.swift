@@ -11,30 +11,30 @@ extension StrataStore {
     /// ``StrataStoreConfiguration/recordsPersistentHistory``, or has history already).
     public var recordsPersistentHistory: Bool { historyTable != nil }
 
-    /// The tombstones of rows about to be deleted, read from the rows in the save's transaction.
-    func tombstones(of deletes: [StoreChanges.Delete], txn: WriteTransaction) throws -> [[String: AttributeValue]] {
-        try deletes.map { delete in
-            let hierarchy = delete.entity.rootEntity.allEntitiesInHierarchyBelow
-            guard hierarchy.contains(where: { !HistoryRecord.tombstoneAttributes(of: $0).isEmpty }),
-                let bytes = try txn.row(RowID(delete.rowID), in: table(for: delete.entity))
-            else { return [:] }
-            do {
-                let (header, fields) = try RowRecord.decodeAll(bytes)
-                guard let entity = entitiesByID[header.entityID] else { return [:] }
-                var tombstone: [String: AttributeValue] = [:]
-                for attribute in HistoryRecord.tombstoneAttributes(of: entity) {
-                    // A value kept in a blob is not copied into history.
-                    guard let position = attribute.fieldIndex, position < fields.count,
-                        case let field = fields[position], field.tag != .blobReference,
-                        let value = try RowCoder.value(from: field, of: attribute)
-                    else { continue }
-                    tombstone[attribute.name] = value
-                }
-                return tombstone
-            } catch {
-                throw StorageError.corruption(
-                    file: Self.tableName(for: delete.entity.rootEntity), offset: delete.rowID, reason: "\(error)")
+    /// Whether a deleted row of `entity`'s hierarchy may leave a tombstone (some entity of it keeps attributes in
+    /// tombstones): only then does a delete decode the row's fields for it.
+    func keepsTombstones(of entity: EntityDescription) -> Bool {
+        entity.rootEntity.allEntitiesInHierarchyBelow.contains { !HistoryRecord.tombstoneAttributes(of: $0).isEmpty }
+    }
+
+    /// The tombstone of a row about to be deleted, made from its bytes where the delete finds it.
+    func tombstone(of bytes: UnsafeRawBufferPointer, delete: StoreChanges.Delete) throws -> [String: AttributeValue] {
+        do {
+            let (header, fields) = try RowRecord.decodeAll(bytes)
+            guard let entity = entitiesByID[header.entityID] else { return [:] }
+            var tombstone: [String: AttributeValue] = [:]
+            for attribute in HistoryRecord.tombstoneAttributes(of: entity) {
+                // A value kept in a blob is not copied into history.
+                guard let position = attribute.fieldIndex, position < fields.count,
+                    case let field = fields[position], field.tag != .blobReference,
+                    let value = try RowCoder.value(from: field, of: attribute)
+                else { continue }
+                tombstone[attribute.name] = value
             }
+            return tombstone
+        } catch {
+            throw StorageError.corruption(
+                file: Self.tableName(for: delete.entity.rootEntity), offset: delete.rowID, reason: "\(error)")
         }
     }
 

@@ -494,7 +494,8 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
 
     /// Applies the changes in one engine transaction: all of them or, when it throws, none.
     ///
-    /// Every expected version is checked first. Inserts get their ``StoreChanges/Insert/version`` (1 unless an
+    /// Every expected version is checked before anything is inserted or updated (a deleted row's where the delete
+    /// finds it: one descent a row). Inserts get their ``StoreChanges/Insert/version`` (1 unless an
     /// import keeps a source row's version); updates get their expected version
     /// plus one. Binary values of attributes that allow external storage and reach the engine's blob threshold
     /// are stored as blobs; the blobs of replaced values and of deleted rows are deleted with them.
@@ -514,8 +515,8 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     private func write(_ changes: StoreChanges) throws -> StoreSaveResult {
         do {
             return try engine.write { txn in
-                // Check every version first: a conflict throws before anything changes (the closure's throw
-                // rolls the transaction back).
+                // Check every version first: a conflict throws before any row is inserted or updated (the closure's
+                // throw rolls the transaction back).
                 // Of each old row only its version and blob references are read: decoding every field was a
                 // fifth of the store's write in W7.graph.
                 var conflicts: [ManagedObjectID] = []
@@ -530,23 +531,34 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                     }
                     oldBlobs.append(decoded?.blobs ?? [:])
                 }
-                // One entry per delete, empty for a row already gone (another writer deleted it): the deletes below
-                // pair each row with its own blobs (a shorter list paired the wrong rows' blobs and skipped the
-                // last deletes).
-                var deletedBlobs: [[Int: UInt64]] = []
-                deletedBlobs.reserveCapacity(changes.deletes.count)
+                // Each deleted row in one descent: the delete shows it (its version, its blobs, its tombstone) where
+                // it finds it, before it goes. A conflict found there throws after the loop, before anything else
+                // is written; the throw rolls the deletes back with the rest.
+                var tombstones: [[String: AttributeValue]] = []
+                if historyTable != nil { tombstones.reserveCapacity(changes.deletes.count) }
                 for delete in changes.deletes {
-                    let current = try txn.row(RowID(delete.rowID), in: table(for: delete.entity))
-                    let decoded = try current.map { try RowRecord.blobReferences($0) }
-                    if let expected = delete.expectedVersion, decoded?.header.rowVersion != expected {
+                    let keepsTombstone = historyTable != nil && keepsTombstones(of: delete.entity)
+                    var version: UInt64?
+                    var blobs: [Int: UInt64] = [:]
+                    var tombstone: [String: AttributeValue] = [:]
+                    try txn.delete(RowID(delete.rowID), from: table(for: delete.entity)) { bytes in
+                        let decoded = try RowRecord.blobReferences(in: bytes)
+                        version = decoded.header.rowVersion
+                        blobs = decoded.blobs
+                        if keepsTombstone { tombstone = try self.tombstone(of: bytes, delete: delete) }
+                    }
+                    writes.add(1, ordering: .relaxed)
+                    if historyTable != nil { tombstones.append(tombstone) }
+                    if let expected = delete.expectedVersion, version != expected {
                         conflicts.append(
                             ManagedObjectID(entity: delete.entity, storeIdentifier: identifier, rowID: delete.rowID))
                     }
-                    deletedBlobs.append(decoded?.blobs ?? [:])
+                    // In field order, as the fields were walked before.
+                    if !blobs.isEmpty {
+                        for (_, blob) in blobs.sorted(by: { $0.key < $1.key }) { try txn.deleteBlob(BlobID(blob)) }
+                    }
                 }
                 guard conflicts.isEmpty else { throw ObjectGraphError.optimisticLockingConflict(conflicts) }
-                // Persistent history is written in this transaction: history and data never disagree.
-                let tombstones = try historyTable.map { _ in try self.tombstones(of: changes.deletes, txn: txn) }
 
                 var result = StoreSaveResult(insertedRowIDs: [], insertedVersions: [], updatedVersions: [])
                 // A row that names a row inserted in this save needs that row's ID before it is encoded: then
@@ -607,14 +619,11 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                         members: links.members.map { $0.resolved(in: changes, insertedRowIDs: result.insertedRowIDs) },
                         txn: txn)
                 }
-                for (delete, blobs) in zip(changes.deletes, deletedBlobs) {
-                    // In field order, as the fields were walked before.
-                    for (_, blob) in blobs.sorted(by: { $0.key < $1.key }) { try txn.deleteBlob(BlobID(blob)) }
-                    try txn.delete(RowID(delete.rowID), from: table(for: delete.entity))
-                    writes.add(1, ordering: .relaxed)
+                // The deleted rows' links go after the links written above, as they did with their rows.
+                for delete in changes.deletes {
                     try deleteLinks(of: StoredReference(entity: delete.entity, rowID: delete.rowID), txn: txn)
                 }
-                if let historyTable, let tombstones {
+                if let historyTable {
                     try recordHistory(
                         changes, insertedRowIDs: result.insertedRowIDs, tombstones: tombstones, in: historyTable,
                         txn: txn)

@@ -14,3 +14,32 @@ struct LeafCopier: LeafVisitor {
 
     mutating func visit(_ old: LeafCell?) { value = old.map(LeafValue.init) }
 }
+
+/// Shows the value to `first`, then to `second`: a caller's look at a row and index maintenance share one descent. A
+/// throw of `first` stops the put or delete before `second` sees anything.
+struct ChainedLeafVisitor<First: LeafVisitor, Second: LeafVisitor>: LeafVisitor {
+    var first: First
+    var second: Second
+
+    mutating func visit(_ old: LeafCell?) throws {
+        try first.visit(old)
+        try second.visit(old)
+    }
+}
+
+/// Sees no value: for a put or delete whose caller does not look at the row.
+struct IgnoringLeafVisitor: LeafVisitor {
+    func visit(_ old: LeafCell?) {}
+}
+
+/// Lends the bytes of the value found to `body` (gathered from its overflow chain when it has one); not called when
+/// there is none.
+struct LeafBytesLender: LeafVisitor {
+    let pages: PageStore
+    let body: (UnsafeRawBufferPointer) throws -> Void
+
+    func visit(_ old: LeafCell?) throws {
+        guard let old else { return }
+        try pages.withBytes(of: old, body)
+    }
+}
