@@ -87,40 +87,65 @@ struct StoreState: Sendable {
         forUser: Bool = false, deferring deferred: inout DeferredIndexChanges?
     ) throws -> Bool {
         resolvePending(touching: id)
-        // The table is read once and changed where it lies in the dictionary: no copy of it back.
         guard let slot = tables.index(forKey: id) else { throw StorageError.noSuchTable(id.description) }
-        let table = tables.values[slot]
-        if forUser, table.isEngineTable { throw StorageError.invalidArgument("\(table.name) belongs to the engine") }
+        return try put(
+            at: slot, row: row, value: value, tree: tree, owner: owner, onlyReplacing: onlyReplacing, forUser: forUser,
+            deferring: &deferred)
+    }
+
+    /// ``put(table:row:value:tree:owner:onlyReplacing:forUser:deferring:)`` of the table at `slot` in ``tables``.
+    private mutating func put(
+        at slot: [TableID: TableState].Index, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64,
+        onlyReplacing: Bool, forUser: Bool, deferring deferred: inout DeferredIndexChanges?
+    ) throws -> Bool {
+        let (root, indexes, refused) = withTable(at: slot) { ($0.root, $0.indexes, forUser && $0.isEngineTable) }
+        if refused { throw engineTable(at: slot) }
         guard row < UInt64.max else { throw StorageError.invalidArgument("row ID \(row) is out of range") }
-        var indexing = RowIndexing(table.indexes, of: self, row: row, new: value, pages: tree.pages)
-        let (root, replaced) = try tree.put(
-            table.root, key: row, value: value, owner: owner, onlyReplacing: onlyReplacing, seeing: &indexing)
+        var indexing = RowIndexing(indexes, of: self, row: row, new: value, pages: tree.pages)
+        let (newRoot, replaced) = try tree.put(
+            root, key: row, value: value, owner: owner, onlyReplacing: onlyReplacing, seeing: &indexing)
         if onlyReplacing, !replaced { return false }
-        tables.values[slot].root = root
-        if !replaced { tables.values[slot].rowCount += 1 }
-        if row >= table.nextRowID { tables.values[slot].nextRowID = row + 1 }
+        withTable(at: slot) { table in
+            table.root = newRoot
+            if !replaced { table.rowCount += 1 }
+            if row >= table.nextRowID { table.nextRowID = row + 1 }
+        }
         try apply(indexing, pages: tree.pages, owner: owner, deferring: &deferred)
         return replaced
     }
 
     /// Stores a new row of a user table under the table's next row ID, which it returns; its index entries as
-    /// ``put(table:row:value:tree:owner:onlyReplacing:forUser:deferring:)`` changes them. The ID is read where the table
-    /// lies: a caller reading the table first copied it (its name and index list) and, from a class's property, the
-    /// whole state (800 instructions an insert).
+    /// ``put(table:row:value:tree:owner:onlyReplacing:forUser:deferring:)`` changes them. One lookup of the table.
     mutating func insert(
         table id: TableID, value: LeafValue, tree: BTree, owner: UInt64, deferring deferred: inout DeferredIndexChanges?
     ) throws -> UInt64 {
         resolvePending(touching: id)
         guard let slot = tables.index(forKey: id) else { throw StorageError.noSuchTable(id.description) }
-        if tables.values[slot].isEngineTable {
-            throw StorageError.invalidArgument("\(tables.values[slot].name) belongs to the engine")
-        }
-        let row = tables.values[slot].nextRowID
+        let (row, refused) = withTable(at: slot) { ($0.nextRowID, $0.isEngineTable) }
+        if refused { throw engineTable(at: slot) }
         guard row < UInt64.max else {
             throw StorageError.invalidArgument("the row IDs of table \(id.rawValue) are exhausted")
         }
-        try put(table: id, row: row, value: value, tree: tree, owner: owner, deferring: &deferred)
+        _ = try put(
+            at: slot, row: row, value: value, tree: tree, owner: owner, onlyReplacing: false, forUser: false,
+            deferring: &deferred)
         return row
+    }
+
+    /// Calls `body` with the table at `slot` where it lies in ``tables``: `Dictionary.Values`' getter copies the whole
+    /// `TableState` (its name, root and index list retained, then released), 250 instructions a read of one field.
+    private mutating func withTable<R>(at slot: [TableID: TableState].Index, _ body: (inout TableState) -> R) -> R {
+        body(&tables.values[slot])
+    }
+
+    /// The table's root, read where the table lies (see ``withTable(at:_:)``; mutating for that reason only).
+    mutating func root(of id: TableID) throws -> NodeRef? {
+        guard let slot = tables.index(forKey: id) else { throw StorageError.noSuchTable(id.description) }
+        return withTable(at: slot) { $0.root }
+    }
+
+    private func engineTable(at slot: [TableID: TableState].Index) -> StorageError {
+        StorageError.invalidArgument("\(tables.values[slot].name) belongs to the engine")
     }
 
     /// Stores a row, its index entries changed at once.
@@ -140,17 +165,21 @@ struct StoreState: Sendable {
     ) throws -> Bool {
         resolvePending(touching: id)
         guard let slot = tables.index(forKey: id) else { throw StorageError.noSuchTable(id.description) }
-        let table = tables.values[slot]
-        if forUser, table.isEngineTable { throw StorageError.invalidArgument("\(table.name) belongs to the engine") }
-        var indexing = RowIndexing(table.indexes, of: self, row: row, new: nil, pages: tree.pages)
-        let (root, deleted) = try tree.delete(table.root, key: row, owner: owner, seeing: &indexing)
-        guard deleted else { return false }
-        guard table.rowCount > 0 else {
-            throw StorageError.corruption(
-                file: table.name, offset: row, reason: "the table's row count is below its rows")
+        let (root, indexes, rowCount, refused) = withTable(at: slot) {
+            ($0.root, $0.indexes, $0.rowCount, forUser && $0.isEngineTable)
         }
-        tables.values[slot].root = root
-        tables.values[slot].rowCount -= 1
+        if refused { throw engineTable(at: slot) }
+        var indexing = RowIndexing(indexes, of: self, row: row, new: nil, pages: tree.pages)
+        let (newRoot, deleted) = try tree.delete(root, key: row, owner: owner, seeing: &indexing)
+        guard deleted else { return false }
+        guard rowCount > 0 else {
+            throw StorageError.corruption(
+                file: tables.values[slot].name, offset: row, reason: "the table's row count is below its rows")
+        }
+        withTable(at: slot) { table in
+            table.root = newRoot
+            table.rowCount -= 1
+        }
         try apply(indexing, pages: tree.pages, owner: owner, deferring: &deferred)
         return true
     }

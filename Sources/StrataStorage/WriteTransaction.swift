@@ -112,14 +112,6 @@ public final class WriteTransaction {
         return state
     }
 
-    /// The table's root as this transaction sees it, read where the table lies: ``StoreState/table(_:)`` copies the
-    /// table out of the state, and calling a method of the state on this class's property copies the whole state.
-    private func root(of table: TableID) throws -> NodeRef? {
-        let tables = state.tables
-        guard let slot = tables.index(forKey: table) else { throw StorageError.noSuchTable(table.description) }
-        return tables.values[slot].root
-    }
-
     /// The names of every table, sorted (the engine's own tables excluded).
     public var tableNames: [String] { state.userTableNames }
 
@@ -227,7 +219,7 @@ public final class WriteTransaction {
     ///   ``StorageError/io(_:)`` when a page cannot be read.
     public func row(_ row: RowID, in table: TableID) throws -> [UInt8]? {
         checkActive()
-        guard let value = try tree.get(root(of: table), row.rawValue) else { return nil }
+        guard let value = try tree.get(state.root(of: table), row.rawValue) else { return nil }
         return try tree.pages.bytes(of: value)
     }
 
@@ -263,9 +255,7 @@ public final class WriteTransaction {
 
     /// Logs a put; a large transaction past its memory bound then writes its full leaves out (``LeafSpill``).
     private func logPut(_ table: TableID, _ row: UInt64, _ value: [UInt8]) throws {
-        value.withUnsafeBytes { bytes in
-            log.appendOperation { WALOperation.encodePut(tableID: table.rawValue, rowID: row, value: bytes, into: &$0) }
-        }
+        log.appendPut(tableID: table.rawValue, rowID: row, value: value)
         // A row costs its bytes plus its key and value end in the leaf. Counted from the first put: the rows put
         // before the transaction became large are in memory too.
         guard spill.note(bytes: value.count &+ 16), log.isLarge else { return }
