@@ -13,8 +13,12 @@ import StrataFormat
 /// }
 /// ```
 public final class WriteTransaction {
-    var state: StoreState
-    var log: TransactionLog
+    // The properties every write changes are not checked for exclusive access at run time: the swift_beginAccess and
+    // swift_endAccess pair of a class's stored property costs about 120 instructions, and a put makes four. The
+    // transaction belongs to the one thread running the closure (it is not Sendable), and no method changes one of
+    // them inside a closure that another access to it runs (the static checks still cover local variables).
+    @exclusivity(unchecked) var state: StoreState
+    @exclusivity(unchecked) var log: TransactionLog
     let tree: BTree
     let blobs: BlobStore
     let tag: UInt64
@@ -22,9 +26,9 @@ public final class WriteTransaction {
     /// Whether blob chunks were appended, which must be synced before the commit is logged.
     var wroteBlobs = false
     /// Index entry changes not yet in the index trees: applied before an index is read and at commit.
-    var indexChanges: DeferredIndexChanges? = DeferredIndexChanges()
+    @exclusivity(unchecked) var indexChanges: DeferredIndexChanges? = DeferredIndexChanges()
     /// Where a large transaction writes its full leaves once its rows pass the memory bound.
-    var spill: LeafSpill
+    @exclusivity(unchecked) var spill: LeafSpill
 
     init(
         state: StoreState, tree: BTree, blobs: BlobStore, tag: UInt64, salt: UInt32, largeBytes: UInt64,
