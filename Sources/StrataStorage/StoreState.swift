@@ -11,8 +11,9 @@ struct TableState: Sendable {
     var nextRowID: UInt64
     var rowCount: UInt64
     var root: NodeRef?
-    /// The secondary indexes over the table, which every put and delete maintains.
-    var indexes: [IndexID] = []
+    /// The secondary indexes over the table, which every put and delete maintains, with their definitions: a write
+    /// reads them with the table rather than looking each index up in the catalog (a hash and a copy of its state).
+    var indexes: [TableIndex] = []
 
     init(id: TableID, name: String, nextRowID: UInt64, rowCount: UInt64, root: NodeRef?) {
         self.id = id
@@ -22,6 +23,12 @@ struct TableState: Sendable {
         self.rowCount = rowCount
         self.root = root
     }
+}
+
+/// One of a table's secondary indexes as the table lists it: its ID and its definition, which never changes.
+struct TableIndex: Sendable {
+    let id: IndexID
+    let definition: IndexDefinition
 }
 
 /// A complete committed (or, inside a write transaction, in-progress) state of the store: the catalog
@@ -69,7 +76,7 @@ struct StoreState: Sendable {
     mutating func dropTable(id: TableID) throws {
         resolvePending(touching: id)
         let table = try table(id)
-        for index in table.indexes { try dropIndex(id: index) }
+        for index in table.indexes { try dropIndex(id: index.id) }
         tables[id] = nil
         tableIDs[table.name] = nil
     }
@@ -101,7 +108,7 @@ struct StoreState: Sendable {
         let (root, indexes, refused) = withTable(at: slot) { ($0.root, $0.indexes, forUser && $0.isEngineTable) }
         if refused { throw engineTable(at: slot) }
         guard row < UInt64.max else { throw StorageError.invalidArgument("row ID \(row) is out of range") }
-        var indexing = RowIndexing(indexes, of: self, row: row, new: value, pages: tree.pages)
+        var indexing = RowIndexing(indexes, row: row, new: value, pages: tree.pages)
         let (newRoot, replaced) = try tree.put(
             root, key: row, value: value, owner: owner, onlyReplacing: onlyReplacing, seeing: &indexing)
         if onlyReplacing, !replaced { return false }
@@ -169,7 +176,7 @@ struct StoreState: Sendable {
             ($0.root, $0.indexes, $0.rowCount, forUser && $0.isEngineTable)
         }
         if refused { throw engineTable(at: slot) }
-        var indexing = RowIndexing(indexes, of: self, row: row, new: nil, pages: tree.pages)
+        var indexing = RowIndexing(indexes, row: row, new: nil, pages: tree.pages)
         let (newRoot, deleted) = try tree.delete(root, key: row, owner: owner, seeing: &indexing)
         guard deleted else { return false }
         guard rowCount > 0 else {

@@ -39,7 +39,7 @@ struct ReplayBatch {
             if (try? fits(value, limit: tree.maximumEntry)) == true { return }
             // Maybe too long, or not decodable: the exact check.
             _ = try StoreState.entry(
-                of: state, row: row, cell: .inline(value), pages: tree.pages, limit: tree.maximumEntry)
+                of: state.definition, row: row, cell: .inline(value), pages: tree.pages, limit: tree.maximumEntry)
         }
 
         /// Whether the row has no entry, or one whose bound fits `limit`.
@@ -110,13 +110,13 @@ struct ReplayBatch {
     ///   ``apply(table:to:tree:owner:)`` and ``applyAll(to:tree:owner:)`` are given.
     mutating func startGathering(table id: TableID, state: StoreState, tree: BTree, owner: UInt64) -> Bool {
         guard let table = state.tables[id], table.root == nil, table.rowCount == 0,
-            table.indexes.allSatisfy({ state.indexes[$0]?.root == nil })
+            table.indexes.allSatisfy({ state.indexes[$0.id]?.root == nil })
         else { return false }
         last = (id, gathered.count)
         slots[id] = gathered.count
         gathered.append(
             Puts(
-                table: id, indexes: table.indexes.map { GatheredIndex(state: state.indexes[$0]!) },
+                table: id, indexes: table.indexes.map { GatheredIndex(state: state.indexes[$0.id]!) },
                 leaves: MemoryLeafBuilder(limits: tree.limits, owner: owner)))
         return true
     }
