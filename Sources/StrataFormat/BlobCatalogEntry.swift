@@ -57,7 +57,7 @@ public struct BlobCatalogEntry: Sendable, Equatable {
         writer.writeUInt64LE(storedBytes)
         writer.writeUInt32LE(chunkCount)
         writer.writeUInt32LE(contentChecksum)
-        return writer.bytes
+        return writer.take()
     }
 
     /// Decodes and checks an entry read from the blob catalog table.

@@ -43,9 +43,9 @@ public struct BlobChunkRecord: Sendable, Equatable {
             writer.writeUInt32LE(UInt32(chunk.count))
             writer.writeBytes(chunk)
         }
-        let crc = writer.bytes.withUnsafeBytes { checksum(UnsafeRawBufferPointer(rebasing: $0[4...]), salt: salt) }
+        let crc = writer.withUnsafeBytes { checksum(UnsafeRawBufferPointer(rebasing: $0[4...]), salt: salt) }
         writer.setLE(CRC32C.mask(crc), at: 0)
-        return writer.bytes
+        return writer.take()
     }
 
     static func checksum(_ covered: UnsafeRawBufferPointer, salt: UInt64) -> UInt32 {

@@ -28,8 +28,8 @@ public struct BlobSegmentHeader: Sendable, Equatable {
         writer.writeBytes(storeID)
         writer.writeUInt32LE(segmentID)
         writer.writeZeros(8)
-        writer.writeUInt32LE(CRC32C.mask(CRC32C.checksum(writer.bytes)))
-        return writer.bytes
+        writer.writeUInt32LE(CRC32C.mask(writer.withUnsafeBytes { CRC32C.checksum($0) }))
+        return writer.take()
     }
 
     /// Decodes and verifies the header at the start of a segment file.

@@ -36,8 +36,8 @@ public struct CommitNotice: Sendable, Equatable {
         writer.writeUInt64LE(sequence)
         writer.writeUInt64LE(lastCommitLSN)
         writer.writeUInt64LE(logStartLSN)
-        writer.writeUInt32LE(CRC32C.mask(CRC32C.checksum(writer.bytes)))
-        return writer.bytes
+        writer.writeUInt32LE(CRC32C.mask(writer.withUnsafeBytes { CRC32C.checksum($0) }))
+        return writer.take()
     }
 
     /// Decodes a notice; nil for anything else (too short, another magic, a checksum that does not match): a stale

@@ -123,7 +123,7 @@ public struct RootRecord: Sendable, Equatable {
                 writer.writeUInt8(UInt8(index.height))
             }
         }
-        return writer.bytes
+        return writer.take()
     }
 
     /// Decodes a root record payload whose pages lie before `firstPage`.

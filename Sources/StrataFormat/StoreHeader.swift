@@ -113,10 +113,10 @@ public struct StoreHeader: Sendable, Equatable {
         writer.writeUInt32LE(incompatibleFeatures)
         writer.writeBytes(storeID)
         writer.writeZeros(8)
-        let crc = writer.bytes.withUnsafeBytes { CRC32C.checksum($0) }
+        let crc = writer.withUnsafeBytes { CRC32C.checksum($0) }
         writer.writeUInt32LE(CRC32C.mask(crc))
         assert(writer.count == Self.encodedSize)
-        return writer.bytes
+        return writer.take()
     }
 
     /// Decodes and validates a header from the start of `bytes`.

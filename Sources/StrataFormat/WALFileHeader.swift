@@ -33,8 +33,8 @@ public struct WALFileHeader: Sendable, Equatable {
         writer.writeBytes(storeID)
         writer.writeUInt64LE(startLSN)
         writer.writeUInt32LE(salt)
-        writer.writeUInt32LE(CRC32C.mask(CRC32C.checksum(writer.bytes)))
-        return writer.bytes
+        writer.writeUInt32LE(CRC32C.mask(writer.withUnsafeBytes { CRC32C.checksum($0) }))
+        return writer.take()
     }
 
     /// Decodes and verifies the header at the start of a log file.

@@ -301,7 +301,7 @@ public struct WALCommit: Sendable, Equatable {
         var writer = ByteWriter(capacity: Self.encodedSize)
         writer.writeUInt32LE(operationRecordCount)
         writer.writeUInt64LE(operationCount)
-        return writer.bytes
+        return writer.take()
     }
 
     /// Decodes a commit record's payload.

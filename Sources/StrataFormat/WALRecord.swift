@@ -32,7 +32,7 @@ public enum WALRecord {
         writer.writeUInt16LE(0)
         writer.writeUInt64LE(lsn)
         writer.writeBytes(payload)
-        let crc = writer.bytes.withUnsafeBytes { all in
+        let crc = writer.withUnsafeBytes { all in
             checksum(salt: salt, covered: UnsafeRawBufferPointer(rebasing: all[(start + 4)...]))
         }
         writer.setUInt32LE(CRC32C.mask(crc), at: start)

@@ -61,7 +61,7 @@ public struct WALRecordBuilder: Sendable {
         writer.setLE(UInt32(payloadLength), at: start + 4)
         writer.setLE(type.rawValue, at: start + 8)
         writer.setLE(nextLSN, at: start + 12)
-        let crc = writer.bytes.withUnsafeBytes { all in
+        let crc = writer.withUnsafeBytes { all in
             WALRecord.checksum(salt: salt, covered: UnsafeRawBufferPointer(rebasing: all[(start + 4)...]))
         }
         writer.setLE(CRC32C.mask(crc), at: start)

@@ -11,8 +11,9 @@ struct TableState: Sendable {
     var nextRowID: UInt64
     var rowCount: UInt64
     var root: NodeRef?
-    /// The secondary indexes over the table, which every put and delete maintains.
-    var indexes: [IndexID] = []
+    /// The secondary indexes over the table, which every put and delete maintains, with their definitions: a write
+    /// reads them with the table rather than looking each index up in the catalog (a hash and a copy of its state).
+    var indexes: [TableIndex] = []
 
     init(id: TableID, name: String, nextRowID: UInt64, rowCount: UInt64, root: NodeRef?) {
         self.id = id
@@ -22,6 +23,12 @@ struct TableState: Sendable {
         self.rowCount = rowCount
         self.root = root
     }
+}
+
+/// One of a table's secondary indexes as the table lists it: its ID and its definition, which never changes.
+struct TableIndex: Sendable {
+    let id: IndexID
+    let definition: IndexDefinition
 }
 
 /// A complete committed (or, inside a write transaction, in-progress) state of the store: the catalog
@@ -71,7 +78,7 @@ struct StoreState: Sendable {
     mutating func dropTable(id: TableID) throws {
         try resolvePending(touching: id)
         let table = try table(id)
-        for index in table.indexes { try dropIndex(id: index) }
+        for index in table.indexes { try dropIndex(id: index.id) }
         tables[id] = nil
         tableIDs[table.name] = nil
     }
@@ -89,40 +96,65 @@ struct StoreState: Sendable {
         forUser: Bool = false, deferring deferred: inout DeferredIndexChanges?
     ) throws -> Bool {
         try resolvePending(touching: id)
-        // The table is read once and changed where it lies in the dictionary: no copy of it back.
         guard let slot = tables.index(forKey: id) else { throw StorageError.noSuchTable(id.description) }
-        let table = tables.values[slot]
-        if forUser, table.isEngineTable { throw StorageError.invalidArgument("\(table.name) belongs to the engine") }
+        return try put(
+            at: slot, row: row, value: value, tree: tree, owner: owner, onlyReplacing: onlyReplacing, forUser: forUser,
+            deferring: &deferred)
+    }
+
+    /// ``put(table:row:value:tree:owner:onlyReplacing:forUser:deferring:)`` of the table at `slot` in ``tables``.
+    private mutating func put(
+        at slot: [TableID: TableState].Index, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64,
+        onlyReplacing: Bool, forUser: Bool, deferring deferred: inout DeferredIndexChanges?
+    ) throws -> Bool {
+        let (root, indexes, refused) = withTable(at: slot) { ($0.root, $0.indexes, forUser && $0.isEngineTable) }
+        if refused { throw engineTable(at: slot) }
         guard row < UInt64.max else { throw StorageError.invalidArgument("row ID \(row) is out of range") }
-        var indexing = RowIndexing(table.indexes, of: self, row: row, new: value, pages: tree.pages)
-        let (root, replaced) = try tree.put(
-            table.root, key: row, value: value, owner: owner, onlyReplacing: onlyReplacing, seeing: &indexing)
+        var indexing = RowIndexing(indexes, row: row, new: value, pages: tree.pages)
+        let (newRoot, replaced) = try tree.put(
+            root, key: row, value: value, owner: owner, onlyReplacing: onlyReplacing, seeing: &indexing)
         if onlyReplacing, !replaced { return false }
-        tables.values[slot].root = root
-        if !replaced { tables.values[slot].rowCount += 1 }
-        if row >= table.nextRowID { tables.values[slot].nextRowID = row + 1 }
+        withTable(at: slot) { table in
+            table.root = newRoot
+            if !replaced { table.rowCount += 1 }
+            if row >= table.nextRowID { table.nextRowID = row + 1 }
+        }
         try apply(indexing, pages: tree.pages, owner: owner, deferring: &deferred)
         return replaced
     }
 
     /// Stores a new row of a user table under the table's next row ID, which it returns; its index entries as
-    /// ``put(table:row:value:tree:owner:onlyReplacing:forUser:deferring:)`` changes them. The ID is read where the table
-    /// lies: a caller reading the table first copied it (its name and index list) and, from a class's property, the
-    /// whole state (800 instructions an insert).
+    /// ``put(table:row:value:tree:owner:onlyReplacing:forUser:deferring:)`` changes them. One lookup of the table.
     mutating func insert(
         table id: TableID, value: LeafValue, tree: BTree, owner: UInt64, deferring deferred: inout DeferredIndexChanges?
     ) throws -> UInt64 {
         try resolvePending(touching: id)
         guard let slot = tables.index(forKey: id) else { throw StorageError.noSuchTable(id.description) }
-        if tables.values[slot].isEngineTable {
-            throw StorageError.invalidArgument("\(tables.values[slot].name) belongs to the engine")
-        }
-        let row = tables.values[slot].nextRowID
+        let (row, refused) = withTable(at: slot) { ($0.nextRowID, $0.isEngineTable) }
+        if refused { throw engineTable(at: slot) }
         guard row < UInt64.max else {
             throw StorageError.invalidArgument("the row IDs of table \(id.rawValue) are exhausted")
         }
-        try put(table: id, row: row, value: value, tree: tree, owner: owner, deferring: &deferred)
+        _ = try put(
+            at: slot, row: row, value: value, tree: tree, owner: owner, onlyReplacing: false, forUser: false,
+            deferring: &deferred)
         return row
+    }
+
+    /// Calls `body` with the table at `slot` where it lies in ``tables``: `Dictionary.Values`' getter copies the whole
+    /// `TableState` (its name, root and index list retained, then released), 250 instructions a read of one field.
+    private mutating func withTable<R>(at slot: [TableID: TableState].Index, _ body: (inout TableState) -> R) -> R {
+        body(&tables.values[slot])
+    }
+
+    /// The table's root, read where the table lies (see ``withTable(at:_:)``; mutating for that reason only).
+    mutating func root(of id: TableID) throws -> NodeRef? {
+        guard let slot = tables.index(forKey: id) else { throw StorageError.noSuchTable(id.description) }
+        return withTable(at: slot) { $0.root }
+    }
+
+    private func engineTable(at slot: [TableID: TableState].Index) -> StorageError {
+        StorageError.invalidArgument("\(tables.values[slot].name) belongs to the engine")
     }
 
     /// Stores a row, its index entries changed at once.
@@ -145,20 +177,24 @@ struct StoreState: Sendable {
     ) throws -> Bool {
         try resolvePending(touching: id)
         guard let slot = tables.index(forKey: id) else { throw StorageError.noSuchTable(id.description) }
-        let table = tables.values[slot]
-        if forUser, table.isEngineTable { throw StorageError.invalidArgument("\(table.name) belongs to the engine") }
+        let (root, indexes, rowCount, refused) = withTable(at: slot) {
+            ($0.root, $0.indexes, $0.rowCount, forUser && $0.isEngineTable)
+        }
+        if refused { throw engineTable(at: slot) }
         var visitors = ChainedLeafVisitor(
-            first: caller, second: RowIndexing(table.indexes, of: self, row: row, new: nil, pages: tree.pages))
-        let (root, deleted) = try tree.delete(table.root, key: row, owner: owner, seeing: &visitors)
+            first: caller, second: RowIndexing(indexes, row: row, new: nil, pages: tree.pages))
+        let (newRoot, deleted) = try tree.delete(root, key: row, owner: owner, seeing: &visitors)
         caller = visitors.first
         let indexing = visitors.second
         guard deleted else { return false }
-        guard table.rowCount > 0 else {
+        guard rowCount > 0 else {
             throw StorageError.corruption(
-                file: table.name, offset: row, reason: "the table's row count is below its rows")
+                file: tables.values[slot].name, offset: row, reason: "the table's row count is below its rows")
         }
-        tables.values[slot].root = root
-        tables.values[slot].rowCount -= 1
+        withTable(at: slot) { table in
+            table.root = newRoot
+            table.rowCount -= 1
+        }
         try apply(indexing, pages: tree.pages, owner: owner, deferring: &deferred)
         return true
     }

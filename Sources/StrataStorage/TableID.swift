@@ -8,6 +8,10 @@ public struct TableID: Hashable, Comparable, Sendable, CustomStringConvertible {
     public static func < (lhs: TableID, rhs: TableID) -> Bool { lhs.rawValue < rhs.rawValue }
     /// The ID in a short readable form, e.g. `table#3`.
     public var description: String { "table#\(rawValue)" }
+    /// The hash of the raw value in one step, as the standard library hashes a `UInt32` key; what `hash(into:)`
+    /// gives too. The synthesized form feeds a whole `Hasher` (about 130 instructions), and every write looks its
+    /// table and indexes up by ID.
+    public func _rawHashValue(seed: Int) -> Int { rawValue._rawHashValue(seed: seed) }
 }
 
 /// A row's identity inside its table: allocated in increasing order from 1, never reused.

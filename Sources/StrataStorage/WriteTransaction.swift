@@ -13,8 +13,12 @@ import StrataFormat
 /// }
 /// ```
 public final class WriteTransaction {
-    var state: StoreState
-    var log: TransactionLog
+    // The properties every write changes are not checked for exclusive access at run time: the swift_beginAccess and
+    // swift_endAccess pair of a class's stored property costs about 120 instructions, and a put makes four. The
+    // transaction belongs to the one thread running the closure (it is not Sendable), and no method changes one of
+    // them inside a closure that another access to it runs (the static checks still cover local variables).
+    @exclusivity(unchecked) var state: StoreState
+    @exclusivity(unchecked) var log: TransactionLog
     let tree: BTree
     let blobs: BlobStore
     let tag: UInt64
@@ -22,9 +26,9 @@ public final class WriteTransaction {
     /// Whether blob chunks were appended, which must be synced before the commit is logged.
     var wroteBlobs = false
     /// Index entry changes not yet in the index trees: applied before an index is read and at commit.
-    var indexChanges: DeferredIndexChanges? = DeferredIndexChanges()
+    @exclusivity(unchecked) var indexChanges: DeferredIndexChanges? = DeferredIndexChanges()
     /// Where a large transaction writes its full leaves once its rows pass the memory bound.
-    var spill: LeafSpill
+    @exclusivity(unchecked) var spill: LeafSpill
 
     init(
         state: StoreState, tree: BTree, blobs: BlobStore, tag: UInt64, salt: UInt32, largeBytes: UInt64,
@@ -110,14 +114,6 @@ public final class WriteTransaction {
         let state = try state.table(table)
         guard !state.isEngineTable else { throw StorageError.invalidArgument("\(state.name) belongs to the engine") }
         return state
-    }
-
-    /// The table's root as this transaction sees it, read where the table lies: ``StoreState/table(_:)`` copies the
-    /// table out of the state, and calling a method of the state on this class's property copies the whole state.
-    private func root(of table: TableID) throws -> NodeRef? {
-        let tables = state.tables
-        guard let slot = tables.index(forKey: table) else { throw StorageError.noSuchTable(table.description) }
-        return tables.values[slot].root
     }
 
     /// The names of every table, sorted (the engine's own tables excluded).
@@ -257,7 +253,7 @@ public final class WriteTransaction {
     ///   ``StorageError/io(_:)`` when a page cannot be read.
     public func row(_ row: RowID, in table: TableID) throws -> [UInt8]? {
         checkActive()
-        guard let value = try tree.get(root(of: table), row.rawValue) else { return nil }
+        guard let value = try tree.get(state.root(of: table), row.rawValue) else { return nil }
         return try tree.pages.bytes(of: value)
     }
 
@@ -293,9 +289,7 @@ public final class WriteTransaction {
 
     /// Logs a put; a large transaction past its memory bound then writes its full leaves out (``LeafSpill``).
     private func logPut(_ table: TableID, _ row: UInt64, _ value: [UInt8]) throws {
-        value.withUnsafeBytes { bytes in
-            log.appendOperation { WALOperation.encodePut(tableID: table.rawValue, rowID: row, value: bytes, into: &$0) }
-        }
+        log.appendPut(tableID: table.rawValue, rowID: row, value: value)
         // A row costs its bytes plus its key and value end in the leaf. Counted from the first put: the rows put
         // before the transaction became large are in memory too.
         guard spill.note(bytes: value.count &+ 16), log.isLarge else { return }

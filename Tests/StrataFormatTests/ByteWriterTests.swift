@@ -50,4 +50,36 @@ import Testing
         writer.removeAll()
         #expect(writer.bytes.isEmpty)
     }
+
+    @Test func growsPastItsCapacityKeepingEveryByte() {
+        var writer = ByteWriter(capacity: 3)
+        var expected: [UInt8] = []
+        for value in 0..<1_000 {
+            writer.writeUInt32LE(UInt32(value))
+            withUnsafeBytes(of: UInt32(value).littleEndian) { expected.append(contentsOf: $0) }
+            writer.writeUInt8(UInt8(truncatingIfNeeded: value))
+            expected.append(UInt8(truncatingIfNeeded: value))
+        }
+        #expect(writer.count == expected.count)
+        #expect(writer.bytes == expected)
+        #expect(writer.withUnsafeBytes { Array($0) } == expected)
+        #expect(writer.take() == expected)
+    }
+
+    @Test func zerosAfterRemoveAllAreZeros() {
+        var writer = ByteWriter()
+        writer.writeUInt64LE(.max)
+        writer.removeAll()
+        writer.writeZeros(6)
+        writer.writeUInt16LE(0x0201)
+        #expect(writer.bytes == [0, 0, 0, 0, 0, 0, 1, 2])
+    }
+
+    @Test func writesBigEndianAndAnySequence() {
+        var writer = ByteWriter()
+        writer.writeBigEndian(UInt32(0x0102_0304))
+        writer.writeBytes((5...7).lazy.map { UInt8($0) })
+        writer.writeBytes([UInt8]())
+        #expect(writer.bytes == [1, 2, 3, 4, 5, 6, 7])
+    }
 }

@@ -377,6 +377,46 @@ import Testing
         try store.close()
     }
 
+    /// A table lists its indexes with their definitions (what a put reads): an index dropped and created again under
+    /// its name with other fields, in one transaction, after a checkpoint and after a reopen, is maintained by its
+    /// new definition, and a dropped one by none.
+    @Test func putsFollowTheTableIndexesAsTheyAreCreatedDroppedAndLoaded() throws {
+        let fileSystem = TemporaryStore.makeFileSystem()
+        var store = try Store.openForTesting(fileSystem)
+        func row(_ value: Int64) -> [UInt8] { IndexReference.row([.int64(value), .int64(100 + value % 3)]) }
+        let table = try store.write { txn in
+            let table = try txn.createTable(named: "t")
+            let byFirst = try txn.createIndex(named: "i", on: table, fields: [0])
+            try txn.createIndex(named: "other", on: table, fields: [1])
+            for value: Int64 in 1...5 { try txn.insert(row(value), into: table) }
+            try txn.dropIndex(byFirst)
+            try txn.createIndex(named: "i", on: table, fields: [1])
+            for value: Int64 in 6...10 { try txn.insert(row(value), into: table) }
+            try txn.update(RowID(2), in: table, to: row(12))
+            return table
+        }
+        #expect(try IndexReference.checkAllIndexes(store.snapshot(), "one transaction"))
+        try store.checkpoint()
+        try store.write { txn in
+            try txn.dropIndex(txn.index(named: "other")!)
+            for value: Int64 in 11...15 { try txn.insert(row(value), into: table) }
+            #expect(try txn.delete(RowID(3), from: table))
+        }
+        #expect(try IndexReference.checkAllIndexes(store.snapshot(), "after a checkpoint"))
+        try store.close()
+        store = try Store.openForTesting(fileSystem)
+        try store.write { txn in
+            for value: Int64 in 16...20 { try txn.insert(row(value), into: table) }
+            try txn.update(RowID(4), in: table, to: row(13))
+        }
+        let snapshot = store.snapshot()
+        #expect(snapshot.indexNames == ["i"])
+        #expect(try IndexReference.checkAllIndexes(snapshot, "after a reopen"))
+        #expect(try snapshot.rowIDs(in: snapshot.index(named: "i")!, matching: [.int64(101)]).count == 7)
+        #expect(try store.verify().isClean)
+        try store.close()
+    }
+
     // MARK: - Recovery
 
     /// The log cut at every record boundary: each recovered store's indexes equal a rebuild from its

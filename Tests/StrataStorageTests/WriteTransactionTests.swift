@@ -243,6 +243,61 @@ import Testing
         try store.close()
     }
 
+    /// Puts, updates and deletes change their table where it lies in the state's catalog: interleaved over many
+    /// tables, each keeps its own rows, count and next row ID, and a snapshot taken before keeps its view.
+    @Test func writesInterleavedOverTablesKeepEachTablesRowsCountsAndIDs() throws {
+        let fileSystem = TemporaryStore.makeFileSystem()
+        let (store, first) = try makeStore(fileSystem)
+        let tables = try store.write { txn in try (0..<40).map { try txn.createTable(named: "t\($0)") } + [first] }
+        let before = store.snapshot()
+        try store.write { txn throws in
+            for round: UInt8 in 0..<5 {
+                for (position, table) in tables.enumerated() {
+                    let row = try txn.insert([round, UInt8(position)], into: table)
+                    #expect(row == RowID(UInt64(round) + (table == first ? 4 : 1)))
+                }
+            }
+            for (position, table) in tables.enumerated() where position % 3 == 0 {
+                try txn.update(RowID(2), in: table, to: [99, UInt8(position)])
+                #expect(try txn.delete(RowID(1), from: table))
+            }
+            #expect(throws: StorageError.self) { try txn.update(RowID(99), in: first, to: [1]) }
+        }
+        let snapshot = store.snapshot()
+        for (position, table) in tables.enumerated() {
+            let changed = position % 3 == 0
+            let rows = table == first ? 8 : 5
+            #expect(try snapshot.rowCount(in: table) == rows - (changed ? 1 : 0))
+            #expect(try snapshot.nextRowID(in: table) == RowID(UInt64(rows) + 1))
+            if table != first {
+                let expected: [UInt8] = changed ? [99, UInt8(position)] : [1, UInt8(position)]
+                #expect(try snapshot.row(RowID(2), in: table) == expected)
+                #expect(try before.rowCount(in: table) == 0)
+            }
+        }
+        #expect(try before.rowCount(in: first) == 3)
+        #expect(try store.verify().isClean)
+        let committed = try ReferenceModel.capture(snapshot)
+        try store.close()
+        let crashed = try Store.openForTesting(fileSystem.crashImage())
+        #expect(try ReferenceModel.capture(crashed.snapshot()) == committed, "after replay")
+        try crashed.close()
+    }
+
+    /// IDs hash as their raw value does, so that the catalog's dictionaries find them in one step.
+    @Test func idsHashAsTheirRawValue() {
+        var byID: [TableID: UInt32] = [:]
+        var indexes: Set<IndexID> = []
+        for raw: UInt32 in [1, 2, 3, 1_000, 65_536, UInt32.max - 1] {
+            #expect(TableID(raw).hashValue == raw.hashValue)
+            #expect(IndexID(raw).hashValue == raw.hashValue)
+            byID[TableID(raw)] = raw
+            indexes.insert(IndexID(raw))
+        }
+        for raw in byID.values { #expect(byID[TableID(raw)] == raw && indexes.contains(IndexID(raw))) }
+        #expect(byID[TableID(4)] == nil && !indexes.contains(IndexID(4)))
+    }
+
     @Test func readsInsideTheTransactionSeeItsOwnChanges() throws {
         let (store, table) = try makeStore()
         let before = store.snapshot()

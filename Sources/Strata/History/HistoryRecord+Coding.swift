@@ -34,7 +34,7 @@ extension HistoryRecord {
             writer.writeUInt32LE(UInt32(record.count))
             writer.writeBytes(record)
         }
-        return writer.bytes
+        return writer.take()
     }
 
     private static func write(_ string: String?, to writer: inout ByteWriter) {

@@ -290,7 +290,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                 writer.writeBytes(utf8)
             }
         }
-        return writer.bytes
+        return writer.take()
     }
 
     static func decodeMetadata(_ bytes: [UInt8]) throws -> [String: String] {

@@ -359,7 +359,7 @@ extension Store {
         for table in state.tables.values.sorted(by: { $0.id < $1.id }) {
             var builder = TreeBuilder(pageSize: pageSize)
             let isCatalog = table.name == BlobCatalog.tableName
-            let indexes = try table.indexes.filter(rebuilding.contains).map { try state.index($0) }
+            let indexes = try table.indexes.map(\.id).filter(rebuilding.contains).map { try state.index($0) }
             var entries = indexes.map { _ in PackedIndexEntries() }
             try tree.forEachCell(table.root, from: 0, through: .max, reverse: false) { key, cell in
                 try pages.withBytes(of: cell) { bytes in

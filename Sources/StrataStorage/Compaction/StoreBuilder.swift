@@ -130,7 +130,7 @@ package struct StoreBuilder {
             let has: Bool
             do {
                 has = try bytes.withUnsafeBytes { (buffer) throws(FormatError) in
-                    try indexes[position].state.appendEntry(forRow: row, buffer, to: &entry)
+                    try indexes[position].state.definition.appendEntry(forRow: row, buffer, to: &entry)
                 }
             } catch {
                 throw StorageError.invalidArgument("row \(row) of \(current!.name): \(error)")

@@ -35,3 +35,29 @@ public struct IndexDefinition: Sendable, Hashable {
             entityIDs: descriptor.entityIDs.map(Set.init))
     }
 }
+
+extension IndexDefinition {
+    /// The index's entry for a row (encoded key ++ row ID), or nil when the row's entity is filtered out.
+    ///
+    /// - Throws: the ``FormatError`` of a row that is not a row record, or whose indexed fields do not decode.
+    func entry(forRow row: UInt64, _ bytes: UnsafeRawBufferPointer) throws(FormatError) -> [UInt8]? {
+        var entry: [UInt8] = []
+        entry.reserveCapacity(16 * fields.count + IndexKey.rowIDSize)
+        return try appendEntry(forRow: row, bytes, to: &entry) ? entry : nil
+    }
+
+    /// Appends the index's entry for a row to `entry` (a buffer a caller reuses for every row of a table), or
+    /// nothing when the row's entity is filtered out.
+    ///
+    /// - Returns: whether the row has an entry.
+    /// - Throws: as ``entry(forRow:_:)``.
+    func appendEntry(
+        forRow row: UInt64, _ bytes: UnsafeRawBufferPointer, to entry: inout [UInt8]
+    ) throws(FormatError) -> Bool {
+        let header = try RowRecord.Header.decode(bytes)
+        if let filter = entityIDs, !filter.contains(header.entityID) { return false }
+        try IndexKey.appendKey(fields: fields, of: bytes, header: header, to: &entry)
+        withUnsafeBytes(of: row.bigEndian) { entry.append(contentsOf: $0) }
+        return true
+    }
+}

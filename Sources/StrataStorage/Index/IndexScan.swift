@@ -56,6 +56,6 @@ enum IndexScan {
     }
 
     static func names(_ state: StoreState, on table: TableID) -> [String] {
-        (state.tables[table]?.indexes ?? []).compactMap { state.indexes[$0]?.definition.name }.sorted()
+        (state.tables[table]?.indexes ?? []).compactMap { state.indexes[$0.id]?.definition.name }.sorted()
     }
 }

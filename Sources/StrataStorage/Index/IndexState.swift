@@ -6,30 +6,6 @@ struct IndexState: Sendable {
     let definition: IndexDefinition
     var entryCount: UInt64
     var root: IndexNodeRef?
-
-    /// The index's entry for a row (encoded key ++ row ID), or nil when the row's entity is filtered out.
-    ///
-    /// - Throws: the ``FormatError`` of a row that is not a row record, or whose indexed fields do not decode.
-    func entry(forRow row: UInt64, _ bytes: UnsafeRawBufferPointer) throws(FormatError) -> [UInt8]? {
-        var entry: [UInt8] = []
-        entry.reserveCapacity(16 * definition.fields.count + IndexKey.rowIDSize)
-        return try appendEntry(forRow: row, bytes, to: &entry) ? entry : nil
-    }
-
-    /// Appends the index's entry for a row to `entry` (a buffer a caller reuses for every row of a table), or
-    /// nothing when the row's entity is filtered out.
-    ///
-    /// - Returns: whether the row has an entry.
-    /// - Throws: as ``entry(forRow:_:)``.
-    func appendEntry(
-        forRow row: UInt64, _ bytes: UnsafeRawBufferPointer, to entry: inout [UInt8]
-    ) throws(FormatError) -> Bool {
-        let header = try RowRecord.Header.decode(bytes)
-        if let filter = definition.entityIDs, !filter.contains(header.entityID) { return false }
-        try IndexKey.appendKey(fields: definition.fields, of: bytes, header: header, to: &entry)
-        withUnsafeBytes(of: row.bigEndian) { entry.append(contentsOf: $0) }
-        return true
-    }
 }
 
 extension StoreState {
@@ -57,7 +33,7 @@ extension StoreState {
                 id: id, definition: definition, entryCount: index.entryCount,
                 root: index.rootPage == PageFormat.noPage ? nil : .page(index.rootPage))
             indexIDs[definition.name] = id
-            tables[definition.table]?.indexes.append(id)
+            tables[definition.table]?.indexes.append(TableIndex(id: id, definition: definition))
         }
     }
 
@@ -109,7 +85,7 @@ extension StoreState {
         index.entryCount = UInt64(sorted.count)
         indexes[id] = index
         indexIDs[definition.name] = id
-        table.indexes.append(id)
+        table.indexes.append(TableIndex(id: id, definition: definition))
         tables[definition.table] = table
         nextIndexID = max(nextIndexID, id.rawValue + 1)
     }
@@ -120,7 +96,7 @@ extension StoreState {
         try resolvePending(touching: index.definition.table)
         indexes[id] = nil
         indexIDs[index.definition.name] = nil
-        tables[index.definition.table]?.indexes.removeAll { $0 == id }
+        tables[index.definition.table]?.indexes.removeAll { $0.id == id }
     }
 
     /// The entry of a row in `index` (nil: filtered out), checked against the tree's entry limit.
@@ -128,14 +104,14 @@ extension StoreState {
     /// - Throws: ``StorageError/invalidArgument(_:)`` when the row is not a row record, a field does not
     ///   decode, or the entry exceeds `limit` bytes.
     static func entry(
-        of index: IndexState, row: UInt64, value: LeafValue, pages: PageStore, limit: Int
+        of index: IndexDefinition, row: UInt64, value: LeafValue, pages: PageStore, limit: Int
     ) throws -> [UInt8]? {
         try value.withCell { try entry(of: index, row: row, cell: $0, pages: pages, limit: limit) }
     }
 
     /// The entry of a row lent where it lies; see ``entry(of:row:value:pages:limit:)``.
     static func entry(
-        of index: IndexState, row: UInt64, cell: LeafCell, pages: PageStore, limit: Int
+        of index: IndexDefinition, row: UInt64, cell: LeafCell, pages: PageStore, limit: Int
     ) throws -> [UInt8]? {
         let entry: [UInt8]?
         do {
@@ -144,12 +120,12 @@ extension StoreState {
             }
         } catch let error as FormatError {
             throw StorageError.invalidArgument(
-                "row \(row) of \(index.definition.table) cannot be indexed by '\(index.definition.name)': \(error)")
+                "row \(row) of \(index.table) cannot be indexed by '\(index.name)': \(error)")
         }
         if let entry, entry.count > limit {
             throw StorageError.invalidArgument(
-                "row \(row) of \(index.definition.table) has a key of \(entry.count - IndexKey.rowIDSize) bytes for "
-                    + "index '\(index.definition.name)'; keys take at most \(limit - IndexKey.rowIDSize) bytes "
+                "row \(row) of \(index.table) has a key of \(entry.count - IndexKey.rowIDSize) bytes for "
+                    + "index '\(index.name)'; keys take at most \(limit - IndexKey.rowIDSize) bytes "
                     + "with this page size")
         }
         return entry

@@ -34,11 +34,14 @@ struct PackedIndexEntries {
         of index: IndexState, row: UInt64, bytes value: UnsafeRawBufferPointer, tag: Int, limit: Int, pages: PageStore
     ) throws {
         let start = bytes.count
-        let appended = Result { () throws(FormatError) in try index.appendEntry(forRow: row, value, to: &bytes) }
+        let appended = Result { () throws(FormatError) in
+            try index.definition.appendEntry(forRow: row, value, to: &bytes)
+        }
         guard case .success(let present) = appended, bytes.count - start <= limit else {
             bytes.removeSubrange(start...)
             // The same check again, to throw exactly what a put applied at once throws.
-            _ = try StoreState.entry(of: index, row: row, value: .bytes(Array(value)), pages: pages, limit: limit)
+            _ = try StoreState.entry(
+                of: index.definition, row: row, value: .bytes(Array(value)), pages: pages, limit: limit)
             preconditionFailure("an entry that did not fit was accepted")
         }
         guard present else { return }

@@ -15,11 +15,8 @@ struct RowIndexing: LeafVisitor {
         let new: [UInt8]?
     }
 
-    /// The state's index catalog, let go once the changes are made: applying them changes the state's catalog,
-    /// which would be copied whole while this still held it.
-    private var indexes: [IndexID: IndexState]
-    /// The table's indexes.
-    private let ids: [IndexID]
+    /// The table's indexes with their definitions, as the table lists them: no lookup in the state's catalog.
+    private let indexes: [TableIndex]
     private let row: UInt64
     /// The row put (nil: a delete).
     private let new: LeafValue?
@@ -28,9 +25,8 @@ struct RowIndexing: LeafVisitor {
     /// The changes after the first, in the order of the table's indexes.
     private(set) var rest: [Change] = []
 
-    init(_ ids: [IndexID], of state: StoreState, row: UInt64, new: LeafValue?, pages: PageStore) {
-        self.indexes = state.indexes
-        self.ids = ids
+    init(_ indexes: [TableIndex], row: UInt64, new: LeafValue?, pages: PageStore) {
+        self.indexes = indexes
         self.row = row
         self.new = new
         self.pages = pages
@@ -42,22 +38,20 @@ struct RowIndexing: LeafVisitor {
     ///   ``StoreState/entry(of:row:value:pages:limit:)``); ``StorageError/corruption(file:offset:reason:)`` for a
     ///   stored row that no longer decodes.
     mutating func visit(_ old: LeafCell?) throws {
-        if ids.isEmpty { return }
-        defer { indexes = [:] }
+        if indexes.isEmpty { return }
         if case .inline(let oldBytes)? = old, case .bytes(let newBytes)? = new,
             newBytes.withUnsafeBytes({ keysAgree(old: oldBytes, new: $0) })
         {
             return
         }
         let limit = PageFormat.maximumIndexEntry(pageSize: pages.pageSize)
-        for id in ids {
-            let index = indexes[id]!
+        for index in indexes {
             let newEntry = try new.flatMap {
-                try StoreState.entry(of: index, row: row, value: $0, pages: pages, limit: limit)
+                try StoreState.entry(of: index.definition, row: row, value: $0, pages: pages, limit: limit)
             }
-            let oldEntry = try old.flatMap { try storedEntry(of: index, cell: $0) }
+            let oldEntry = try old.flatMap { try storedEntry(of: index.definition, cell: $0) }
             guard oldEntry != newEntry else { continue }
-            let change = Change(index: id, old: oldEntry, new: newEntry)
+            let change = Change(index: index.id, old: oldEntry, new: newEntry)
             if first == nil { first = change } else { rest.append(change) }
         }
     }
@@ -68,8 +62,8 @@ struct RowIndexing: LeafVisitor {
     private func keysAgree(old: UnsafeRawBufferPointer, new: UnsafeRawBufferPointer) -> Bool {
         guard let oldHeader = try? RowRecord.Header.decode(old), let newHeader = try? RowRecord.Header.decode(new)
         else { return false }
-        for id in ids {
-            let definition = indexes[id]!.definition
+        for index in indexes {
+            let definition = index.definition
             if let filter = definition.entityIDs, oldHeader.entityID != newHeader.entityID {
                 let indexed = filter.contains(oldHeader.entityID)
                 guard indexed == filter.contains(newHeader.entityID) else { return false }
@@ -90,7 +84,7 @@ struct RowIndexing: LeafVisitor {
     }
 
     /// The entry a stored row has in `index`: a row that was indexed once and no longer decodes is corruption.
-    private func storedEntry(of index: IndexState, cell: LeafCell) throws -> [UInt8]? {
+    private func storedEntry(of index: IndexDefinition, cell: LeafCell) throws -> [UInt8]? {
         do {
             return try StoreState.entry(of: index, row: row, cell: cell, pages: pages, limit: .max)
         } catch StorageError.invalidArgument(let reason) {

@@ -86,7 +86,7 @@ final class PendingTables: Sendable {
                     let table = state.tables[id]!
                     built.tables[id] = table.root
                     for index in table.indexes {
-                        let index = state.indexes[index]!
+                        let index = state.indexes[index.id]!
                         built.indexes[index.id] = (index.root, index.entryCount)
                     }
                 }

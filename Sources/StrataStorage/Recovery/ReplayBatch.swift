@@ -41,7 +41,7 @@ struct ReplayBatch {
             if (try? fits(value, limit: tree.maximumEntry)) == true { return }
             // Maybe too long, or not decodable: the exact check.
             _ = try StoreState.entry(
-                of: state, row: row, cell: .inline(value), pages: tree.pages, limit: tree.maximumEntry)
+                of: state.definition, row: row, cell: .inline(value), pages: tree.pages, limit: tree.maximumEntry)
         }
 
         /// Whether the row has no entry, or one whose bound fits `limit`.
@@ -163,11 +163,11 @@ struct ReplayBatch {
     /// Begins gathering the puts into table `id` if it qualifies (empty, with empty indexes); returns whether it did.
     mutating func startGathering(table id: TableID, state: StoreState) -> Bool {
         guard let table = state.tables[id], table.root == nil, table.rowCount == 0,
-            table.indexes.allSatisfy({ state.indexes[$0]?.root == nil })
+            table.indexes.allSatisfy({ state.indexes[$0.id]?.root == nil })
         else { return false }
         last = (id, gathered.count)
         slots[id] = gathered.count
-        gathered.append(Puts(table: id, indexes: table.indexes.map { GatheredIndex(state: state.indexes[$0]!) }))
+        gathered.append(Puts(table: id, indexes: table.indexes.map { GatheredIndex(state: state.indexes[$0.id]!) }))
         return true
     }
 

@@ -50,7 +50,9 @@ extension StoreVerifier {
                 try rows.forEachCell(table.root, from: 0, through: .max, reverse: false) { row, cell in
                     entry.removeAll(keepingCapacity: true)
                     let made = try pages.withBytes(of: cell) { bytes in
-                        Result { () throws(FormatError) in try index.appendEntry(forRow: row, bytes, to: &entry) }
+                        Result { () throws(FormatError) in
+                            try index.definition.appendEntry(forRow: row, bytes, to: &entry)
+                        }
                     }
                     switch made {
                     case .success(true): entry.withUnsafeBytes { expected.add($0) }
@@ -83,7 +85,9 @@ extension StoreVerifier {
     private func gatherExpected(_ index: IndexState, table: TableState, rows: BTree) throws -> [[UInt8]] {
         var entries: [[UInt8]] = []
         try rows.forEach(table.root, from: 0, through: .max, reverse: false) { row, value in
-            if let entry = try? StoreState.entry(of: index, row: row, value: value, pages: pages, limit: .max) {
+            if let entry = try? StoreState.entry(
+                of: index.definition, row: row, value: value, pages: pages, limit: .max)
+            {
                 entries.append(entry)
             }
             return true
