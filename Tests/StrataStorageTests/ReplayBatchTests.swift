@@ -359,4 +359,27 @@ import Testing
         writers.unlock()  // close waits for it
         try store.close()
     }
+
+    /// A log cut back after open (another process's repair of a commit whose sync failed, FORMAT.md §11.5) is never
+    /// misread by the build, which reads the pending tables' records again: it reports them as corruption.
+    @Test func aBuildReportsALogCutBackSinceOpen() throws {
+        let (image, person, _, record) = try Self.crashedIndexedLoad(damaged: false)
+        // Another writer holds the writer lock: open leaves the tables pending and starts no checkpoint.
+        let writers = try image.lockFile(
+            at: StoreFileNames.path(TemporaryStore.directory, StoreFileNames.writerLock), mode: .exclusive,
+            waiting: false)
+        let store = try Store.openForTesting(image, configuration: .testing(pageSize: 512))
+        let early = store.snapshot()
+        #expect(try early.rowCount(in: person) == 60)
+        let log = try image.contentsOfFile(at: TemporaryStore.wal())
+        try image.setContents(Array(log.prefix(Int(record.offset) + 10)), of: TemporaryStore.wal())
+        #expect {
+            try early.row(RowID(1), in: person)
+        } throws: { error in
+            guard case StorageError.corruption(_, _, let reason) = error else { return false }
+            return reason.contains("reads back otherwise")
+        }
+        writers.unlock()
+        try? store.close()
+    }
 }
