@@ -144,6 +144,18 @@ import Testing
         #expect(throws: FormatError.self) { try decodeAll(bytes) }
     }
 
+    /// 2,000 copies of `bytes` with 1 to 4 bytes each set at random (repeatably, from `seed`).
+    private static func mutations(of bytes: [UInt8], seed: UInt64) -> [[UInt8]] {
+        var random = RepeatableRandomNumberGenerator(seed: seed)
+        return (0..<2000).map { _ in
+            var mutated = bytes
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                mutated[Int.random(in: 0..<mutated.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+            }
+            return mutated
+        }
+    }
+
     /// Decodes with ``WALOperation/decodeAll(_:lendingPuts:_:)``, taking the puts `takes` accepts (by their order
     /// among the puts): the operations in order, taken puts rebuilt from what was lent, and the error, if any.
     private func decodeLending(
@@ -195,14 +207,7 @@ import Testing
         var tooLong = encode([.put(tableID: 1, rowID: 1, value: [])])
         storeLE(UInt32(WALFormat.maximumValueSize + 1), at: 13, in: &tooLong)
         cases.append(tooLong)
-        var random = RepeatableRandomNumberGenerator(seed: 23)
-        for _ in 0..<2000 {
-            var mutated = bytes
-            for _ in 0..<Int.random(in: 1...4, using: &random) {
-                mutated[Int.random(in: 0..<mutated.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
-            }
-            cases.append(mutated)
-        }
+        cases += Self.mutations(of: bytes, seed: 23)
         for (number, bytes) in cases.enumerated() {
             let expected = decodeAllUpToError(bytes)
             let lent = decodeLending(bytes, takes: { $0 % 3 != 1 })
@@ -283,15 +288,7 @@ import Testing
         #expect(scanned.operations == load)
         #expect(scanned.runs.prefix(3) == [40, 2, 1])
         // Damaged and cut payloads fail where decodeAll fails, after the same operations.
-        var cases: [[UInt8]] = (0..<bytes.count).map { Array(bytes[0..<$0]) }
-        var random = RepeatableRandomNumberGenerator(seed: 29)
-        for _ in 0..<2000 {
-            var mutated = bytes
-            for _ in 0..<Int.random(in: 1...4, using: &random) {
-                mutated[Int.random(in: 0..<mutated.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
-            }
-            cases.append(mutated)
-        }
+        let cases = (0..<bytes.count).map { Array(bytes[0..<$0]) } + Self.mutations(of: bytes, seed: 29)
         for (number, bytes) in cases.enumerated() {
             let expected = decodeAllUpToError(bytes)
             let scanned = decodeScanningRuns(bytes)
