@@ -110,16 +110,30 @@ struct StoreState: Sendable {
         let (root, indexes, refused) = withTable(at: slot) { ($0.root, $0.indexes, forUser && $0.isEngineTable) }
         if refused { throw engineTable(at: slot) }
         guard row < UInt64.max else { throw StorageError.invalidArgument("row ID \(row) is out of range") }
+        // Deferred changes are lent to the put, which notes its entries there.
         var indexing = RowIndexing(indexes, row: row, new: value, pages: tree.pages)
-        let (newRoot, replaced) = try tree.put(
-            root, key: row, value: value, owner: owner, onlyReplacing: onlyReplacing, seeing: &indexing)
+        indexing.exchangeNoted(with: &deferred)
+        let newRoot: NodeRef?
+        let replaced: Bool
+        do {
+            (newRoot, replaced) = try tree.put(
+                root, key: row, value: value, owner: owner, onlyReplacing: onlyReplacing, seeing: &indexing)
+        } catch {
+            indexing.exchangeNoted(with: &deferred)
+            throw error
+        }
+        indexing.exchangeNoted(with: &deferred)
         if onlyReplacing, !replaced { return false }
         withTable(at: slot) { table in
             table.root = newRoot
             if !replaced { table.rowCount += 1 }
             if row >= table.nextRowID { table.nextRowID = row + 1 }
         }
-        try apply(indexing, pages: tree.pages, owner: owner, deferring: &deferred)
+        // Changes kept by the put (none when it noted them): applied at once.
+        if indexing.keepsChanges {
+            var immediate: DeferredIndexChanges?
+            try apply(indexing, pages: tree.pages, owner: owner, deferring: &immediate)
+        }
         return replaced
     }
 

@@ -351,6 +351,44 @@ import Testing
         #expect(try store.verify().isClean)
     }
 
+    /// A put notes its entries index by index as it makes them: when a later index refuses the row, what the earlier
+    /// ones noted is taken back, for an insert and for an update, and the counts the transaction sees stay exact.
+    @Test func aRowALaterIndexRefusesLeavesTheEarlierIndexesUnchanged() throws {
+        let store = try Store.openForTesting(TemporaryStore.makeFileSystem(), configuration: .testing(pageSize: 512))
+        let longKey = String(repeating: "x", count: PageFormat.maximumIndexEntry(pageSize: 512))
+        let (table, first, second) = try store.write { txn -> (TableID, IndexID, IndexID) in
+            let table = try txn.createTable(named: "t")
+            let first = try txn.createIndex(named: "name", on: table, fields: [0])
+            let second = try txn.createIndex(named: "note", on: table, fields: [1])
+            return (table, first, second)
+        }
+        let kept = try store.write { txn -> RowID in
+            let kept = try txn.insert(IndexReference.row([.string("a"), .string("n")]), into: table)
+            #expect(throws: StorageError.self) {
+                try txn.insert(IndexReference.row([.string("b"), .string(longKey)]), into: table)
+            }
+            #expect(throws: StorageError.self) {
+                try txn.update(kept, in: table, to: IndexReference.row([.string("c"), .string(longKey)]))
+            }
+            #expect(try txn.indexEntryCount(first) == 1)
+            #expect(try txn.indexEntryCount(second) == 1)
+            // After the refusals, the transaction's changes go on and read back as they were made.
+            try txn.update(kept, in: table, to: IndexReference.row([.string("d"), .string("n")]))
+            #expect(try txn.indexEntryCount(first) == 1)
+            #expect(try txn.rowIDs(in: first, matching: [.string("d")]) == [kept])
+            #expect(try txn.rowIDs(in: first, matching: [.string("a")]).isEmpty)
+            #expect(try txn.rowIDs(in: first, matching: [.string("b")]).isEmpty)
+            return kept
+        }
+        let snapshot = store.snapshot()
+        #expect(try snapshot.rowCount(in: table) == 1)
+        #expect(try snapshot.indexEntryCount(first) == 1)
+        #expect(try snapshot.indexEntryCount(second) == 1)
+        #expect(try snapshot.rowIDs(in: second, matching: [.string("n")]) == [kept])
+        #expect(try IndexReference.checkAllIndexes(snapshot, "after refusals by the second index"))
+        #expect(try store.verify().isClean)
+    }
+
     @Test func droppingATableDropsItsIndexesAndIDsAreNotReused() throws {
         let fileSystem = TemporaryStore.makeFileSystem()
         var store = try Store.openForTesting(fileSystem)

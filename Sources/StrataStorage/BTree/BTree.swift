@@ -277,7 +277,8 @@ struct BTree: Sendable {
     /// Stores `value` under `key`, replacing any value there, in one descent that lends the value it finds to
     /// `visitor` where it lies (nil when the key has none), before the leaf changes: index maintenance reads the old
     /// row there instead of a copy, and a visitor that throws leaves the tree's contents as they were. (A visitor,
-    /// not a closure: a closure passed down the recursion retained what it captured at every level.)
+    /// not a closure: a closure passed down the recursion retained what it captured at every level.) The visit is
+    /// the put's last step that can throw: once `visitor` returns, the put happens (``RowIndexing`` relies on it).
     /// - Parameter onlyReplacing: store nothing (and visit nothing) when `key` has no value.
     /// - Returns: the new root and whether a value was replaced.
     func put<Visitor: LeafVisitor>(

@@ -366,7 +366,8 @@ extension Store {
                     for position in indexes.indices {
                         do {
                             try entries[position].append(
-                                of: indexes[position], row: key, bytes: bytes, tag: 0, limit: .max, pages: pages)
+                                of: indexes[position].definition, row: key, bytes: bytes, tag: 0, limit: .max,
+                                pages: pages)
                         } catch StorageError.invalidArgument(let reason) {
                             // A stored row the index cannot take is damage, not a caller's bad argument.
                             throw StorageError.corrupt(pages.fileName, at: 0, reason)

@@ -6,44 +6,158 @@ import StrataFormat
 /// department index sees the rows of a bulk load in random key order): inserted one at a time, each costs a descent
 /// to a random leaf. Kept here instead (packed, ``PackedIndexEntries``), they are applied together, sorted (neighbours
 /// share leaves), when the transaction commits or first reads an index; into an empty index they are built bottom up,
-/// with no descent at all. The entry counts stay exact all along (``StoreState`` counts each change as it notes it).
+/// with no descent at all. Each index's entry count is counted here as changes are noted and added to the index's
+/// when they are applied (``entryDelta(of:)``: what the transaction sees in between).
+///
+/// A put notes its entries as it makes them, where the tree's descent finds the old row
+/// (``notePut(row:old:new:of:pages:limit:)``, from ``RowIndexing``): straight into the packed entries, no array per
+/// entry.
 struct DeferredIndexChanges {
     /// One index's changes: each entry tagged 1 when added, 0 when removed, in the transaction's order.
     private struct Changes {
+        /// The index's definition, which makes its entries.
+        let definition: IndexDefinition
         var entries = PackedIndexEntries()
         /// Whether only entries were added, of rows in increasing order (a load): equal keys then need no sorting.
         var rowsIncrease = true
         var lastRow: UInt64 = 0
+        /// The entries added less those removed.
+        var entryDelta = 0
         /// A large transaction's load into an empty index: the entries written as sorted runs so far, added before
         /// those in ``entries``.
         var runs = IndexLoadRuns()
 
         mutating func append(_ entry: [UInt8], isInsertion: Bool) {
-            let row = entry.withUnsafeBytes {
+            entry.withUnsafeBytes { entries.append($0, tag: isInsertion ? 1 : 0) }
+            counted(row: Self.row(of: entry), isInsertion: isInsertion)
+        }
+
+        /// Counts an entry just appended.
+        mutating func counted(row: UInt64, isInsertion: Bool) {
+            if !isInsertion || (entries.count > 1 && row <= lastRow) { rowsIncrease = false }
+            lastRow = row
+            entryDelta += isInsertion ? 1 : -1
+        }
+
+        static func row(of entry: [UInt8]) -> UInt64 {
+            entry.withUnsafeBytes {
                 UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: entry.count - IndexKey.rowIDSize, as: UInt64.self))
             }
-            if !isInsertion || (entries.count > 0 && row <= lastRow) { rowsIncrease = false }
-            lastRow = row
-            entries.append(entry, tag: isInsertion ? 1 : 0)
         }
+
+        /// Appends the entries of a row put: `old`'s removed, `new`'s added, or neither when they are equal. On a
+        /// throw, nothing.
+        ///
+        /// - Throws: ``StorageError/invalidArgument(_:)`` for a new row the index cannot take;
+        ///   ``StorageError/corruption(file:offset:reason:)`` for a stored row that no longer decodes.
+        mutating func notePut(
+            row: UInt64, old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer, pages: PageStore, limit: Int
+        ) throws {
+            var removes = false
+            if let old {
+                do {
+                    removes = try entries.append(
+                        of: definition, row: row, bytes: old, tag: 0, limit: .max, pages: pages)
+                } catch StorageError.invalidArgument(let reason) {
+                    throw StorageError.corrupt(pages.fileName, at: 0, "a stored row no longer decodes: \(reason)")
+                }
+            }
+            let adds: Bool
+            do {
+                adds = try entries.append(of: definition, row: row, bytes: new, tag: 1, limit: limit, pages: pages)
+            } catch {
+                entries.removeLast(removes ? 1 : 0)
+                throw error
+            }
+            if removes, adds, entries.lastTwoAreEqual {
+                entries.removeLast(2)
+                return
+            }
+            if removes { counted(row: row, isInsertion: false) }
+            if adds { counted(row: row, isInsertion: true) }
+        }
+    }
+
+    /// Where an index's changes stood before a put, to take back what the put noted when a later index refuses it.
+    private struct Mark {
+        let position: Int
+        let count: Int
+        let rowsIncrease: Bool
+        let lastRow: UInt64
+        let entryDelta: Int
     }
 
     /// Each changed index with its changes: a transaction changes few indexes, so a list searched from its end (the
     /// index changed last) costs less per change than hashing.
     private var indexes: [(id: IndexID, changes: Changes)] = []
 
+    /// The marks of a put under way (kept for its capacity: no allocation per put).
+    private var marks: [Mark] = []
+
     var isEmpty: Bool { indexes.isEmpty }
 
-    /// Notes that `index` loses `old` and gains `new` (either may be nil).
-    mutating func note(_ index: IndexID, old: [UInt8]?, new: [UInt8]?) {
-        let position =
-            indexes.lastIndex { $0.id == index }
-            ?? {
-                indexes.append((index, Changes()))
-                return indexes.count - 1
-            }()
+    /// The entries the noted changes add to `index`, less those they remove.
+    func entryDelta(of index: IndexID) -> Int {
+        indexes.last { $0.id == index }?.changes.entryDelta ?? 0
+    }
+
+    /// Where the changes of `index` lie in ``indexes``, added when it has none yet.
+    private mutating func position(
+        of index: IndexID, definition: @autoclosure () -> IndexDefinition
+    ) -> Int {
+        if let position = indexes.lastIndex(where: { $0.id == index }) { return position }
+        indexes.append((index, Changes(definition: definition())))
+        return indexes.count - 1
+    }
+
+    /// Notes that `index` (defined by `definition`) loses `old` and gains `new` (either may be nil).
+    mutating func note(
+        _ index: IndexID, definition: @autoclosure () -> IndexDefinition, old: [UInt8]?, new: [UInt8]?
+    ) {
+        let position = position(of: index, definition: definition())
         if let old { indexes[position].changes.append(old, isInsertion: false) }
         if let new { indexes[position].changes.append(new, isInsertion: true) }
+    }
+
+    /// Notes what a put of row `row` changes in each index of its table: the entry of `old` (the row stored now; nil:
+    /// none) removed and that of `new` added, made where the rows lie; an index whose two entries are equal changes
+    /// nothing. On a throw, nothing is noted.
+    ///
+    /// - Throws: ``StorageError/invalidArgument(_:)`` for a new row an index cannot take (see
+    ///   ``StoreState/entry(of:row:value:pages:limit:)``); ``StorageError/corruption(file:offset:reason:)`` for a
+    ///   stored row that no longer decodes.
+    mutating func notePut(
+        row: UInt64, old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer, of tableIndexes: [TableIndex],
+        pages: PageStore, limit: Int
+    ) throws {
+        if tableIndexes.count == 1 {
+            // One index: its own note is all or nothing.
+            let position = position(of: tableIndexes[0].id, definition: tableIndexes[0].definition)
+            try indexes[position].changes.notePut(row: row, old: old, new: new, pages: pages, limit: limit)
+            return
+        }
+        marks.removeAll(keepingCapacity: true)
+        for index in tableIndexes {
+            let position = position(of: index.id, definition: index.definition)
+            marks.append(
+                Mark(
+                    position: position, count: indexes[position].changes.entries.count,
+                    rowsIncrease: indexes[position].changes.rowsIncrease, lastRow: indexes[position].changes.lastRow,
+                    entryDelta: indexes[position].changes.entryDelta))
+            do {
+                try indexes[position].changes.notePut(row: row, old: old, new: new, pages: pages, limit: limit)
+            } catch {
+                // Those noted before this index, taken back (this one noted nothing).
+                for mark in marks.dropLast() {
+                    let noted = indexes[mark.position].changes.entries.count
+                    indexes[mark.position].changes.entries.removeLast(noted - mark.count)
+                    indexes[mark.position].changes.rowsIncrease = mark.rowsIncrease
+                    indexes[mark.position].changes.lastRow = mark.lastRow
+                    indexes[mark.position].changes.entryDelta = mark.entryDelta
+                }
+                throw error
+            }
+        }
     }
 
     /// Writes the changes of every load into an empty index noted since the last spill as a sorted run (a large
@@ -77,6 +191,8 @@ struct DeferredIndexChanges {
         }
         for (id, var noted) in pending {
             guard var index = state.indexes[id] else { continue }
+            // Wrapping: an entry to remove that was not counted is corruption, which applying the change reports.
+            index.entryCount = UInt64(bitPattern: Int64(bitPattern: index.entryCount) &+ Int64(noted.entryDelta))
             let file = tree.pages.fileName
             if !noted.runs.isEmpty {
                 // The start of a load into an empty index, written as runs: with the rest of the load as one more run,

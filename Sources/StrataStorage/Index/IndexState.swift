@@ -77,7 +77,8 @@ extension StoreState {
         var entries = PackedIndexEntries()
         try RowWalk.forEach(tree: tree, root: table.root, lower: nil, upper: nil, reverse: false) { row, bytes in
             try entries.append(
-                of: index, row: row.rawValue, bytes: bytes, tag: 0, limit: indexTree.maximumEntry, pages: tree.pages)
+                of: definition, row: row.rawValue, bytes: bytes, tag: 0, limit: indexTree.maximumEntry,
+                pages: tree.pages)
             return true
         }
         let sorted = entries.sorted(inRowOrder: true)
@@ -145,17 +146,13 @@ extension StoreState {
         }
     }
 
-    /// Replaces a row's entry in an index, or notes the change in `deferred` (counting it at once).
+    /// Replaces a row's entry in an index, or notes the change in `deferred` (which counts it).
     private mutating func replaceEntry(
         of id: IndexID, old: [UInt8]?, new: [UInt8]?, tree: IndexTree, owner: UInt64,
         deferring deferred: inout DeferredIndexChanges?
     ) throws {
         if deferred != nil {
-            deferred!.note(id, old: old, new: new)
-            // Wrapping: an entry to remove that is not counted is corruption, which applying the change reports.
-            // Changed where it lies in the catalog: through the subscript, the index's state would be copied.
-            let slot = indexes.index(forKey: id)!
-            indexes.values[slot].entryCount &+= (new == nil ? 0 : 1) &- (old == nil ? 0 : 1)
+            deferred!.note(id, definition: indexes[id]!.definition, old: old, new: new)
             return
         }
         var index = indexes[id]!

@@ -22,35 +22,65 @@ struct PackedIndexEntries {
     ///
     /// - Throws: what ``StoreState/entry(of:row:value:pages:limit:)`` throws for the row.
     mutating func append(
-        of index: IndexState, row: UInt64, value: [UInt8], put: Int, limit: Int, pages: PageStore
+        of index: IndexDefinition, row: UInt64, value: [UInt8], put: Int, limit: Int, pages: PageStore
     ) throws {
-        try value.withUnsafeBytes { try append(of: index, row: row, bytes: $0, tag: put, limit: limit, pages: pages) }
+        _ = try value.withUnsafeBytes {
+            try append(of: index, row: row, bytes: $0, tag: put, limit: limit, pages: pages)
+        }
     }
 
-    /// Appends the entry of a row lent where it lies, if `index` has one for it, with the caller's `tag`.
+    /// Appends the entry of a row lent where it lies, if `index` has one for it, with the caller's `tag`; on a throw,
+    /// nothing.
     ///
+    /// - Returns: whether an entry was appended (false: the index filters the row out).
     /// - Throws: what ``StoreState/entry(of:row:value:pages:limit:)`` throws for the row.
+    @discardableResult
     mutating func append(
-        of index: IndexState, row: UInt64, bytes value: UnsafeRawBufferPointer, tag: Int, limit: Int, pages: PageStore
-    ) throws {
+        of index: IndexDefinition, row: UInt64, bytes value: UnsafeRawBufferPointer, tag: Int, limit: Int,
+        pages: PageStore
+    ) throws -> Bool {
         let start = bytes.count
-        let appended = Result { () throws(FormatError) in
-            try index.definition.appendEntry(forRow: row, value, to: &bytes)
-        }
+        let appended = Result { () throws(FormatError) in try index.appendEntry(forRow: row, value, to: &bytes) }
         guard case .success(let present) = appended, bytes.count - start <= limit else {
             bytes.removeSubrange(start...)
             // The same check again, to throw exactly what a put applied at once throws.
-            _ = try StoreState.entry(
-                of: index.definition, row: row, value: .bytes(Array(value)), pages: pages, limit: limit)
+            _ = try StoreState.entry(of: index, row: row, value: .bytes(Array(value)), pages: pages, limit: limit)
             preconditionFailure("an entry that did not fit was accepted")
         }
-        guard present else { return }
+        guard present else { return false }
         ends.append(UInt32(bytes.count))
         tags.append(tag)
+        return true
+    }
+
+    /// Removes the last `count` entries.
+    mutating func removeLast(_ count: Int) {
+        guard count > 0 else { return }
+        ends.removeLast(count)
+        tags.removeLast(count)
+        bytes.removeSubrange((ends.last.map(Int.init) ?? 0)...)
+    }
+
+    /// Whether the last two entries are the same bytes (at least two entries).
+    var lastTwoAreEqual: Bool {
+        let count = ends.count
+        let end = Int(ends[count - 1])
+        let middle = Int(ends[count - 2])
+        let start = count > 2 ? Int(ends[count - 3]) : 0
+        guard end - middle == middle - start else { return false }
+        return bytes.withUnsafeBytes {
+            UnsafeRawBufferPointer(rebasing: $0[start..<middle]).elementsEqual(
+                UnsafeRawBufferPointer(rebasing: $0[middle..<end]))
+        }
     }
 
     /// Appends an entry with the caller's `tag`.
     mutating func append(_ entry: [UInt8], tag: Int) {
+        entry.withUnsafeBytes { append($0, tag: tag) }
+    }
+
+    /// Appends an entry lent where it lies with the caller's `tag`.
+    mutating func append(_ entry: UnsafeRawBufferPointer, tag: Int) {
         bytes.append(contentsOf: entry)
         ends.append(UInt32(bytes.count))
         tags.append(tag)

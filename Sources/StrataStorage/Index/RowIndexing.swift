@@ -7,6 +7,11 @@ import StrataFormat
 /// (an update of an unindexed field, the common one); else each index's old and new entries are made once, the new
 /// one checked against the tree's entry limit. The first change is held inline: a table has one index, usually, and
 /// a write that changes no entry (or one) allocates no list.
+///
+/// A put in a transaction that defers its index changes lends them to the put (``init(_:row:new:pages:noting:)``):
+/// its entries are then noted where they are made, straight into the deferred changes, rather than kept here. That is
+/// safe because the visit is a put's last step that can fail (``BTree/put(_:key:value:owner:onlyReplacing:seeing:)``);
+/// a delete's rebalancing can fail after it, so a delete keeps its changes here until the tree has changed.
 struct RowIndexing: LeafVisitor {
     /// An index's entry for the row before (nil: none) and after (nil: none).
     struct Change {
@@ -24,12 +29,23 @@ struct RowIndexing: LeafVisitor {
     private(set) var first: Change?
     /// The changes after the first, in the order of the table's indexes.
     private(set) var rest: [Change] = []
+    /// Whether there are changes here to apply.
+    var keepsChanges: Bool { first != nil }
+    /// A put's deferred changes, lent: its entries are noted there.
+    private var noted: DeferredIndexChanges?
 
     init(_ indexes: [TableIndex], row: UInt64, new: LeafValue?, pages: PageStore) {
         self.indexes = indexes
         self.row = row
         self.new = new
         self.pages = pages
+    }
+
+    /// Exchanges the deferred changes a put notes its entries in with `deferred`: a put borrows a transaction's
+    /// deferred changes with one exchange and gives them back with another (moved, not copied: a copy would share
+    /// their buffers, and the next append would copy them whole). Nil: the put keeps its changes here.
+    mutating func exchangeNoted(with deferred: inout DeferredIndexChanges?) {
+        swap(&noted, &deferred)
     }
 
     /// Computes the changes for `old`, the row stored now (nil: none).
@@ -45,6 +61,12 @@ struct RowIndexing: LeafVisitor {
             return
         }
         let limit = PageFormat.maximumIndexEntry(pageSize: pages.pageSize)
+        if noted != nil, let new {
+            try new.withCell { newCell in
+                try pages.withBytes(of: newCell) { try notePut(old: old, new: $0, limit: limit) }
+            }
+            return
+        }
         for index in indexes {
             let newEntry = try new.flatMap {
                 try StoreState.entry(of: index.definition, row: row, value: $0, pages: pages, limit: limit)
@@ -53,6 +75,19 @@ struct RowIndexing: LeafVisitor {
             guard oldEntry != newEntry else { continue }
             let change = Change(index: index.id, old: oldEntry, new: newEntry)
             if first == nil { first = change } else { rest.append(change) }
+        }
+    }
+
+    /// Notes a put's entries in ``noted``, the old row's lent where it lies.
+    private mutating func notePut(old: LeafCell?, new: UnsafeRawBufferPointer, limit: Int) throws {
+        guard let old else {
+            return try noted!.notePut(row: row, old: nil, new: new, of: indexes, pages: pages, limit: limit)
+        }
+        if case .inline(let oldBytes) = old {
+            return try noted!.notePut(row: row, old: oldBytes, new: new, of: indexes, pages: pages, limit: limit)
+        }
+        try pages.withBytes(of: old) {
+            try noted!.notePut(row: row, old: $0, new: new, of: indexes, pages: pages, limit: limit)
         }
     }
 

@@ -134,6 +134,6 @@ extension WriteTransaction {
     /// - Throws: ``StorageError/noSuchIndex(_:)``.
     public func indexEntryCount(_ index: IndexID) throws -> Int {
         checkActive()
-        return Int(try state.index(index).entryCount)
+        return Int(try state.index(index).entryCount) + (indexChanges?.entryDelta(of: index) ?? 0)
     }
 }

@@ -351,7 +351,8 @@ struct ReplayBatch {
                     let row = leaf.keys[position]
                     do {
                         try entries.append(
-                            of: index, row: row, bytes: bytes, tag: 0, limit: tree.maximumEntry, pages: tree.pages)
+                            of: index.definition, row: row, bytes: bytes, tag: 0, limit: tree.maximumEntry,
+                            pages: tree.pages)
                     } catch { throw failure(error, atRecord: record(row)) }
                 }
             }
