@@ -84,6 +84,13 @@ public struct ByteWriter: Sendable {
         }
     }
 
+    /// Appends `size` bytes that `fill` writes, in one step: a record of several fields reserves its room once
+    /// (a call per field cost a call and a capacity check each). `fill` must write every byte it is given.
+    public mutating func write(_ size: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) {
+        let start = reserve(size)
+        storage.withUnsafeMutableBytes { fill(UnsafeMutableRawBufferPointer(rebasing: $0[start..<(start + size)])) }
+    }
+
     /// Appends `count` zero bytes (reserved fields and padding).
     public mutating func writeZeros(_ count: Int) {
         guard count > 0 else { return }

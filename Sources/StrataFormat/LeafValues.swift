@@ -156,6 +156,12 @@ public struct LeafValues: Sendable, Equatable {
 
     /// Adds `value` after the last.
     public mutating func append(_ value: LeafValue) {
+        if case .bytes(let source) = value {
+            // Copied in one step (the zeros below went through a generic append: 200 instructions a value).
+            bytes.append(contentsOf: source)
+            ends.append(bytes.count << 1)
+            return
+        }
         let (length, overflow) = Self.stored(value)
         let offset = bytes.count
         bytes.append(contentsOf: repeatElement(0, count: length))

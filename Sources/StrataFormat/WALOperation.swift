@@ -92,11 +92,13 @@ public enum WALOperation: Sendable, Equatable {
         tableID: UInt32, rowID: UInt64, value: UnsafeRawBufferPointer, into writer: inout ByteWriter
     ) {
         precondition(value.count <= WALFormat.maximumValueSize)
-        writer.writeUInt8(Tag.put.rawValue)
-        writer.writeUInt32LE(tableID)
-        writer.writeUInt64LE(rowID)
-        writer.writeUInt32LE(UInt32(value.count))
-        writer.writeBytes(value)
+        writer.write(putSize(valueLength: value.count)) { out in
+            out.storeBytes(of: Tag.put.rawValue, toByteOffset: 0, as: UInt8.self)
+            out.storeLE(tableID, at: 1)
+            out.storeLE(rowID, at: 5)
+            out.storeLE(UInt32(value.count), at: 13)
+            if !value.isEmpty { UnsafeMutableRawBufferPointer(rebasing: out[17...]).copyMemory(from: value) }
+        }
     }
 
     /// Encodes a ``delete(tableID:rowID:)`` operation without building an enum value first.

@@ -62,10 +62,13 @@ struct RowIndexing: LeafVisitor {
         }
         let limit = PageFormat.maximumIndexEntry(pageSize: pages.pageSize)
         if noted != nil, let new {
-            try new.withCell { newCell in
-                try pages.withBytes(of: newCell) { try notePut(old: old, new: $0, limit: limit) }
+            // A new row as the caller gave it (the usual case) is lent straight from its array.
+            guard case .bytes(let newBytes) = new else {
+                return try new.withCell { newCell in
+                    try pages.withBytes(of: newCell) { try notePut(old: old, new: $0, limit: limit) }
+                }
             }
-            return
+            return try newBytes.withUnsafeBytes { try notePut(old: old, new: $0, limit: limit) }
         }
         for index in indexes {
             let newEntry = try new.flatMap {
