@@ -95,34 +95,51 @@ struct StoreState: Sendable {
         table id: TableID, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64, onlyReplacing: Bool = false,
         forUser: Bool = false, deferring deferred: inout DeferredIndexChanges?
     ) throws -> Bool {
+        var writer = ShowingLeafWriter(value: value, visitor: IgnoringLeafVisitor())
+        return try put(
+            table: id, row: row, tree: tree, owner: owner, onlyReplacing: onlyReplacing, forUser: forUser,
+            deferring: &deferred, writing: &writer)
+    }
+
+    /// ``put(table:row:value:tree:owner:onlyReplacing:forUser:deferring:)`` of the value `writer` makes of the row it
+    /// finds, in the same one descent: the writer sees the old row first, then index maintenance compares the two.
+    /// A throw of the writer leaves the table as it was.
+    @discardableResult
+    mutating func put<Writer: LeafWriter>(
+        table id: TableID, row: UInt64, tree: BTree, owner: UInt64, onlyReplacing: Bool = false,
+        forUser: Bool = false, deferring deferred: inout DeferredIndexChanges?, writing writer: inout Writer
+    ) throws -> Bool {
         try resolvePending(touching: id)
         guard let slot = tables.index(forKey: id) else { throw StorageError.noSuchTable(id.description) }
         return try put(
-            at: slot, row: row, value: value, tree: tree, owner: owner, onlyReplacing: onlyReplacing, forUser: forUser,
-            deferring: &deferred)
+            at: slot, row: row, tree: tree, owner: owner, onlyReplacing: onlyReplacing, forUser: forUser,
+            deferring: &deferred, writing: &writer)
     }
 
-    /// ``put(table:row:value:tree:owner:onlyReplacing:forUser:deferring:)`` of the table at `slot` in ``tables``.
-    private mutating func put(
-        at slot: [TableID: TableState].Index, row: UInt64, value: LeafValue, tree: BTree, owner: UInt64,
-        onlyReplacing: Bool, forUser: Bool, deferring deferred: inout DeferredIndexChanges?
+    /// ``put(table:row:tree:owner:onlyReplacing:forUser:deferring:writing:)`` of the table at `slot` in ``tables``.
+    private mutating func put<Writer: LeafWriter>(
+        at slot: [TableID: TableState].Index, row: UInt64, tree: BTree, owner: UInt64, onlyReplacing: Bool,
+        forUser: Bool, deferring deferred: inout DeferredIndexChanges?, writing writer: inout Writer
     ) throws -> Bool {
         let (root, indexes, refused) = withTable(at: slot) { ($0.root, $0.indexes, forUser && $0.isEngineTable) }
         if refused { throw engineTable(at: slot) }
         guard row < UInt64.max else { throw StorageError.invalidArgument("row ID \(row) is out of range") }
+        var indexed = IndexedLeafWriter(
+            writer: writer, indexing: RowIndexing(indexes, row: row, pages: tree.pages))
         // Deferred changes are lent to the put, which notes its entries there.
-        var indexing = RowIndexing(indexes, row: row, new: value, pages: tree.pages)
-        indexing.exchangeNoted(with: &deferred)
+        indexed.indexing.exchangeNoted(with: &deferred)
         let newRoot: NodeRef?
         let replaced: Bool
         do {
             (newRoot, replaced) = try tree.put(
-                root, key: row, value: value, owner: owner, onlyReplacing: onlyReplacing, seeing: &indexing)
+                root, key: row, owner: owner, onlyReplacing: onlyReplacing, writing: &indexed)
         } catch {
-            indexing.exchangeNoted(with: &deferred)
+            indexed.indexing.exchangeNoted(with: &deferred)
+            writer = indexed.writer
             throw error
         }
-        indexing.exchangeNoted(with: &deferred)
+        indexed.indexing.exchangeNoted(with: &deferred)
+        writer = indexed.writer
         if onlyReplacing, !replaced { return false }
         withTable(at: slot) { table in
             table.root = newRoot
@@ -130,9 +147,9 @@ struct StoreState: Sendable {
             if row >= table.nextRowID { table.nextRowID = row + 1 }
         }
         // Changes kept by the put (none when it noted them): applied at once.
-        if indexing.keepsChanges {
+        if indexed.indexing.keepsChanges {
             var immediate: DeferredIndexChanges?
-            try apply(indexing, pages: tree.pages, owner: owner, deferring: &immediate)
+            try apply(indexed.indexing, pages: tree.pages, owner: owner, deferring: &immediate)
         }
         return replaced
     }
@@ -149,9 +166,10 @@ struct StoreState: Sendable {
         guard row < UInt64.max else {
             throw StorageError.invalidArgument("the row IDs of table \(id.rawValue) are exhausted")
         }
+        var writer = ShowingLeafWriter(value: value, visitor: IgnoringLeafVisitor())
         _ = try put(
-            at: slot, row: row, value: value, tree: tree, owner: owner, onlyReplacing: false, forUser: false,
-            deferring: &deferred)
+            at: slot, row: row, tree: tree, owner: owner, onlyReplacing: false, forUser: false, deferring: &deferred,
+            writing: &writer)
         return row
     }
 
@@ -196,7 +214,7 @@ struct StoreState: Sendable {
         }
         if refused { throw engineTable(at: slot) }
         var visitors = ChainedLeafVisitor(
-            first: caller, second: RowIndexing(indexes, row: row, new: nil, pages: tree.pages))
+            first: caller, second: RowIndexing(indexes, row: row, pages: tree.pages))
         let (newRoot, deleted) = try tree.delete(root, key: row, owner: owner, seeing: &visitors)
         caller = visitors.first
         let indexing = visitors.second

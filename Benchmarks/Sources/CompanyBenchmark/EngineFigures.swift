@@ -610,11 +610,9 @@ extension Benchmark {
                 let time = try seconds {
                     try strataStore.write { txn in
                         for update in updates {
-                            let row = RowID(UInt64(update.row))
-                            guard let old = try txn.row(row, in: table) else {
-                                throw BenchmarkFailure("W7 Strata: row \(update.row) missing")
+                            try txn.update(RowID(UInt64(update.row)), in: table) { old, new in
+                                EmployeeRow.rewrite(old, salary: update.salary, into: &new)
                             }
-                            try txn.update(row, in: table, to: EmployeeRow.withSalary(old, update.salary))
                         }
                     }
                     try strataStore.checkpoint()

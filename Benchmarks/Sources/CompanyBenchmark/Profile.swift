@@ -102,9 +102,9 @@ enum Profile {
         let updates = company.salaryUpdates(min(100_000, count), seed: 99)
         try store.write { txn in
             for update in updates {
-                let row = RowID(UInt64(update.row))
-                guard let old = try txn.row(row, in: table) else { throw BenchmarkFailure("profile w7: row missing") }
-                try txn.update(row, in: table, to: EmployeeRow.withSalary(old, update.salary))
+                try txn.update(RowID(UInt64(update.row)), in: table) { old, new in
+                    EmployeeRow.rewrite(old, salary: update.salary, into: &new)
+                }
             }
         }
         try store.checkpoint()

@@ -105,13 +105,26 @@ enum EmployeeRow {
     @inline(__always)
     static func name(_ row: UnsafeRawBufferPointer) -> String { String(decoding: nameBytes(row), as: UTF8.self) }
 
-    /// A copy of `row` with another salary (whose width may differ: the row is laid out again).
-    static func withSalary(_ row: [UInt8], _ salary: Int64) -> [UInt8] {
-        row.withUnsafeBytes { raw in
-            let hired = UInt64(
-                littleEndian: raw.loadUnaligned(fromByteOffset: fieldsOffset + Int(raw[4]) + 1, as: UInt64.self))
-            return encode(
-                salary: salary, hiredBits: hired, department: UInt64(department(raw)), name: nameBytes(raw))
+    /// Writes `row` with another salary into `new` (empty), as `UPDATE employee SET salary = ?` changes a row: the
+    /// bytes as they were, the salary's written over; when its width differs, the fields after it move and the
+    /// header's field ends with them.
+    static func rewrite(_ row: UnsafeRawBufferPointer, salary: Int64, into new: inout [UInt8]) {
+        let salaryEnd = 1 + signedWidth(salary)
+        let shift = salaryEnd - Int(row[4])
+        if shift == 0 {
+            new.append(contentsOf: row)
+        } else {
+            new.append(contentsOf: UnsafeRawBufferPointer(rebasing: row[..<(fieldsOffset + 1)]))
+            new.append(contentsOf: repeatElement(0, count: salaryEnd - 1))
+            new.append(contentsOf: UnsafeRawBufferPointer(rebasing: row[(fieldsOffset + Int(row[4]))...]))
+            for end in 4..<(4 + fieldCount) { new[end] = UInt8(Int(new[end]) + shift) }
+        }
+        new.withUnsafeMutableBytes { raw in
+            var rest = UInt64(bitPattern: salary)
+            for offset in (fieldsOffset + 1)..<(fieldsOffset + salaryEnd) {
+                raw[offset] = UInt8(truncatingIfNeeded: rest)
+                rest >>= 8
+            }
         }
     }
 
@@ -133,9 +146,12 @@ enum EmployeeRow {
         }
         // A salary of another width: the row is laid out again and still decodes.
         for salary: Int64 in [-1, 0, 127, 128, 40_000, 8_388_608, .min, .max] {
-            let changed = withSalary(bytes, salary)
-            let (_, fields) = try RowRecord.decodeAll(changed)
-            try check(fields == [.int64(salary)] + expected.dropFirst(), "the engine's employee row after withSalary")
+            var changed: [UInt8] = []
+            bytes.withUnsafeBytes { rewrite($0, salary: salary, into: &changed) }
+            let (header, fields) = try RowRecord.decodeAll(changed)
+            try check(
+                header.entityID == entityID && fields == [.int64(salary)] + expected.dropFirst(),
+                "the engine's employee row after rewrite(_:salary:into:)")
             try changed.withUnsafeBytes { raw in
                 try check(Self.salary(raw) == salary && department(raw) == employee.department, "salary accessors")
             }

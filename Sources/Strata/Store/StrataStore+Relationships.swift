@@ -208,11 +208,12 @@ extension StrataStore {
             let position = positions[member]
             if let link = byMember[member] {
                 guard let position else { continue }
-                // Rewrite this side's position, keeping the other side's.
-                let bytes = try txn.row(link.row, in: table)!
-                var fields = try RowRecord.decodeAll(bytes).fields
-                fields[side.positionField] = .int64(position)
-                try txn.update(link.row, in: table, to: RowRecord.encode(entityID: 0, rowVersion: 0, fields: fields))
+                // Rewrite this side's position, keeping the other side's (one search of the join table).
+                try txn.update(link.row, in: table) { old, new in
+                    var fields = try RowRecord.decodeAll(old).fields
+                    fields[side.positionField] = .int64(position)
+                    new = RowRecord.encode(entityID: 0, rowVersion: 0, fields: fields)
+                }
                 writes.add(1, ordering: .relaxed)
                 continue
             }

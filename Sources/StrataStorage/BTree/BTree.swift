@@ -277,25 +277,37 @@ struct BTree: Sendable {
     /// Stores `value` under `key`, replacing any value there, in one descent that lends the value it finds to
     /// `visitor` where it lies (nil when the key has none), before the leaf changes: index maintenance reads the old
     /// row there instead of a copy, and a visitor that throws leaves the tree's contents as they were. (A visitor,
-    /// not a closure: a closure passed down the recursion retained what it captured at every level.) The visit is
-    /// the put's last step that can throw: once `visitor` returns, the put happens (``RowIndexing`` relies on it).
+    /// not a closure: a closure passed down the recursion retained what it captured at every level.)
     /// - Parameter onlyReplacing: store nothing (and visit nothing) when `key` has no value.
     /// - Returns: the new root and whether a value was replaced.
     func put<Visitor: LeafVisitor>(
         _ root: NodeRef?, key: UInt64, value: LeafValue, owner: UInt64, onlyReplacing: Bool = false,
         seeing visitor: inout Visitor
     ) throws -> (root: NodeRef?, replaced: Bool) {
+        var writer = ShowingLeafWriter(value: value, visitor: visitor)
+        defer { visitor = writer.visitor }
+        return try put(root, key: key, owner: owner, onlyReplacing: onlyReplacing, writing: &writer)
+    }
+
+    /// Stores under `key` the value `writer` makes of the value it finds there (nil when the key has none), in one
+    /// descent: the writer sees the old value where it lies, before the leaf changes, and a writer that throws leaves
+    /// the tree's contents as they were. The writer is the put's last step that can throw: once it returns, the put
+    /// happens (``RowIndexing`` relies on it).
+    /// - Parameter onlyReplacing: store nothing (and call `writer` not at all) when `key` has no value.
+    /// - Returns: the new root and whether a value was replaced.
+    func put<Writer: LeafWriter>(
+        _ root: NodeRef?, key: UInt64, owner: UInt64, onlyReplacing: Bool = false, writing writer: inout Writer
+    ) throws -> (root: NodeRef?, replaced: Bool) {
         guard let root else {
             guard !onlyReplacing else { return (nil, false) }
-            try visitor.visit(nil)
+            let value = try writer.value(replacing: nil)
             let leaf = BTreeNode(
                 level: 0, keys: [key], values: [value], children: [], owner: owner, bodySize: limits.cellSize(value))
             return (.node(leaf), false)
         }
         var node = try mutable(root, owner: owner, level: nil)
         let (replaced, firstSplits) = try put(
-            into: node, key: key, value: value, owner: owner, rightmost: true, onlyReplacing: onlyReplacing,
-            seeing: &visitor)
+            into: node, key: key, owner: owner, rightmost: true, onlyReplacing: onlyReplacing, writing: &writer)
         // Nothing stored: the tree as it was (the copies made on the way down are dropped).
         guard let replaced else { return (root, false) }
         var splits = firstSplits
@@ -317,23 +329,22 @@ struct BTree: Sendable {
     /// `rightmost`: whether `node` is on the tree's right edge. Appending there (row IDs only grow, so
     /// inserts usually do) splits off just the new entry, leaving full nodes behind instead of half-full ones.
     /// - Returns: whether a value was replaced (nil: nothing stored, `onlyReplacing` and no value), and the splits.
-    private func put<Visitor: LeafVisitor>(
-        into node: BTreeNode, key: UInt64, value: LeafValue, owner: UInt64, rightmost: Bool, onlyReplacing: Bool,
-        seeing visitor: inout Visitor
+    private func put<Writer: LeafWriter>(
+        into node: BTreeNode, key: UInt64, owner: UInt64, rightmost: Bool, onlyReplacing: Bool,
+        writing writer: inout Writer
     ) throws -> (replaced: Bool?, splits: Splits) {
         if node.isLeaf {
             let (index, found) = node.search(key)
-            let size = limits.cellSize(value)
             if found {
-                try node.values.withCell(index) { try visitor.visit($0) }
-                node.bodySize += size - limits.cellSize(node, index)
+                let value = try node.values.withCell(index) { try writer.value(replacing: $0) }
+                node.bodySize += limits.cellSize(value) - limits.cellSize(node, index)
                 node.values.replace(index, with: value)
             } else {
                 guard !onlyReplacing else { return (nil, []) }
-                try visitor.visit(nil)
+                let value = try writer.value(replacing: nil)
                 node.keys.insert(key, at: index)
                 node.values.insert(value, at: index)
-                node.bodySize += size
+                node.bodySize += limits.cellSize(value)
             }
             guard !limits.fits(node) else { return (found, []) }
             let appended = rightmost && !found && index == node.count - 1
@@ -344,8 +355,8 @@ struct BTree: Sendable {
         node.children[index] = .node(child)
         let childIsRightmost = rightmost && index == node.count - 1
         let (replaced, splits) = try put(
-            into: child, key: key, value: value, owner: owner, rightmost: childIsRightmost,
-            onlyReplacing: onlyReplacing, seeing: &visitor)
+            into: child, key: key, owner: owner, rightmost: childIsRightmost, onlyReplacing: onlyReplacing,
+            writing: &writer)
         for (offset, split) in splits.enumerated() {
             node.keys.insert(split.separator, at: index + 1 + offset)
             node.children.insert(.node(split.node), at: index + 1 + offset)

@@ -8,6 +8,26 @@ protocol LeafVisitor {
     mutating func visit(_ old: LeafCell?) throws
 }
 
+/// What a put stores under its key, decided where the descent finds the key's value in the leaf, before the leaf
+/// changes (``BTree/put(_:key:owner:onlyReplacing:writing:)``): an update that rewrites the row it finds, and index
+/// maintenance that compares the old row with the new, share the put's one descent.
+protocol LeafWriter {
+    /// The value to store in place of `old` (nil: the key has none, and the put inserts). Throwing stops the put with
+    /// the tree's contents as they were.
+    mutating func value(replacing old: LeafCell?) throws -> LeafValue
+}
+
+/// Stores a value known before the descent, showing the value it replaces to `visitor` first.
+struct ShowingLeafWriter<Visitor: LeafVisitor>: LeafWriter {
+    let value: LeafValue
+    var visitor: Visitor
+
+    mutating func value(replacing old: LeafCell?) throws -> LeafValue {
+        try visitor.visit(old)
+        return value
+    }
+}
+
 /// Keeps a copy of the value a put replaces or a delete removes.
 struct LeafCopier: LeafVisitor {
     private(set) var value: LeafValue?

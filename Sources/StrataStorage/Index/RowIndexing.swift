@@ -1,17 +1,19 @@
 import StrataFormat
 
 /// The index entries one put or delete of a row changes, computed where the tree's descent finds the old row (a
-/// ``LeafVisitor``): the one place a write computes index keys.
+/// ``LeafVisitor`` for a delete; through ``IndexedLeafWriter`` for a put, once the new row is known): the one place a
+/// write computes index keys.
 ///
 /// A row whose indexed fields keep their bytes keeps its entries, found without decoding a field or making an entry
 /// (an update of an unindexed field, the common one); else each index's old and new entries are made once, the new
 /// one checked against the tree's entry limit. The first change is held inline: a table has one index, usually, and
 /// a write that changes no entry (or one) allocates no list.
 ///
-/// A put in a transaction that defers its index changes lends them to the put (``init(_:row:new:pages:noting:)``):
-/// its entries are then noted where they are made, straight into the deferred changes, rather than kept here. That is
-/// safe because the visit is a put's last step that can fail (``BTree/put(_:key:value:owner:onlyReplacing:seeing:)``);
-/// a delete's rebalancing can fail after it, so a delete keeps its changes here until the tree has changed.
+/// A put in a transaction that defers its index changes lends them to the put (``exchangeNoted(with:)``): its entries
+/// are then noted where they are made, straight into the deferred changes, rather than kept here. That is safe because
+/// the visit is a put's last step that can fail (``IndexedLeafWriter`` visits after the put's own writer, and
+/// ``BTree/put(_:key:owner:onlyReplacing:writing:)`` stores what the writer returns); a delete's rebalancing can fail
+/// after it, so a delete keeps its changes here until the tree has changed.
 struct RowIndexing: LeafVisitor {
     /// An index's entry for the row before (nil: none) and after (nil: none).
     struct Change {
@@ -23,8 +25,6 @@ struct RowIndexing: LeafVisitor {
     /// The table's indexes with their definitions, as the table lists them: no lookup in the state's catalog.
     private let indexes: [TableIndex]
     private let row: UInt64
-    /// The row put (nil: a delete).
-    private let new: LeafValue?
     private let pages: PageStore
     private(set) var first: Change?
     /// The changes after the first, in the order of the table's indexes.
@@ -34,10 +34,9 @@ struct RowIndexing: LeafVisitor {
     /// A put's deferred changes, lent: its entries are noted there.
     private var noted: DeferredIndexChanges?
 
-    init(_ indexes: [TableIndex], row: UInt64, new: LeafValue?, pages: PageStore) {
+    init(_ indexes: [TableIndex], row: UInt64, pages: PageStore) {
         self.indexes = indexes
         self.row = row
-        self.new = new
         self.pages = pages
     }
 
@@ -48,12 +47,15 @@ struct RowIndexing: LeafVisitor {
         swap(&noted, &deferred)
     }
 
-    /// Computes the changes for `old`, the row stored now (nil: none).
+    /// Computes the changes of a delete of `old`, the row stored now (nil: none).
+    mutating func visit(_ old: LeafCell?) throws { try visit(old, new: nil) }
+
+    /// Computes the changes for `old`, the row stored now, becoming `new` (nil: none, a delete).
     ///
     /// - Throws: ``StorageError/invalidArgument(_:)`` for a new row that cannot be indexed (see
     ///   ``StoreState/entry(of:row:value:pages:limit:)``); ``StorageError/corruption(file:offset:reason:)`` for a
     ///   stored row that no longer decodes.
-    mutating func visit(_ old: LeafCell?) throws {
+    mutating func visit(_ old: LeafCell?, new: LeafValue?) throws {
         if indexes.isEmpty { return }
         if case .inline(let oldBytes)? = old, case .bytes(let newBytes)? = new,
             newBytes.withUnsafeBytes({ keysAgree(old: oldBytes, new: $0) })
