@@ -266,20 +266,22 @@ public final class ManagedObjectContext {
         checkConfinement()
         guard object.managedObjectContext === self else { return }
         let key = ObjectIdentifier(object)
-        // An inaccessible fault marked deleted has no row left to delete.
-        guard deleted[key] == nil, !object.isInaccessible else { return }
+        // An inaccessible fault marked deleted has no row left to delete. Only an object flagged deleted can be
+        // in `deleted`, and only a flagged inserted one in `inserted` (objectDidChange(_:)): the flags spare
+        // lookups for the objects a cascade deletes.
+        guard !(object.isDeleted && deleted[key] != nil), !object.isInaccessible else { return }
         object.prepareForDeletion()
         object.changeCount &+= 1
         registerUndoOfDeletion(object)
         pendingDeletions.append(object)
-        if inserted[key] != nil {
+        if object.isInserted {
             object.isInserted = false
             object.isDeleted = true
             inserted[key] = nil
             insertionOrder.removeAll { $0 === object }
             noteRemovalOfInsertedObject(object)
         } else {
-            updated[key] = nil
+            if !updated.isEmpty { updated[key] = nil }
             deleted[key] = object
             object.isDeleted = true
             changes.deleted.insert(object.objectID)
