@@ -53,7 +53,10 @@ extension ManagedObjectContext {
                     }
                 case .cascade:
                     // The members of a to-many name `object` in its inverse to-one: they need not fire to say so
-                    // when their own nullify rule runs (a cascade of 100,000 faults reads no row).
+                    // when their own nullify rule runs (a cascade of 100,000 faults reads no row). They are still
+                    // made and registered, not deleted by row ID: Core Data calls prepareForDeletion(), willSave()
+                    // and didSave() on each, which a subclass may override (Swift cannot tell), and lists each in
+                    // deletedObjects (CoreDataDifferences.md).
                     let inverse = relationship.isToMany ? relationship.inverseRelationship : nil
                     let targets = try relatedObjects(of: object, through: relationship)
                     reserveDeletions(targets.count)
