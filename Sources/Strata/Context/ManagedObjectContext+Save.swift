@@ -271,6 +271,10 @@ extension ManagedObjectContext {
             )
             self.updated[ObjectIdentifier(object)] = nil
         }
+        // Every deleted object was saved here (the usual single store): the table is emptied at once, not by one
+        // removal an object (a cascade's 100,000). The objects are among `self.deleted`'s, so equal counts mean
+        // the same objects.
+        if deleted.count == self.deleted.count { self.deleted.removeAll() }
         for object in deleted {
             coordinator.rowCache.invalidate(RowCache.Key(object.objectID))
             // Unregistering takes it out of `self.deleted` too.

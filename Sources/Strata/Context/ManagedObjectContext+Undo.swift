@@ -53,6 +53,8 @@ extension ManagedObjectContext {
     /// Records the undo of a delete. Registered before the delete rules run, so that undo reverts their
     /// changes first and then the deletion itself.
     func registerUndoOfDeletion(_ object: ManagedObject) {
+        // No action made without an undo manager to take it (an allocation per object a cascade deletes).
+        guard undoManager != nil else { return }
         registerUndo { [unowned self] in undoDeletion(object) }
     }
 

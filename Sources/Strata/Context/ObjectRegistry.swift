@@ -18,9 +18,10 @@ final class ObjectRegistry {
         var object: Unmanaged<ManagedObject>?
     }
 
-    private var slots: UnsafeMutablePointer<Slot>
-    private var capacity = 0
-    private(set) var count = 0
+    // Unchecked: scalars read and set in place on the context's thread (three runtime access checks a lookup).
+    @exclusivity(unchecked) private var slots: UnsafeMutablePointer<Slot>
+    @exclusivity(unchecked) private var capacity = 0
+    @exclusivity(unchecked) private(set) var count = 0
 
     init() { slots = .allocate(capacity: 0) }
 

@@ -170,6 +170,18 @@ extension ManagedObject {
                 } : nil)
     }
 
+    /// Replaces a to-many's members on this side only, as one change (undo puts the old members back).
+    ///
+    /// A cascade empties its owner's to-many with it: each deleted member's nullify rule would otherwise take
+    /// itself out, one change (a copy of the positions, an undo action, a notification) per member.
+    func setMembersPrimitive(_ relationship: RelationshipDescription, _ members: RelatedObjects) throws {
+        let old = try toManyValue(relationship)
+        noteBaseline(relationship, .toMany(old))
+        relationshipValues[relationship.index] = .toMany(members)
+        relationshipDidChange(
+            relationship, reverse: recordsUndo ? { [self] in try setMembersPrimitive(relationship, old) } : nil)
+    }
+
     // MARK: - Changing both sides
 
     /// Sets a to-one and keeps the inverse in step: the old target loses this object, the new target gains
