@@ -108,9 +108,33 @@ public enum IndexKey {
                 bytes.append(RowRecord.Tag.null.rawValue)
                 continue
             }
-            let span = try header.span(ofField: position, in: row)
-            append(try RowRecord.decodeField(UnsafeRawBufferPointer(rebasing: row[span]), index: position), to: &bytes)
+            let field = UnsafeRawBufferPointer(rebasing: row[try header.span(ofField: position, in: row)])
+            if try !appendIntegerPart(field, index: position, to: &bytes) {
+                append(try RowRecord.decodeField(field, index: position), to: &bytes)
+            }
         }
+    }
+
+    /// Appends the part of an integer field (int64, reference, blob reference: the keys of most indexes) read straight
+    /// from its compact bytes, checked as ``RowRecord/decodeField(_:index:)`` checks them, without making a
+    /// ``RowRecord/Field`` first; false for a field of another type.
+    @inline(__always)
+    private static func appendIntegerPart(
+        _ field: UnsafeRawBufferPointer, index: Int, to bytes: inout [UInt8]
+    ) throws(FormatError) -> Bool {
+        guard let rawTag = field.first else { return false }
+        let payload = UnsafeRawBufferPointer(rebasing: field[1...])
+        let ordered: UInt64
+        switch rawTag {
+        case RowRecord.Tag.int64.rawValue:
+            ordered = UInt64(bitPattern: try CompactInteger.readSigned(payload, field: index)) ^ (1 << 63)
+        case RowRecord.Tag.reference.rawValue, RowRecord.Tag.blobReference.rawValue:
+            ordered = try CompactInteger.readUnsigned(payload, field: index)
+        default: return false
+        }
+        bytes.append(rawTag)
+        appendBigEndian(ordered, to: &bytes)
+        return true
     }
 
     /// Checks the fields at `positions` of a row as ``appendKey(fields:of:header:to:)`` decodes them, without encoding
@@ -205,7 +229,8 @@ public enum IndexKey {
     }
 
     static func appendBigEndian<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+        // As typed bytes, the append is one copy (a raw buffer's went byte by byte).
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
     }
 
     static func appendEscaped(_ source: some Sequence<UInt8>, to bytes: inout [UInt8]) {

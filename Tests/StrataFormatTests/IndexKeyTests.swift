@@ -170,6 +170,41 @@ import Testing
         }
     }
 
+    /// `appendKey` reads some fields straight from the row's bytes (integers and references) and decodes the others:
+    /// either way its key is the encoding of the fields the row decodes to, and it throws exactly when one of them
+    /// does not decode, for every single-byte damage of the row too.
+    @Test(arguments: RowRecord.Tag.allCases)
+    func appendKeyEncodesTheFieldsTheRowDecodesTo(tag: RowRecord.Tag) throws {
+        var random = RepeatableRandomNumberGenerator(seed: UInt64(tag.rawValue) &+ 0xA9_9E)
+        let positions = [2, 0, 3]
+        func outcomes(_ row: [UInt8]) -> (key: [UInt8]?, expected: [UInt8]?) {
+            row.withUnsafeBytes { bytes in
+                guard let header = try? RowRecord.Header.decode(bytes) else { return (nil, nil) }
+                var key: [UInt8] = []
+                let made = (try? IndexKey.appendKey(fields: positions, of: bytes, header: header, to: &key)) != nil
+                let fields = positions.map { position -> RowRecord.Field? in
+                    guard position < header.fieldCount else { return .null }
+                    return try? RowRecord.field(at: position, in: bytes)
+                }
+                let decoded = fields.allSatisfy { $0 != nil } ? IndexKey.encode(fields.map { $0! }) : nil
+                return (made ? key : nil, decoded)
+            }
+        }
+        for round in 0..<40 {
+            let fields = [Self.randomField(tag, &random), .int64(Int64(round) - 20), Self.randomField(tag, &random)]
+            var row = RowRecord.encode(entityID: 1, rowVersion: 1, fields: fields)
+            let whole = outcomes(row)
+            #expect(whole.key != nil && whole.key == whole.expected, "round \(round): \(fields)")
+            for offset in row.indices {
+                let original = row[offset]
+                row[offset] = original ^ UInt8(truncatingIfNeeded: random.next() | 1)
+                let damaged = outcomes(row)
+                #expect(damaged.key == damaged.expected, "round \(round) byte \(offset): \(fields)")
+                row[offset] = original
+            }
+        }
+    }
+
     /// The bound recovery checks a gathered row's key against (`keyLengthBound`) is never shorter than the key
     /// `appendKey` makes, and it throws exactly when `appendKey` does, for every single-byte damage of the row too.
     @Test(arguments: RowRecord.Tag.allCases)

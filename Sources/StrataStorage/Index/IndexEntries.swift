@@ -87,7 +87,8 @@ struct IndexEntries: Sendable, Equatable {
 
     /// Appends an entry lent where it lies (a bottom-up build from packed entries: no array per entry).
     mutating func append(_ entry: UnsafeRawBufferPointer) {
-        bytes.append(contentsOf: entry)
+        // As typed bytes, the append is one copy (a raw buffer's went byte by byte).
+        bytes.append(contentsOf: entry.assumingMemoryBound(to: UInt8.self))
         ends.append(UInt32(bytes.count))
     }
 

@@ -81,7 +81,7 @@ struct PackedIndexEntries {
 
     /// Appends an entry lent where it lies with the caller's `tag`.
     mutating func append(_ entry: UnsafeRawBufferPointer, tag: Int) {
-        bytes.append(contentsOf: entry)
+        bytes.append(contentsOf: entry.assumingMemoryBound(to: UInt8.self))
         ends.append(UInt32(bytes.count))
         tags.append(tag)
     }
