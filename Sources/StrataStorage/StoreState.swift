@@ -147,10 +147,7 @@ struct StoreState: Sendable {
             if row >= table.nextRowID { table.nextRowID = row + 1 }
         }
         // Changes kept by the put (none when it noted them): applied at once.
-        if indexed.indexing.keepsChanges {
-            var immediate: DeferredIndexChanges?
-            try apply(indexed.indexing, pages: tree.pages, owner: owner, deferring: &immediate)
-        }
+        if indexed.indexing.keepsChanges { try apply(indexed.indexing, pages: tree.pages, owner: owner) }
         return replaced
     }
 
@@ -215,19 +212,33 @@ struct StoreState: Sendable {
         if refused { throw engineTable(at: slot) }
         var visitors = ChainedLeafVisitor(
             first: caller, second: RowIndexing(indexes, row: row, pages: tree.pages))
-        let (newRoot, deleted) = try tree.delete(root, key: row, owner: owner, seeing: &visitors)
+        // Deferred changes are lent to the delete, which notes its removals there; a delete that fails after its
+        // visit (the tree's rebalancing reads pages) takes them back.
+        visitors.second.exchangeNoted(with: &deferred)
+        let newRoot: NodeRef?
+        let deleted: Bool
+        do {
+            (newRoot, deleted) = try tree.delete(root, key: row, owner: owner, seeing: &visitors)
+            guard !deleted || rowCount > 0 else {
+                throw StorageError.corruption(
+                    file: tables.values[slot].name, offset: row, reason: "the table's row count is below its rows")
+            }
+        } catch {
+            visitors.second.takeBackDelete()
+            visitors.second.exchangeNoted(with: &deferred)
+            caller = visitors.first
+            throw error
+        }
+        visitors.second.exchangeNoted(with: &deferred)
         caller = visitors.first
         let indexing = visitors.second
         guard deleted else { return false }
-        guard rowCount > 0 else {
-            throw StorageError.corruption(
-                file: tables.values[slot].name, offset: row, reason: "the table's row count is below its rows")
-        }
         withTable(at: slot) { table in
             table.root = newRoot
             table.rowCount -= 1
         }
-        try apply(indexing, pages: tree.pages, owner: owner, deferring: &deferred)
+        // Changes kept by the delete (none when it noted them): applied at once.
+        if indexing.keepsChanges { try apply(indexing, pages: tree.pages, owner: owner) }
         return true
     }
 

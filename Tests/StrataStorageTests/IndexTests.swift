@@ -389,6 +389,58 @@ import Testing
         #expect(try store.verify().isClean)
     }
 
+    /// A delete notes its index removals where its descent finds the row, and its rebalancing reads sibling pages
+    /// after that: when such a read fails, the removals are taken back, so the count and entries the transaction sees
+    /// are those of the deletes that happened. One page read fails at each point of 60 deletes in turn.
+    @Test func aDeleteThatFailsAfterNotingItsRemovalsTakesThemBack() throws {
+        struct Abandoned: Error {}
+        let memory = TemporaryStore.makeFileSystem()
+        let configuration = StoreConfiguration.testing(pageSize: 512)
+        var store = try Store.openForTesting(memory, configuration: configuration)
+        let (table, index, rows) = try store.write { txn -> (TableID, IndexID, [RowID]) in
+            let table = try txn.createTable(named: "t")
+            let index = try txn.createIndex(named: "k", on: table, fields: [0])
+            let rows = try (0..<300).map { k in
+                try txn.insert(IndexReference.row([.int64(Int64(k % 7)), .string("row \(k)")]), into: table)
+            }
+            return (table, index, rows)
+        }
+        try store.checkpoint()
+        try store.close()
+        var failures = 0
+        for skip in 0..<16 {
+            let faulty = FaultInjectingFileSystem(wrapping: memory)
+            store = try Store.open(at: TemporaryStore.directory, configuration: configuration, fileSystem: faulty)
+            faulty.inject(.init(on: [.read], after: skip, pathContaining: "strata.pages"))
+            do {
+                try store.write { txn in
+                    var deleted = 0
+                    do {
+                        while deleted < 60 {
+                            let existed = try txn.delete(rows[deleted], from: table)
+                            #expect(existed)
+                            deleted += 1
+                        }
+                    } catch StorageError.io {
+                        failures += 1
+                    }
+                    faulty.clearFaults()
+                    #expect(try txn.indexEntryCount(index) == rows.count - deleted, "read \(skip) failed")
+                    for key in 0..<7 {
+                        let kept = rows.indices.filter { $0 % 7 == key && $0 >= deleted }.map { rows[$0] }
+                        let found = try txn.rowIDs(in: index, matching: [.int64(Int64(key))])
+                        #expect(found == kept, "read \(skip) failed")
+                    }
+                    // A delete that failed in its rebalancing may have changed the nodes this transaction owns.
+                    throw Abandoned()
+                }
+            } catch is Abandoned {}
+            #expect(try store.verify().isClean)
+            try store.close()
+        }
+        #expect(failures > 0)
+    }
+
     @Test func droppingATableDropsItsIndexesAndIDsAreNotReused() throws {
         let fileSystem = TemporaryStore.makeFileSystem()
         var store = try Store.openForTesting(fileSystem)

@@ -44,7 +44,7 @@ import Testing
 
         /// Removes `entries` (sorted, distinct) a leaf at a time, as a transaction's deferred removals are applied.
         func remove(sorted entries: [[UInt8]]) throws {
-            let (newRoot, removed) = try tree.remove(root, sorted: entries, owner: tag)
+            let (newRoot, removed) = try tree.remove(root, sorted: IndexEntries(entries), owner: tag)
             #expect(removed == entries.filter(model.contains).count)
             root = newRoot
             for entry in entries { model.remove(entry) }

@@ -9,9 +9,9 @@ import StrataFormat
 /// with no descent at all. Each index's entry count is counted here as changes are noted and added to the index's
 /// when they are applied (``entryDelta(of:)``: what the transaction sees in between).
 ///
-/// A put notes its entries as it makes them, where the tree's descent finds the old row
-/// (``notePut(row:old:new:of:pages:limit:)``, from ``RowIndexing``): straight into the packed entries, no array per
-/// entry.
+/// A put or delete notes its entries as it makes them, where the tree's descent finds the old row
+/// (``notePut(row:old:new:of:pages:limit:)``, ``noteDelete(row:old:of:pages:)``, from ``RowIndexing``): straight into
+/// the packed entries, no array per entry.
 struct DeferredIndexChanges {
     /// One index's changes: each entry tagged 1 when added, 0 when removed, in the transaction's order.
     private struct Changes {
@@ -27,22 +27,11 @@ struct DeferredIndexChanges {
         /// those in ``entries``.
         var runs = IndexLoadRuns()
 
-        mutating func append(_ entry: [UInt8], isInsertion: Bool) {
-            entry.withUnsafeBytes { entries.append($0, tag: isInsertion ? 1 : 0) }
-            counted(row: Self.row(of: entry), isInsertion: isInsertion)
-        }
-
         /// Counts an entry just appended.
         mutating func counted(row: UInt64, isInsertion: Bool) {
             if !isInsertion || (entries.count > 1 && row <= lastRow) { rowsIncrease = false }
             lastRow = row
             entryDelta += isInsertion ? 1 : -1
-        }
-
-        static func row(of entry: [UInt8]) -> UInt64 {
-            entry.withUnsafeBytes {
-                UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: entry.count - IndexKey.rowIDSize, as: UInt64.self))
-            }
         }
 
         /// Appends the entries of a row put: `old`'s removed, `new`'s added, or neither when they are equal. On a
@@ -53,15 +42,7 @@ struct DeferredIndexChanges {
         mutating func notePut(
             row: UInt64, old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer, pages: PageStore, limit: Int
         ) throws {
-            var removes = false
-            if let old {
-                do {
-                    removes = try entries.append(
-                        of: definition, row: row, bytes: old, tag: 0, limit: .max, pages: pages)
-                } catch StorageError.invalidArgument(let reason) {
-                    throw StorageError.corrupt(pages.fileName, at: 0, "a stored row no longer decodes: \(reason)")
-                }
-            }
+            let removes = try old.map { try appendRemoval(row: row, old: $0, pages: pages) } ?? false
             let adds: Bool
             do {
                 adds = try entries.append(of: definition, row: row, bytes: new, tag: 1, limit: limit, pages: pages)
@@ -76,22 +57,48 @@ struct DeferredIndexChanges {
             if removes { counted(row: row, isInsertion: false) }
             if adds { counted(row: row, isInsertion: true) }
         }
+
+        /// Appends the entry of a deleted row, `old`, removed. On a throw, nothing.
+        ///
+        /// - Throws: ``StorageError/corruption(file:offset:reason:)`` for a stored row that no longer decodes.
+        mutating func noteDelete(row: UInt64, old: UnsafeRawBufferPointer, pages: PageStore) throws {
+            if try appendRemoval(row: row, old: old, pages: pages) { counted(row: row, isInsertion: false) }
+        }
+
+        /// Appends the entry of `old`, a stored row, tagged removed (uncounted); returns whether the index has one.
+        private mutating func appendRemoval(row: UInt64, old: UnsafeRawBufferPointer, pages: PageStore) throws -> Bool {
+            do {
+                return try entries.append(of: definition, row: row, bytes: old, tag: 0, limit: .max, pages: pages)
+            } catch StorageError.invalidArgument(let reason) {
+                // A row that was indexed once and no longer decodes.
+                throw StorageError.corrupt(pages.fileName, at: 0, "a stored row no longer decodes: \(reason)")
+            }
+        }
     }
 
-    /// Where an index's changes stood before a put, to take back what the put noted when a later index refuses it.
+    /// Where an index's changes stood before a put or delete, to take back what it noted: when a later index refuses
+    /// the put's row, or when the delete's tree fails after its visit.
     private struct Mark {
         let position: Int
         let count: Int
         let rowsIncrease: Bool
         let lastRow: UInt64
         let entryDelta: Int
+
+        init(_ changes: Changes, at position: Int) {
+            self.position = position
+            count = changes.entries.count
+            rowsIncrease = changes.rowsIncrease
+            lastRow = changes.lastRow
+            entryDelta = changes.entryDelta
+        }
     }
 
     /// Each changed index with its changes: a transaction changes few indexes, so a list searched from its end (the
     /// index changed last) costs less per change than hashing.
     private var indexes: [(id: IndexID, changes: Changes)] = []
 
-    /// The marks of a put under way (kept for its capacity: no allocation per put).
+    /// The marks of the put or delete noted last (kept for its capacity: no allocation per put).
     private var marks: [Mark] = []
 
     var isEmpty: Bool { indexes.isEmpty }
@@ -108,15 +115,6 @@ struct DeferredIndexChanges {
         if let position = indexes.lastIndex(where: { $0.id == index }) { return position }
         indexes.append((index, Changes(definition: definition())))
         return indexes.count - 1
-    }
-
-    /// Notes that `index` (defined by `definition`) loses `old` and gains `new` (either may be nil).
-    mutating func note(
-        _ index: IndexID, definition: @autoclosure () -> IndexDefinition, old: [UInt8]?, new: [UInt8]?
-    ) {
-        let position = position(of: index, definition: definition())
-        if let old { indexes[position].changes.append(old, isInsertion: false) }
-        if let new { indexes[position].changes.append(new, isInsertion: true) }
     }
 
     /// Notes what a put of row `row` changes in each index of its table: the entry of `old` (the row stored now; nil:
@@ -139,25 +137,52 @@ struct DeferredIndexChanges {
         marks.removeAll(keepingCapacity: true)
         for index in tableIndexes {
             let position = position(of: index.id, definition: index.definition)
-            marks.append(
-                Mark(
-                    position: position, count: indexes[position].changes.entries.count,
-                    rowsIncrease: indexes[position].changes.rowsIncrease, lastRow: indexes[position].changes.lastRow,
-                    entryDelta: indexes[position].changes.entryDelta))
+            marks.append(Mark(indexes[position].changes, at: position))
             do {
                 try indexes[position].changes.notePut(row: row, old: old, new: new, pages: pages, limit: limit)
             } catch {
                 // Those noted before this index, taken back (this one noted nothing).
-                for mark in marks.dropLast() {
-                    let noted = indexes[mark.position].changes.entries.count
-                    indexes[mark.position].changes.entries.removeLast(noted - mark.count)
-                    indexes[mark.position].changes.rowsIncrease = mark.rowsIncrease
-                    indexes[mark.position].changes.lastRow = mark.lastRow
-                    indexes[mark.position].changes.entryDelta = mark.entryDelta
-                }
+                takeBackMarked()
                 throw error
             }
         }
+    }
+
+    /// Notes what a delete of row `row` removes from each index of its table: the entry of `old`, the row stored now,
+    /// made where it lies. Each index is marked first, so that ``takeBackDelete()`` can take the removals back when
+    /// the delete fails after its visit (the tree's rebalancing reads sibling pages). On a throw, nothing is noted.
+    ///
+    /// - Throws: ``StorageError/corruption(file:offset:reason:)`` for a stored row that no longer decodes.
+    mutating func noteDelete(
+        row: UInt64, old: UnsafeRawBufferPointer, of tableIndexes: [TableIndex], pages: PageStore
+    ) throws {
+        marks.removeAll(keepingCapacity: true)
+        for index in tableIndexes {
+            let position = position(of: index.id, definition: index.definition)
+            marks.append(Mark(indexes[position].changes, at: position))
+            do {
+                try indexes[position].changes.noteDelete(row: row, old: old, pages: pages)
+            } catch {
+                takeBackMarked()
+                throw error
+            }
+        }
+    }
+
+    /// Takes back what the last ``noteDelete(row:old:of:pages:)`` noted; call it only right after one, before
+    /// anything else is noted.
+    mutating func takeBackDelete() { takeBackMarked() }
+
+    /// Puts each marked index's changes back where its mark says they stood.
+    private mutating func takeBackMarked() {
+        for mark in marks {
+            let noted = indexes[mark.position].changes.entries.count
+            indexes[mark.position].changes.entries.removeLast(noted - mark.count)
+            indexes[mark.position].changes.rowsIncrease = mark.rowsIncrease
+            indexes[mark.position].changes.lastRow = mark.lastRow
+            indexes[mark.position].changes.entryDelta = mark.entryDelta
+        }
+        marks.removeAll(keepingCapacity: true)
     }
 
     /// Writes the changes of every load into an empty index noted since the last spill as a sorted run (a large
@@ -235,7 +260,6 @@ struct DeferredIndexChanges {
             } else {
                 // Insertions one by one; each run of removals (distinct entries, in order) a leaf at a time.
                 var position = 0
-                var run: [[UInt8]] = []
                 while position < sorted.count {
                     let key = sorted[position]
                     if entries.tag(of: key) == 1 {
@@ -245,11 +269,11 @@ struct DeferredIndexChanges {
                         position += 1
                         continue
                     }
-                    run.removeAll(keepingCapacity: true)
+                    var run = IndexEntries()
                     while position < sorted.count, entries.tag(of: sorted[position]) == 0,
                         run.isEmpty || !entries.same(sorted[position], sorted[position - 1])
                     {
-                        run.append(entries.entry(sorted[position]))
+                        entries.append(sorted[position], to: &run)
                         position += 1
                     }
                     let (root, removed) = try tree.remove(index.root, sorted: run, owner: owner)

@@ -132,29 +132,21 @@ extension StoreState {
         return entry
     }
 
-    /// Puts the entries a put or delete changed into their indexes (or notes them in `deferred`).
-    mutating func apply(
-        _ changes: RowIndexing, pages: PageStore, owner: UInt64, deferring deferred: inout DeferredIndexChanges?
-    ) throws {
+    /// Puts the entries a put or delete changed into their indexes at once (a transaction that defers its index
+    /// changes has them noted by the put or delete itself).
+    mutating func apply(_ changes: RowIndexing, pages: PageStore, owner: UInt64) throws {
         guard let first = changes.first else { return }
         let tree = IndexTree(pages: pages)
-        try replaceEntry(
-            of: first.index, old: first.old, new: first.new, tree: tree, owner: owner, deferring: &deferred)
+        try replaceEntry(of: first.index, old: first.old, new: first.new, tree: tree, owner: owner)
         for change in changes.rest {
-            try replaceEntry(
-                of: change.index, old: change.old, new: change.new, tree: tree, owner: owner, deferring: &deferred)
+            try replaceEntry(of: change.index, old: change.old, new: change.new, tree: tree, owner: owner)
         }
     }
 
-    /// Replaces a row's entry in an index, or notes the change in `deferred` (which counts it).
+    /// Replaces a row's entry in an index.
     private mutating func replaceEntry(
-        of id: IndexID, old: [UInt8]?, new: [UInt8]?, tree: IndexTree, owner: UInt64,
-        deferring deferred: inout DeferredIndexChanges?
+        of id: IndexID, old: [UInt8]?, new: [UInt8]?, tree: IndexTree, owner: UInt64
     ) throws {
-        if deferred != nil {
-            deferred!.note(id, definition: indexes[id]!.definition, old: old, new: new)
-            return
-        }
         var index = indexes[id]!
         if let old {
             let (root, removed) = try tree.remove(index.root, old, owner: owner)

@@ -266,32 +266,36 @@ struct IndexTree: Sendable {
 
     /// Removes `entries` (strictly increasing), a leaf at a time: one descent per leaf they lie in, and each leaf
     /// rebuilt once without them rather than moved up once per entry (W8's callgrind: removing 100,000 entries one by
-    /// one cost 8,300 instructions each, most of them moving a leaf's bytes and ends).
+    /// one cost 8,300 instructions each, most of them moving a leaf's bytes and ends). The entries come packed (an
+    /// array each cost an allocation and a free per removed entry).
     /// - Returns: the new root and how many of `entries` were there and are gone.
     func remove(
-        _ root: IndexNodeRef?, sorted entries: [[UInt8]], owner: UInt64
+        _ root: IndexNodeRef?, sorted entries: IndexEntries, owner: UInt64
     ) throws -> (root: IndexNodeRef?, removed: Int) {
-        var root = root
-        var position = 0
-        var removed = 0
-        while position < entries.count, let current = root {
-            let node = try mutable(current, owner: owner, level: nil)
-            let here = try removeRun(from: node, entries, &position, below: nil, owner: owner)
-            guard here > 0 else { continue }
-            removed += here
-            root = try finishRoot(node, owner: owner, hint: .middle)
+        try entries.withEntries { entries in
+            var root = root
+            var position = 0
+            var removed = 0
+            while position < entries.count, let current = root {
+                let node = try mutable(current, owner: owner, level: nil)
+                let here = try removeRun(from: node, entries, &position, below: nil, owner: owner)
+                guard here > 0 else { continue }
+                removed += here
+                root = try finishRoot(node, owner: owner, hint: .middle)
+            }
+            return (root, removed)
         }
-        return (root, removed)
     }
 
     /// Removes the entries from `entries[position]` on that lie in the leaf `entries[position]` belongs to (those
     /// below `upper`, the separator after that leaf), advancing `position` past them; returns how many were there.
     private func removeRun(
-        from node: IndexNode, _ entries: [[UInt8]], _ position: inout Int, below upper: [UInt8]?, owner: UInt64
+        from node: IndexNode, _ entries: IndexEntries.Lent, _ position: inout Int, below upper: [UInt8]?,
+        owner: UInt64
     ) throws -> Int {
-        func isBelowUpper(_ entry: [UInt8]) -> Bool {
+        func isBelowUpper(_ entry: UnsafeRawBufferPointer) -> Bool {
             guard let upper else { return true }
-            return entry.withUnsafeBytes { entry in upper.withUnsafeBytes { IndexKey.compare(entry, $0) < 0 } }
+            return upper.withUnsafeBytes { IndexKey.compare(entry, $0) < 0 }
         }
         if node.isLeaf {
             var gone: [Int] = []

@@ -162,6 +162,11 @@ struct PackedIndexEntries {
         withEntries { entry in key.withBytes(entry) { Array($0) } }
     }
 
+    /// Appends a sorted entry's bytes to `run` (a run of removals, for a tree remove).
+    func append(_ key: SortKey, to run: inout IndexEntries) {
+        withEntries { entry in key.withBytes(entry) { run.append($0) } }
+    }
+
     /// Calls `body` with each of `sorted`'s entries in turn, lent (from the sort's words where they hold it all, else
     /// where it lies in the buffer; valid only during the call): how compaction writes an index's leaves.
     func forEach(

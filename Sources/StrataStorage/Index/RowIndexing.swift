@@ -9,11 +9,11 @@ import StrataFormat
 /// one checked against the tree's entry limit. The first change is held inline: a table has one index, usually, and
 /// a write that changes no entry (or one) allocates no list.
 ///
-/// A put in a transaction that defers its index changes lends them to the put (``exchangeNoted(with:)``): its entries
-/// are then noted where they are made, straight into the deferred changes, rather than kept here. That is safe because
-/// the visit is a put's last step that can fail (``IndexedLeafWriter`` visits after the put's own writer, and
-/// ``BTree/put(_:key:owner:onlyReplacing:writing:)`` stores what the writer returns); a delete's rebalancing can fail
-/// after it, so a delete keeps its changes here until the tree has changed.
+/// A put or delete in a transaction that defers its index changes lends them to the visit (``exchangeNoted(with:)``):
+/// its entries are then noted where they are made, straight into the deferred changes, rather than kept here. For a
+/// put that is safe because the visit is its last step that can fail (``IndexedLeafWriter`` visits after the put's own
+/// writer, and ``BTree/put(_:key:owner:onlyReplacing:writing:)`` stores what the writer returns); a delete's
+/// rebalancing can fail after it, so a delete that fails takes its removals back (``takeBackDelete()``).
 struct RowIndexing: LeafVisitor {
     /// An index's entry for the row before (nil: none) and after (nil: none).
     struct Change {
@@ -31,8 +31,10 @@ struct RowIndexing: LeafVisitor {
     private(set) var rest: [Change] = []
     /// Whether there are changes here to apply.
     var keepsChanges: Bool { first != nil }
-    /// A put's deferred changes, lent: its entries are noted there.
+    /// A put's or delete's deferred changes, lent: its entries are noted there.
     private var noted: DeferredIndexChanges?
+    /// Whether a delete noted its removals in ``noted``.
+    private var notedDelete = false
 
     init(_ indexes: [TableIndex], row: UInt64, pages: PageStore) {
         self.indexes = indexes
@@ -47,6 +49,14 @@ struct RowIndexing: LeafVisitor {
         swap(&noted, &deferred)
     }
 
+    /// Takes back the removals a delete noted in the lent deferred changes (if it got as far as noting them): for a
+    /// delete that fails after its visit.
+    mutating func takeBackDelete() {
+        guard notedDelete else { return }
+        noted!.takeBackDelete()
+        notedDelete = false
+    }
+
     /// Computes the changes of a delete of `old`, the row stored now (nil: none).
     mutating func visit(_ old: LeafCell?) throws { try visit(old, new: nil) }
 
@@ -57,6 +67,10 @@ struct RowIndexing: LeafVisitor {
     ///   stored row that no longer decodes.
     mutating func visit(_ old: LeafCell?, new: LeafValue?) throws {
         if indexes.isEmpty { return }
+        if noted != nil, new == nil {
+            guard let old else { return }
+            return try noteDelete(old: old)
+        }
         if case .inline(let oldBytes)? = old, case .bytes(let newBytes)? = new,
             newBytes.withUnsafeBytes({ keysAgree(old: oldBytes, new: $0) })
         {
@@ -94,6 +108,16 @@ struct RowIndexing: LeafVisitor {
         try pages.withBytes(of: old) {
             try noted!.notePut(row: row, old: $0, new: new, of: indexes, pages: pages, limit: limit)
         }
+    }
+
+    /// Notes a delete's removals in ``noted``, the row lent where it lies.
+    private mutating func noteDelete(old: LeafCell) throws {
+        if case .inline(let oldBytes) = old {
+            try noted!.noteDelete(row: row, old: oldBytes, of: indexes, pages: pages)
+        } else {
+            try pages.withBytes(of: old) { try noted!.noteDelete(row: row, old: $0, of: indexes, pages: pages) }
+        }
+        notedDelete = true
     }
 
     /// Whether two rows have the same key in every index: both decode, each index filters their entities alike, and
