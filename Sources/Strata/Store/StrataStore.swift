@@ -494,8 +494,9 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
 
     /// Applies the changes in one engine transaction: all of them or, when it throws, none.
     ///
-    /// Every expected version is checked before anything is inserted or updated (a deleted row's where the delete
-    /// finds it: one descent a row). Inserts get their ``StoreChanges/Insert/version`` (1 unless an
+    /// Every expected version is checked before anything is inserted (a deleted row's where the delete finds it, an
+    /// updated row's where the update finds it: one descent a row), and a conflict names every conflicting row and
+    /// writes nothing. Inserts get their ``StoreChanges/Insert/version`` (1 unless an
     /// import keeps a source row's version); updates get their expected version
     /// plus one. Binary values of attributes that allow external storage and reach the engine's blob threshold
     /// are stored as blobs; the blobs of replaced values and of deleted rows are deleted with them.
