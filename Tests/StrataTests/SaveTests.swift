@@ -260,6 +260,65 @@ import Testing
         #expect(first.insertedObjects.count == 1 && first.updatedObjects.count == 2)
     }
 
+    /// GraphPerson keeps no value outside its rows, so the Strata store checks each updated row's version where
+    /// the update's one descent finds the row: the conflicts found after rows were rewritten still name every
+    /// conflicting object (changed or deleted elsewhere), and the save writes nothing.
+    @Test(arguments: StoreKind.allCases)
+    func everyUpdateConflictIsNamedAndNoRowIsWritten(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let seed = stack.context()
+        let people = (0..<5).map { index in
+            let person = index == 2 ? GraphManager(context: seed) : GraphPerson(context: seed)
+            person.name = "p\(index)"
+            return person
+        }
+        try seed.save()
+        let ids = people.map(\.objectID)
+        let first = stack.context()
+        let mine = try ids.map { try #require(try first.existingObject(with: $0) as? GraphPerson) }
+        let second = stack.context()
+        for index in [1, 2] {
+            try #require(try second.existingObject(with: ids[index]) as? GraphPerson).name = "theirs \(index)"
+        }
+        second.delete(try second.existingObject(with: ids[4]))
+        try second.save()
+        let before = try stack.storedRows("GraphPerson")
+
+        let newcomer = GraphPerson(context: first)
+        newcomer.name = "newcomer"
+        for (index, person) in mine.enumerated() { person.name = "mine \(index)" }
+        let error = objectGraphError { try first.save() }
+        #expect(error?.isOptimisticLockingConflict == true)
+        #expect(Set(error?.objectIDs ?? []) == [ids[1], ids[2], ids[4]])
+        #expect(try stack.storedRows("GraphPerson") == before)
+
+        // The objects nobody else changed save, one version up; the others keep the other context's values.
+        let third = stack.context()
+        for index in [0, 3] {
+            try #require(try third.existingObject(with: ids[index]) as? GraphPerson).name = "third \(index)"
+        }
+        try third.save()
+        let after = try stack.storedRows("GraphPerson")
+        #expect(after.map(\.version) == [2, 2, 2, 2])
+        #expect(
+            Set(try stack.storedValues("GraphPerson", "name"))
+                == [.string("third 0"), .string("theirs 1"), .string("theirs 2"), .string("third 3")])
+
+        // A save's only update, its row changed or deleted elsewhere: found where the update finds the row, or not.
+        for deletes in [false, true] {
+            let mine = stack.context()
+            let person = try #require(try mine.existingObject(with: ids[0]) as? GraphPerson)
+            let other = stack.context()
+            let theirs = try other.existingObject(with: ids[0])
+            if deletes { other.delete(theirs) } else { try #require(theirs as? GraphPerson).name = "other" }
+            try other.save()
+            person.name = "mine"
+            let error = objectGraphError { try mine.save() }
+            #expect(error?.isOptimisticLockingConflict == true)
+            #expect(error?.objectIDs == [ids[0]])
+        }
+    }
+
     /// A save that spans two stores must be all or nothing: Strata saves store by store, so when the
     /// second store's transaction fails the first store's has already committed and the context has
     /// already settled its objects. The order of the stores varies, so the scenario repeats.

@@ -124,6 +124,9 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     @exclusivity(unchecked) private(set) var keepsRowsAsRecords = false
     /// The persistent attributes of binary data: the one kind whose values a store keeps outside a row record.
     @exclusivity(unchecked) private(set) var binaryAttributes: [AttributeDescription] = []
+    /// The storage indexes of the persistent attributes that allow external storage: the one kind of value a store
+    /// may keep as a blob, so the one that can make writing a row more than encoding it.
+    @exclusivity(unchecked) private(set) var externalStorageIndexes: [Int] = []
     /// The indexes (``AttributeDescription/index``) of the persistent attributes: what an object loaded from a row
     /// record has not decoded yet.
     @exclusivity(unchecked) private(set) var persistentAttributeIndexes = PropertyIndexSet()
@@ -278,6 +281,9 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         self.keepsRowsAsRecords = !persistentAttributes.contains { $0.type == .transformable || $0.type == .uri }
         self.persistentAttributeIndexes = PropertyIndexSet(persistentAttributes.map(\.index))
         self.binaryAttributes = persistentAttributes.filter { $0.type == .binaryData }
+        self.externalStorageIndexes = persistentAttributes.indices.filter {
+            persistentAttributes[$0].allowsExternalBinaryDataStorage
+        }
         self.unreadRelationshipValues = Array(repeating: nil, count: relationships.count)
         self.emptyRelationshipValues = relationships.map { $0.isToMany ? .toMany(RelatedObjects()) : .toOne(nil) }
         self.attributes = attributes

@@ -151,7 +151,19 @@ final class ObjectState {
     /// Decodes every value not decoded yet: for code that reads ``values`` whole.
     func decodeAll() {
         guard !undecoded.isEmpty else { return }
-        for index in undecoded { decode(index) }
+        guard let record else { preconditionFailure("attributes are undecoded without a record") }
+        // One access to each property for the whole row: each access is checked for exclusivity at run time, and
+        // three a value (the record, the value, the set) were a quarter of decoding a row (W7.graph's validation).
+        let pending = undecoded
+        undecoded = PropertyIndexSet()
+        Self.decode(pending, of: record, into: &values)
+    }
+
+    private static func decode(
+        _ indexes: PropertyIndexSet, of record: StoredRow, into values: inout [AttributeValue?]
+    ) {
+        let attributes = record.entity.attributes
+        for index in indexes { values[index] = record.value(atStorageIndex: attributes[index].storageIndex!) }
     }
 
     /// Moves the committed state out of ``record`` into ``committed``, ``committedReferences`` and

@@ -271,7 +271,8 @@ public struct StoreChanges: Sendable {
         public var expectedVersion: UInt64
         /// The to-ones' values, by ``RelationshipDescription/toOneIndex``.
         public var references: [ObjectReference?] = []
-        /// The names of the properties that changed, for persistent history.
+        /// The names of the properties that changed, for persistent history (a context leaves them out for a store
+        /// that records none).
         public var changedKeys: [String] = []
     }
 
