@@ -109,7 +109,13 @@ import Testing
             let unexpected = Lock<[String]>([])
             runOnThreads(writers + 1) { thread in
                 if thread == writers {
-                    Thread.sleep(forTimeInterval: 0.002 * Double(round + 1))
+                    // Close while the writers commit: after their first acknowledged commit (a fixed delay alone
+                    // let a loaded machine close before any writer ran), then a little later each round.
+                    let deadline = Date().addingTimeInterval(30)
+                    while acknowledged.withLock({ $0.allSatisfy(\.isEmpty) }), Date() < deadline {
+                        Thread.sleep(forTimeInterval: 0.000_5)
+                    }
+                    Thread.sleep(forTimeInterval: 0.002 * Double(round))
                     do { try store.close() } catch { unexpected.withLock { $0.append("close: \(error)") } }
                     return
                 }
