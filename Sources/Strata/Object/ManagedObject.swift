@@ -30,23 +30,26 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// twice: every registered fault would carry eight more bytes.
     @inlinable public var entity: EntityDescription { objectID.entity }
     /// The object's identity: temporary until saved.
-    public internal(set) var objectID: ManagedObjectID
+    ///
+    /// This and the object's other stored properties are `@exclusivity(unchecked)`: an object is confined to its
+    /// context's thread, and the runtime's access checks on them were a tenth of a fault's lookup (W3.graph).
+    @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
     /// The context the object belongs to; nil before insertion and after the object leaves its context.
     ///
     /// Not a `weak` reference (which would give the context a side table and slow every retain of it): a context
     /// sets it to nil in each object it still has when it goes away (its `deinit`), and when it lets an object go.
-    public internal(set) unowned(unsafe) var managedObjectContext: ManagedObjectContext?
+    @exclusivity(unchecked) public internal(set) unowned(unsafe) var managedObjectContext: ManagedObjectContext?
 
     /// Values, committed state and change tracking (``ObjectState``); nil for a fault that never fired and a
     /// new object not yet given anything to remember. Read and written through the properties of
     /// `ManagedObject+State.swift`.
-    var state: ObjectState?
+    @exclusivity(unchecked) var state: ObjectState?
     /// The faults made with this one in a batch (``FaultBatch``): a batched fetch's, or the members of a to-many
     /// read with it. Kept here, not in ``state``: a fault has no state, and giving each member of a to-many one
     /// would cost an allocation per member.
-    var faultBatch: FaultBatch?
+    @exclusivity(unchecked) var faultBatch: FaultBatch?
     /// The object's Boolean states, in one byte (six stored Booleans made every fault eight bytes larger).
-    var flags: ObjectFlags = .changeProcessingEnabled
+    @exclusivity(unchecked) var flags: ObjectFlags = .changeProcessingEnabled
 
     /// Off while awakeFromFetch and refresh run: changes then do not dirty the object.
     var changeProcessingEnabled: Bool {

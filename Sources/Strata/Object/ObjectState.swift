@@ -6,48 +6,50 @@ import Foundation
 /// identities, not a million sets of empty arrays, dictionaries and sets. The state is made when the object is
 /// inserted, fired, or first given anything to remember, and a fault's reads see the entity's shared defaults.
 final class ObjectState {
+    // The properties are `@exclusivity(unchecked)`: an object's state is confined to its context's thread, and the
+    // runtime's access checks on them were about 1,800 instructions a fault fired and read (W3.graph).
     /// Values of every attribute (transients included), by ``AttributeDescription/index``; a slot in
     /// ``undecoded`` holds nothing meaningful yet.
-    var values: [AttributeValue?]
+    @exclusivity(unchecked) var values: [AttributeValue?]
     /// The attributes (by index) whose values are still only in ``record``'s bytes: each is decoded when first read
     /// (``value(at:)``), or all at once by ``decodeAll()``.
-    var undecoded: PropertyIndexSet
+    @exclusivity(unchecked) var undecoded: PropertyIndexSet
     /// The row the object was loaded from, when its store keeps rows as records (``StoredRow/isRecord``): while
     /// set, it is the committed state (values, to-ones, blob references), which ``committed``,
     /// ``committedReferences`` and ``committedExternalReferences`` do not hold. ``detachRecord()`` moves it there.
-    var record: StoredRow?
+    @exclusivity(unchecked) var record: StoredRow?
     /// The persistent values as last fetched or saved, by storage index; nil when the object has none
     /// (a new object, or a fault never fired) or they are in ``record``.
-    var committed: [AttributeValue?]?
+    @exclusivity(unchecked) var committed: [AttributeValue?]?
     /// The row version the committed values were read at (optimistic locking).
-    var version: UInt64
+    @exclusivity(unchecked) var version: UInt64
     /// The coordinator of the context the object was registered in: external values are read through it even
     /// after that context is gone.
-    var coordinator: PersistentStoreCoordinator?
+    @exclusivity(unchecked) var coordinator: PersistentStoreCoordinator?
     /// Binary values still in their store's blob segments, by attribute index: read on first access.
-    var externalReferences: [Int: UInt64]
+    @exclusivity(unchecked) var externalReferences: [Int: UInt64]
     /// The external references of the committed state, by storage index (restored by rollback).
-    var committedExternalReferences: [Int: UInt64]
+    @exclusivity(unchecked) var committedExternalReferences: [Int: UInt64]
     /// Indexes of the attributes changed since the last fetch or save.
-    var changedIndexes = PropertyIndexSet()
+    @exclusivity(unchecked) var changedIndexes = PropertyIndexSet()
     /// Each relationship's value by ``RelationshipDescription/index``: nil while it is a fault (not read
     /// since the object was fetched or turned into a fault), else the related objects, held strongly.
-    var relationshipValues: [RelationshipValue?]
+    @exclusivity(unchecked) var relationshipValues: [RelationshipValue?]
     /// The to-ones as last fetched or saved, by ``RelationshipDescription/toOneIndex``; nil when the object
     /// has none (a new object, or a fault never fired) or they are in ``record``.
-    var committedReferences: [StoredReference?]?
+    @exclusivity(unchecked) var committedReferences: [StoredReference?]?
     /// Indexes of the relationships changed since the last fetch or save.
-    var changedRelationships = PropertyIndexSet()
+    @exclusivity(unchecked) var changedRelationships = PropertyIndexSet()
     /// Each changed attribute's value before its first change since the last fetch or save, by index:
     /// what tells that undo brought the object back to its unchanged state.
-    var attributeBaselines: [Int: AttributeBaseline] = [:]
+    @exclusivity(unchecked) var attributeBaselines: [Int: AttributeBaseline] = [:]
     /// Each changed relationship's value before its first change since the last fetch or save.
-    var relationshipBaselines: [Int: RelationshipValue] = [:]
+    @exclusivity(unchecked) var relationshipBaselines: [Int: RelationshipValue] = [:]
     /// Counts the recorded changes of the object (property changes and its deletion).
-    var changeCount: UInt64 = 0
-    var observers: [String: [UUID: (ManagedObject) -> Void]] = [:]
+    @exclusivity(unchecked) var changeCount: UInt64 = 0
+    @exclusivity(unchecked) var observers: [String: [UUID: (ManagedObject) -> Void]] = [:]
     /// The order of insertion into its context: saves and fetches list new objects in this order.
-    var insertionSequence: UInt64 = 0
+    @exclusivity(unchecked) var insertionSequence: UInt64 = 0
 
     // Each initializer sets every property without a default exactly once: a property set twice in an
     // initializer is checked for exclusive access at run time (a dozen checks a fired fault, before).
