@@ -32,6 +32,10 @@ public final class WriteTransaction {
     var wroteBlobs = false
     /// Index entry changes not yet in the index trees: applied before an index is read and at commit.
     @exclusivity(unchecked) var indexChanges: DeferredIndexChanges? = DeferredIndexChanges()
+    /// Why applying the deferred index changes failed, if it did: the index trees may hold part of them, so every later
+    /// index read and the commit throw this error (a caller that caught it cannot commit indexes out of step with
+    /// their tables).
+    private var indexFailure: (any Error)?
     /// Where a large transaction writes its full leaves once its rows pass the memory bound.
     @exclusivity(unchecked) var spill: LeafSpill
 
@@ -60,9 +64,15 @@ public final class WriteTransaction {
 
     /// Puts the deferred index changes into the index trees (before an index is read or the state is committed).
     func applyIndexChanges() throws {
+        if let indexFailure { throw indexFailure }
         guard indexChanges?.isEmpty == false else { return }
-        try indexChanges!.apply(
-            to: &state, tree: IndexTree(pages: tree.pages), owner: tag, spill: &spill, writingLeaves: log.isLarge)
+        do {
+            try indexChanges!.apply(
+                to: &state, tree: IndexTree(pages: tree.pages), owner: tag, spill: &spill, writingLeaves: log.isLarge)
+        } catch {
+            indexFailure = error
+            throw error
+        }
     }
 
     func checkActive() {

@@ -58,6 +58,12 @@ extension BTree {
         let index = node.childIndex(for: key)
         let child = try mutable(node.children[index], owner: owner, level: node.level - 1)
         node.children[index] = .node(child)
+        // The neighbour a rebalance of `child` would take is read now, before anything below changes: the way back up
+        // reads no page, so a read that fails leaves the tree's rows as they were (a caller may catch the error and
+        // commit the rest of its transaction).
+        let neighbour =
+            node.count > 1 && mayUnderflow(child, deleting: key)
+            ? try neighbour(of: index, in: node, child: child, owner: owner) : nil
         guard let splits = try delete(from: child, key: key, owner: owner, seeing: &visitor) else { return nil }
         if !splits.isEmpty {
             for (offset, split) in splits.enumerated() {
@@ -72,41 +78,61 @@ extension BTree {
             node.children.remove(at: index)
             node.bodySize -= PageFormat.internalEntrySize
         } else if child.bodySize < limits.mergeThreshold || (!child.isLeaf && child.count < 2) {
-            try rebalance(node, child: index, owner: owner)
+            // `mayUnderflow` held for this child; only a root with one child has no neighbour (the caller collapses it).
+            guard let neighbour else {
+                precondition(node.count == 1, "an underfull child was not expected to be")
+                return []
+            }
+            rebalance(node, child: child, at: index, neighbour: neighbour)
         }
         return []
     }
 
-    /// Merges an underfull child with a neighbour when both fit one page, else moves entries over
-    /// from the neighbour so that neither is underfull (and no internal node keeps a single child).
-    private func rebalance(_ parent: BTreeNode, child index: Int, owner: UInt64) throws {
-        guard parent.count > 1 else { return }  // the root's only child: the caller collapses the root
-        let leftIndex = index > 0 ? index - 1 : index
-        let rightIndex = leftIndex + 1
-        let level = parent.level - 1
-        let leftView = try resolve(parent.children[leftIndex], level: level)
-        let rightView = try resolve(parent.children[rightIndex], level: level)
+    /// Whether deleting `key` below `child` may leave it underfull, which rebalancing it then needs a neighbour for:
+    /// exactly for a leaf, conservatively for an internal node (it loses at most one child).
+    private func mayUnderflow(_ child: BTreeNode, deleting key: UInt64) -> Bool {
+        guard child.isLeaf else {
+            return child.count < 3 || child.bodySize - PageFormat.internalEntrySize < limits.mergeThreshold
+        }
+        guard child.bodySize - limits.maximumCellSize < limits.mergeThreshold else { return false }
+        let (index, found) = child.search(key)
+        return found && child.bodySize - limits.cellSize(child, index) < limits.mergeThreshold
+    }
+
+    /// The neighbour of child `index` that ``rebalance(_:child:at:neighbour:)`` works with (the left one, the right one
+    /// for the first child), made the transaction's own, checked against the child for overlap.
+    private func neighbour(of index: Int, in parent: BTreeNode, child: BTreeNode, owner: UInt64) throws -> BTreeNode {
+        let at = index > 0 ? index - 1 : index + 1
+        let neighbour = try mutable(parent.children[at], owner: owner, level: parent.level - 1)
+        let (left, right) = index > 0 ? (neighbour, child) : (child, neighbour)
         // Pages that each verify may still overlap (damage the page checks cannot see): joining them would make a
         // leaf out of order, which no page can encode (§4.2).
-        if leftView.isLeaf, let last = leftView.keys.last, let first = rightView.keys.first, last >= first {
+        if left.isLeaf, let last = left.keys.last, let first = right.keys.first, last >= first {
             throw StorageError.corrupt(
-                pages.fileName, at: offset(of: parent.children[rightIndex]),
+                pages.fileName, at: offset(of: parent.children[at]),
                 "neighbouring leaves overlap: row \(last) in the left one, \(first) in the right one")
         }
+        parent.children[at] = .node(neighbour)
+        return neighbour
+    }
+
+    /// Merges an underfull child with its `neighbour` (see ``neighbour(of:in:child:owner:)``) when both fit one page, else
+    /// moves entries over from the neighbour so that neither is underfull (and no internal node keeps a single child).
+    /// Reads no page: it cannot fail half-way.
+    private func rebalance(_ parent: BTreeNode, child: BTreeNode, at index: Int, neighbour: BTreeNode) {
+        let leftIndex = index > 0 ? index - 1 : index
+        let rightIndex = leftIndex + 1
+        let (left, right) = index > 0 ? (neighbour, child) : (child, neighbour)
         let merged =
-            leftView.isLeaf
-            ? leftView.bodySize + rightView.bodySize
-            : leftView.bodySize + rightView.bodySize + PageFormat.internalFirstChildSize
+            left.isLeaf
+            ? left.bodySize + right.bodySize
+            : left.bodySize + right.bodySize + PageFormat.internalFirstChildSize
         let mergedFits =
-            leftView.isLeaf
+            left.isLeaf
             ? LeafPage.bodySize(
-                count: leftView.count + rightView.count, first: leftView.keys[0],
-                last: rightView.keys[rightView.count - 1], cellBytes: merged) <= limits.capacity
+                count: left.count + right.count, first: left.keys[0],
+                last: right.keys[right.count - 1], cellBytes: merged) <= limits.capacity
             : merged <= limits.capacity
-        let left = try mutable(parent.children[leftIndex], owner: owner, level: level)
-        let right = try mutable(parent.children[rightIndex], owner: owner, level: level)
-        parent.children[leftIndex] = .node(left)
-        parent.children[rightIndex] = .node(right)
         if mergedFits {
             if left.isLeaf {
                 left.keys.append(contentsOf: right.keys)

@@ -15,6 +15,9 @@ struct BTreeLimits: Sendable {
         mergeThreshold = capacity / 4
     }
 
+    /// The most bytes a leaf cell takes besides its row ID: a value at the inline limit, or an overflow reference.
+    var maximumCellSize: Int { max(PageFormat.leafCellHeaderSize + maximumInline, PageFormat.overflowCellSize) }
+
     /// The most children an internal node holds.
     var maximumChildren: Int { (capacity - PageFormat.internalFirstChildSize) / PageFormat.internalEntrySize + 1 }
 
