@@ -36,6 +36,8 @@ let agreementCases: [AgreementCase] = {
         "124 == salary", "200 < salary", "salary > 100.5", "salary == 124.0", "rating == 3.5", "rating == 3",
         "rating < 2", "rating >= 5.5", "salary BETWEEN {100, 150}", "serial IN {1, 3, 5, 40}", "serial IN {}",
         "serial == 31",
+        // An index range per element, duplicates included: each row comes once, in row-ID order.
+        "serial IN {5, 1, 5, 3, 1}",
     ] { add(format) }
     // Strings: every operator, with [c], [d] and [cd].
     for format in [

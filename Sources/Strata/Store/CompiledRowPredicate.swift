@@ -126,23 +126,28 @@ struct CompiledRowPredicate {
     ///   - bytes: the row.
     ///   - header: its header, decoded.
     ///   - interpret: evaluates a part on the row's view (never called when ``isComplete``).
+    ///
+    /// Inlined into the scan's row loop, the intervals' test with it; the rest of the predicate is out of line.
+    @inline(__always)
     func matches(
         _ bytes: UnsafeRawBufferPointer, header: RowRecord.Header, interpret: (ObjectPredicate) throws -> Bool
     ) throws -> Bool {
-        if !intervals.isEmpty {
-            var decided = true
-            for interval in intervals {
-                guard let number = try? RowRecord.integerField(at: interval.field, in: bytes, header: header),
-                    interval.range.contains(number)
-                else {
-                    decided = false  // the long road decides (and reports) this row
-                    break
-                }
-                if number < interval.low || number > interval.high { return false }
-            }
-            if decided { return true }
-        }
+        if !intervals.isEmpty, let decided = intervalsDecide(bytes, header: header) { return decided }
         return try Self.evaluate(root, Row(bytes: bytes, header: header), interpret)
+    }
+
+    /// Whether the row lies in every interval, or nil when a field cannot be decided in place (the long road
+    /// decides, and reports, that row).
+    @inline(__always)
+    private func intervalsDecide(_ bytes: UnsafeRawBufferPointer, header: RowRecord.Header) -> Bool? {
+        for index in intervals.indices {
+            let interval = intervals[index]
+            guard let number = try? RowRecord.integerField(at: interval.field, in: bytes, header: header),
+                interval.range.contains(number)
+            else { return nil }
+            if number < interval.low || number > interval.high { return false }
+        }
+        return true
     }
 
     /// A row and its decoded header.
@@ -221,6 +226,7 @@ struct CompiledRowPredicate {
 
     // MARK: - Evaluating
 
+    @inline(never)
     private static func evaluate(
         _ node: Node, _ row: Row, _ interpret: (ObjectPredicate) throws -> Bool
     ) throws -> Bool {

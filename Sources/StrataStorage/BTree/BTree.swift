@@ -241,9 +241,18 @@ struct BTree: Sendable {
                     }
                     return true
                 }
-                for position in 0..<max(0, end - start) {
-                    let index = reverse ? end - 1 - position : start + position
+                if reverse {
+                    for position in 0..<max(0, end - start) {
+                        let index = end - 1 - position
+                        if try !body(leaf.key(at: index), leaf.cell(at: index)) { return false }
+                    }
+                    return true
+                }
+                // Forward, the scans' order, in a loop of its own: no direction test or index arithmetic per row.
+                var index = start
+                while index < end {
                     if try !body(leaf.key(at: index), leaf.cell(at: index)) { return false }
+                    index &+= 1
                 }
                 return true
             case .internal(let node):
