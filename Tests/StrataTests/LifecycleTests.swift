@@ -84,6 +84,28 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func aSaveAfterAFailedOneCallsWillSaveAgainOnEveryChangedObject(_ kind: StoreKind) throws {
+        // Each call of a save is marked in its object: a mark left by a save that failed must not stand for the next.
+        let stack = try TestStack(kind)
+        let context = stack.context()
+        let grace = GraphEmployee(context: context)
+        grace.firstName = "Grace"
+        grace.salary = -50  // invalid: validation fails after willSave
+        let ada = GraphEmployee(context: context)
+        ada.firstName = "Ada"
+        for object in [grace, ada] { object.events = [] }
+        #expect(throws: (any Error).self) { try context.save() }
+        #expect(grace.events == ["willSave"] && ada.events == ["willSave"])
+
+        grace.salary = 10
+        try context.save()
+        #expect(grace.events == ["willSave", "willSave", "didSave"])
+        // Unchanged since the failed save's call, and called again all the same.
+        #expect(ada.events == ["willSave", "willSave", "didSave"])
+        #expect(try stack.storedValues("GraphEmployee", "salary").count == 2)
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func valueChangedInWillSaveIsValidatedAndSaved(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let context = stack.context()

@@ -48,6 +48,49 @@ import Testing
         #expect(!ManagedObjectID(entity: entity, storeIdentifier: zero, rowID: 1).isTemporaryID)
     }
 
+    @Test func anObjectStateIsOneAllocationOfOneHundredSeventySixBytes() {
+        // Every inserted object and fired fault has one: the tables few objects use are in its extras, made on
+        // first need. 168 bytes asked for at most (its last word, the willSave mark, fills the chunk's room).
+        let entity = TestModel.model.entity(named: "GraphThing")!
+        let states = (0..<64).map { _ in ObjectState(newObjectOf: entity, coordinator: nil) }
+        #expect(smallestChunk(states) <= 168)
+        // Empty tables make no extras; a table given something reads it back, and emptying it reads empty.
+        let state = states[0]
+        state.externalReferences = [:]
+        state.relationshipBaselines = [:]
+        #expect(state.externalReferences.isEmpty && state.attributeBaselines.isEmpty && state.observers.isEmpty)
+        state.externalReferences[2] = 9
+        state.committedExternalReferences = [0: 4]
+        #expect(state.externalReferences == [2: 9] && state.committedExternalReferences == [0: 4])
+        state.externalReferences = [:]
+        #expect(state.externalReferences.isEmpty && state.committedExternalReferences == [0: 4])
+    }
+
+    @Test func equalArraysShareOneBuffer() {
+        let entity = TestModel.model.entity(named: "GraphThing")!
+        let department = StoredReference(entity: entity, rowID: 7)
+        var shared = SharedArrays<StoredReference?>(expected: 1_000)
+        let first = shared.shared([department, nil])
+        let second = shared.shared(Array([department, nil]))
+        #expect(second == [department, nil])
+        #expect(address(of: first) == address(of: second))
+        #expect(
+            shared.shared([StoredReference(entity: entity, rowID: 8)]) == [StoredReference(entity: entity, rowID: 8)])
+        #expect(shared.shared([]).isEmpty)
+        // A write to one copy leaves the other as it was.
+        var changed = second
+        changed[1] = department
+        #expect(first == [department, nil] && changed == [department, department])
+        // Arrays that take the same slot in turn are not shared, and are still what they were.
+        var single = SharedArrays<ObjectReference?>(expected: 1)
+        let inserted = single.shared([.inserted(3)])
+        #expect(single.shared([.stored(department)]) == [.stored(department)])
+        let again = Array([ObjectReference.inserted(3)] as [ObjectReference?])
+        #expect(single.shared(again) == [.inserted(3)])
+        #expect(address(of: single.shared(again)) == address(of: again))
+        #expect(address(of: inserted) != address(of: again))
+    }
+
     @Test func aPropertyKeyNamesTheSameDeclarationEveryTime() {
         let first = PropertyKey.named("salary")
         #expect(PropertyKey.named("salary") == first)
@@ -63,6 +106,11 @@ import Testing
         }
         #expect(boxed == AnyHashableSendable(["a": 1]))
     }
+}
+
+/// Where an array's elements are: equal for arrays that share a buffer.
+private func address<Element>(of array: [Element]) -> UnsafeRawPointer? {
+    array.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
 }
 
 /// glibc's `malloc_usable_size` (malloc.h, which no module Swift imports declares): the bytes of the heap chunk

@@ -45,6 +45,41 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func objectsSavedTogetherNamingTheSameDepartmentsEachKeepTheirOwnToOne(_ kind: StoreKind) throws {
+        // A save shares equal to-one arrays between its objects (and makes room in the row cache for its rows
+        // first): each object's committed to-one, and the row cached for it, must still be its own.
+        let stack = try TestStack.relationships(kind)
+        let context = stack.context()
+        let departments = try (0..<3).map {
+            try #require(try context.make("RelDepartment", ["name": "D\($0)"]) as? RelDepartment)
+        }
+        let people = try (0..<300).map { index in
+            let person = try #require(try context.make("RelEmployee", ["name": "E\(index)"]) as? RelEmployee)
+            person.department = departments[index % 3]
+            return person
+        }
+        try context.save()
+        #expect(stack.coordinator.rowCacheStatistics.entries == 303)
+        for (index, person) in people.enumerated() {
+            #expect(
+                person.committedValues(forKeys: ["department"])["department"] as? RelDepartment
+                    === departments[index % 3])
+        }
+        // Moving one leaves the others that named the same department as they were.
+        people[0].department = departments[1]
+        try context.save()
+        #expect(people[3].committedValues(forKeys: ["department"])["department"] as? RelDepartment === departments[0])
+        #expect(people[0].committedValues(forKeys: ["department"])["department"] as? RelDepartment === departments[1])
+        // Another context fills its faults from the cached rows.
+        let other = stack.context()
+        for (index, person) in people.enumerated() {
+            let read = try #require(try other.existingObject(with: person.objectID) as? RelEmployee)
+            #expect(read.department?.name == (index == 0 ? "D1" : "D\(index % 3)"))
+        }
+        #expect(departments.map(\.employees.count) == [99, 101, 100])
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func replacingAWholeToManyThroughSetValueUpdatesEveryInverse(_ kind: StoreKind) throws {
         let stack = try TestStack.relationships(kind)
         let context = stack.context()

@@ -63,6 +63,24 @@ import Testing
         #expect(table.slot(of: 3).map { table[$0] } == 7)
     }
 
+    @Test func reservedRoomTakesThatManyRowsWithoutGrowing() {
+        let table = RowTable<Int>()
+        for rowID in UInt64(1)...1_000 { table.insert(Int(rowID), for: rowID) }
+        table.reserveCapacity(1_000 + 70_000)
+        let reserved = table.capacity
+        // The fewest slots that hold them at 7/8 full: no more room than the rows need.
+        #expect(reserved == 71_000 * 8 / 7 + 1)
+        for rowID in UInt64(1_001)...71_000 { table.insert(Int(rowID), for: rowID) }
+        #expect(table.capacity == reserved)
+        // Asking for less than it has changes nothing; the next row grows it as before.
+        table.reserveCapacity(10)
+        #expect(table.capacity == reserved)
+        table.insert(0, for: 71_001)
+        #expect(table.capacity > reserved)
+        #expect(table.count == 71_001)
+        #expect((UInt64(1)...71_000).allSatisfy { table.slot(of: $0).map { table[$0] } == Int($0) })
+    }
+
     @Test func updateEachChangesEveryValueInPlace() {
         let table = RowTable<Int>()
         for rowID in UInt64(10)..<20 { table.insert(1, for: rowID) }

@@ -29,8 +29,7 @@ extension ManagedObjectContext {
             try pushChangesToParent(parent)
             return
         }
-        willSaveCounts = [:]
-        defer { willSaveCounts = [:] }
+        calledWillSave = false
         try callWillSave()
         try writeChanges(attempt: 1)
     }
@@ -46,18 +45,18 @@ extension ManagedObjectContext {
     func callWillSave() throws {
         for pass in 1... {
             let changed = insertedInOrder + Array(updated.values) + Array(deleted.values)
-            // Before the first call every object is due (a cascade makes 100,000 of them: no lookup each).
-            let due =
-                willSaveCounts.isEmpty
-                ? changed : changed.filter { willSaveCounts[ObjectIdentifier($0)] != $0.changeCount }
+            // Before the first call every object is due (a cascade makes 100,000 of them: no test each). After it,
+            // an object is due when it changed since its call: every change counts in `changeCount`, so a mark
+            // left by an earlier save is never equal unless the object was due in this save's first pass.
+            let due = calledWillSave ? changed.filter { $0.willSaveMark != $0.changeCount &+ 1 } : changed
             if due.isEmpty { return }
             guard pass <= Self.willSavePassLimit else {
                 throw ObjectGraphError.willSaveDidNotSettle(due.map(\.objectID), passes: Self.willSavePassLimit)
             }
-            willSaveCounts.reserveCapacity(willSaveCounts.count + due.count)
+            calledWillSave = true
             for object in due {
-                // Counted before the call: a change the call makes calls it again in the next pass.
-                willSaveCounts[ObjectIdentifier(object)] = object.changeCount
+                // Marked before the call: a change the call makes calls it again in the next pass.
+                object.willSaveMark = object.changeCount &+ 1
                 object.willSave()
             }
             try processPendingChanges(propagatingDeletes: true)
@@ -79,27 +78,11 @@ extension ManagedObjectContext {
         try validateForSave()
 
         // Group the changes by store; an inserted object is named by its position among its store's inserts.
-        // A class: each `batches[key]!` reads a reference, where a struct was copied whole (16 retains and as many
-        // releases an object).
-        final class Batch {
-            let store: any PersistentStore
-            /// Whether the store records persistent history, the one reader of an update's changed keys.
-            let recordsHistory: Bool
-            var changes = StoreChanges()
-            var inserted: [ManagedObject] = []
-            var updated: [ManagedObject] = []
-            var deleted: [ManagedObject] = []
-
-            init(store: any PersistentStore) {
-                self.store = store
-                recordsHistory = store.recordsPersistentHistory
-            }
-        }
-        var batches: [ObjectIdentifier: Batch] = [:]
+        var batches: [ObjectIdentifier: SaveBatch] = [:]
         func batch(_ store: any PersistentStore) -> ObjectIdentifier {
             let key = ObjectIdentifier(store)
             if batches[key] == nil {
-                let batch = Batch(store: store)
+                let batch = SaveBatch(store: store)
                 batch.changes.transactionAuthor = transactionAuthor
                 batch.changes.contextName = name
                 batches[key] = batch
@@ -165,9 +148,11 @@ extension ManagedObjectContext {
                     StoreChanges.Links(relationship: relationship, source: source, members: targets))
             }
         }
+        var sharedReferences = SharedArrays<ObjectReference?>(expected: insertedInOrder.count)
         for object in insertedInOrder {
             let (key, index) = insertPositions[ObjectIdentifier(object)]!
-            batches[key]!.changes.inserts[index].references = try references(of: object, store: key)
+            batches[key]!.changes.inserts[index].references = sharedReferences.shared(
+                try references(of: object, store: key))
             try links(of: object, store: key, source: .inserted(index), all: true)
         }
         for object in updated.values {
@@ -198,6 +183,9 @@ extension ManagedObjectContext {
             batches[key]!.deleted.append(object)
         }
 
+        // Every reference is made: the positions go before the stores write (a million inserts' took 50 MB).
+        insertPositions = [:]
+
         // Conflicts anywhere stop the save before any store is written. Each store's write is atomic; should a
         // later store fail (a full disk), the stores already written stay written and their objects saved.
         // The merge policy resolves version conflicts (ManagedObjectContext+Conflicts.swift) and the save starts
@@ -225,9 +213,7 @@ extension ManagedObjectContext {
                 try resolveVersionConflicts(ids, attempt: attempt)
                 return try writeChanges(attempt: attempt + 1)
             }
-            apply(
-                result, of: batch.changes, store: batch.store, inserted: batch.inserted, updated: batch.updated,
-                deleted: batch.deleted)
+            apply(result, of: batch)
         }
         insertionOrder = insertedInOrder
         for object in changing { object.didSave() }
@@ -249,32 +235,53 @@ extension ManagedObjectContext {
         coordinator.saveBroadcaster.broadcast(saved, from: self)
     }
 
-    private func apply(
-        _ result: StoreSaveResult, of changes: StoreChanges, store: any PersistentStore, inserted: [ManagedObject],
-        updated: [ManagedObject], deleted: [ManagedObject]
-    ) {
+    /// Step 4 for one store's batch, which `result` saved: the objects take their IDs and their saved state, and
+    /// the row cache their rows. What the batch held only for the store is let go of object by object as they
+    /// settle, so that the rows they cache take its room (W1.graph's peak memory is here).
+    private func apply(_ result: StoreSaveResult, of batch: SaveBatch) {
+        let store = batch.store
+        let inserted = batch.inserted
+        let updated = batch.updated
+        let deleted = batch.deleted
         // Interned once, not per object (a lock and a UUID hash each).
         let identity = StoreIdentity.interned(store.identifier)
+        // The objects' committed to-ones, and the cached rows', share their buffers where equal.
+        var sharedReferences = SharedArrays<StoredReference?>(expected: inserted.count + updated.count)
+        // Resolved against the objects (an insert's entity is its object's), not through a copy of the changes.
+        func resolved(_ reference: ObjectReference?) -> StoredReference? {
+            switch reference {
+            case nil: nil
+            case .stored(let stored): stored
+            case .inserted(let index):
+                StoredReference(entity: inserted[index].entity, rowID: result.insertedRowIDs[index])
+            }
+        }
+        reserveCachedRows(for: inserted, store: store.identifier)
+        // Every inserted object was saved here (the usual single store): the table is emptied at once, not by one
+        // removal an object, and its room is free before the rows are cached. The batch holds the objects.
+        if inserted.count == self.inserted.count { self.inserted.removeAll() }
         for (index, object) in inserted.enumerated() {
             let id = ManagedObjectID(entity: object.entity, store: identity, rowID: result.insertedRowIDs[index])
             if object.objectID != id { rekey(object, to: id) }
+            let references = sharedReferences.shared(
+                batch.changes.inserts[index].references.map(resolved))
+            let values = batch.changes.inserts[index].values
+            // The store is done with them: each goes as its object settles.
+            batch.changes.inserts[index].references = []
+            batch.changes.inserts[index].values = []
             settle(
-                object, values: changes.inserts[index].values,
-                references: changes.inserts[index].references.map {
-                    $0?.resolved(in: changes, insertedRowIDs: result.insertedRowIDs)
-                }, version: result.insertedVersions[index],
+                object, values: values, references: references, version: result.insertedVersions[index],
                 external: index < result.insertedExternalReferences.count
                     ? result.insertedExternalReferences[index] : [:])
             object.isInserted = false
-            self.inserted[ObjectIdentifier(object)] = nil
-            assignedStores[ObjectIdentifier(object)] = nil
+            if !self.inserted.isEmpty { self.inserted[ObjectIdentifier(object)] = nil }
+            if !assignedStores.isEmpty { assignedStores[ObjectIdentifier(object)] = nil }
         }
         for (index, object) in updated.enumerated() {
             settle(
-                object, values: changes.updates[index].values,
-                references: changes.updates[index].references.map {
-                    $0?.resolved(in: changes, insertedRowIDs: result.insertedRowIDs)
-                }, version: result.updatedVersions[index],
+                object, values: batch.changes.updates[index].values,
+                references: sharedReferences.shared(
+                    batch.changes.updates[index].references.map(resolved)), version: result.updatedVersions[index],
                 external: index < result.updatedExternalReferences.count ? result.updatedExternalReferences[index] : [:]
             )
             self.updated[ObjectIdentifier(object)] = nil
@@ -288,6 +295,27 @@ extension ManagedObjectContext {
             // Unregistering takes it out of `self.deleted` too.
             unregister(object)
             object.isDeleted = false
+        }
+    }
+
+    /// Makes room in the row cache for the rows of `inserted`, saved in `store`, before they are cached one by one:
+    /// its tables then never grow during the save (a growing table is briefly held twice: at a million inserts, the
+    /// old table was 49 MB of the save's peak).
+    private func reserveCachedRows(for inserted: [ManagedObject], store: UUID) {
+        // Counted by table (entity hierarchy): a save's inserts are of a handful of them, in runs.
+        var counts: [(root: EntityDescription, count: Int)] = []
+        var last = -1
+        for object in inserted {
+            let root = object.entity.rootEntity
+            if last < 0 || counts[last].root !== root {
+                last = counts.firstIndex { $0.root === root } ?? counts.count
+                if last == counts.count { counts.append((root, 0)) }
+            }
+            counts[last].count += 1
+        }
+        for (root, count) in counts {
+            coordinator.rowCache.reserveCapacity(
+                forAdding: count, to: RowCache.Key(store: store, entity: root, rowID: 0))
         }
     }
 
@@ -373,5 +401,23 @@ extension ManagedObjectContext {
         undoManager?.removeAllActions()
         resetChanges()
         notifyTrackers { try $0.contextDidDiscardChanges() }
+    }
+}
+
+/// One store's part of a save (``ManagedObjectContext/save()``): the changes handed to the store, and the objects
+/// behind them, in the same order. A class: each `batches[key]!` reads a reference, where a struct was copied whole
+/// (16 retains and as many releases an object).
+private final class SaveBatch {
+    let store: any PersistentStore
+    /// Whether the store records persistent history, the one reader of an update's changed keys.
+    let recordsHistory: Bool
+    var changes = StoreChanges()
+    var inserted: [ManagedObject] = []
+    var updated: [ManagedObject] = []
+    var deleted: [ManagedObject] = []
+
+    init(store: any PersistentStore) {
+        self.store = store
+        recordsHistory = store.recordsPersistentHistory
     }
 }

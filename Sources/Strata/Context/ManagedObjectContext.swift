@@ -125,8 +125,9 @@ public final class ManagedObjectContext {
     var conflictRows: [ManagedObjectID: StoredRow?] = [:]
     /// While a merge policy resolves constraint conflicts: the objects behind each conflict.
     var constraintGroupsByConflict: [ConstraintConflict: ConstraintGroup] = [:]
-    /// During a save: each object's ``ManagedObject/changeCount`` when its `willSave()` was last called.
-    @exclusivity(unchecked) var willSaveCounts: [ObjectIdentifier: UInt64] = [:]
+    /// During a save: whether it called `willSave()` on any object yet (each object's call is marked in
+    /// ``ManagedObject/willSaveMark``).
+    var calledWillSave = false
     /// Whether ``processPendingChanges()`` is running (a cascade's deletes only queue).
     var isProcessingDeletions = false
 

@@ -195,6 +195,15 @@ final class RowCache: Sendable {
         }
     }
 
+    /// Makes room for `count` more entries in the table of `key` (its store and table; the row ID is not read), so
+    /// that they go in without the table growing.
+    func reserveCapacity(forAdding count: Int, to key: Key) {
+        state.withLock { state in
+            let table = state.makeTable(of: key)
+            state.tables[table].rows.reserveCapacity(state.tables[table].rows.count + count)
+        }
+    }
+
     /// Forgets a row's values (its object was deleted or changed elsewhere) but keeps the references.
     func invalidate(_ key: Key) {
         state.withLock { state in

@@ -12,7 +12,7 @@ final class RowTable<Value> {
     /// The values; a slot's is initialized exactly when its key is not 0. Raw storage rather than `[Value?]`: an
     /// optional read in place through `!` was copied (with its references retained) on every access.
     private var values: UnsafeMutablePointer<Value>
-    private var capacity = 0
+    private(set) var capacity = 0
     private(set) var count = 0
 
     /// A slot of the table: valid until the next insertion or removal.
@@ -59,6 +59,13 @@ final class RowTable<Value> {
         precondition(rowID != .max, "row ID \(rowID) out of range")
         if (count + 1) * 8 > capacity * 7 { grow(toHold: count + 1) }
         place(value, key: rowID &+ 1)
+    }
+
+    /// Makes room for `wanted` entries in all, so that insertions up to that count do not grow the table: the
+    /// fewest slots that hold them at the most the table fills (7/8).
+    func reserveCapacity(_ wanted: Int) {
+        guard wanted * 8 > capacity * 7 else { return }
+        resize(to: max(16, wanted * 8 / 7 + 1))
     }
 
     /// Removes the entry in `slot`, moving later entries of its probe run back so that no search stops early.
@@ -116,8 +123,13 @@ final class RowTable<Value> {
     }
 
     private func grow(toHold wanted: Int) {
+        resize(to: max(16, wanted * 3 / 2))
+    }
+
+    /// Moves every entry into a table of `newCapacity` slots, which must hold them.
+    private func resize(to newCapacity: Int) {
         let (oldKeys, oldValues, oldCapacity) = (keys, values, capacity)
-        capacity = max(16, wanted * 3 / 2)
+        capacity = newCapacity
         keys = .allocate(capacity: capacity)
         keys.initialize(repeating: 0, count: capacity)
         values = .allocate(capacity: capacity)

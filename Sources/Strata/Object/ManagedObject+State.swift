@@ -191,6 +191,14 @@ extension ManagedObject {
         _modify { yield &madeState.observers }
     }
 
+    /// ``changeCount`` + 1 when the save under way last called ``willSave()`` (0: never called).
+    var willSaveMark: UInt64 {
+        _read {
+            if let state { yield state.willSaveMark } else { yield 0 }
+        }
+        _modify { yield &madeState.willSaveMark }
+    }
+
     /// The order of insertion into its context.
     var insertionSequence: UInt64 {
         _read {
