@@ -236,12 +236,17 @@ import Testing
                     }
                     var round = thread
                     while !stop.load(ordering: .acquiring) || round < 6 {
-                        let snapshot = store.snapshot()
+                        // The blobs known before the snapshot is taken: each was committed before it, so the snapshot
+                        // has it (read after, the list could name a blob committed since, which the snapshot rightly
+                        // does not have).
                         let known = committed.withLock { $0 }
+                        let snapshot = store.snapshot()
                         // The newest blob (the one most likely past the mapped length) and an older one.
                         for (id, index) in [known[known.count - 1], known[round % known.count]] {
-                            if try snapshot.readBlob(id) != bytes(index) {
-                                failures.withLock { $0.append("thread \(thread): \(id) differs") }
+                            let read = try snapshot.readBlob(id)
+                            if read != bytes(index) {
+                                let what = read == nil ? "is missing" : "differs"
+                                failures.withLock { $0.append("thread \(thread): \(id) \(what)") }
                             }
                             reads.add(1, ordering: .relaxed)
                         }
