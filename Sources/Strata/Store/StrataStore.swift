@@ -336,7 +336,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
             // The coder is used where it lies in the array: a copy of it (`if let`) retained its three references
             // and released them again, twice a row.
             guard position < codersByEntityID.count, codersByEntityID[position] != nil,
-                codersByEntityID[position]!.entity.rootEntity === entity.rootEntity
+                codersByEntityID[position]!.entity.rootIdentifier == entity.rootIdentifier
             else {
                 throw FormatError.invalidField(
                     "row \(rowID) names entity \(header.entityID), not of \(entity.rootEntity.name)")
