@@ -111,7 +111,7 @@ public struct ByteReader {
     }
 
     /// Whether every byte is below 0x80, tested eight at a time.
-    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    package static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var index = 0
         var high: UInt64 = 0
         // `index + 8 <= count` with both non-negative and `count` a buffer's size: no overflow.

@@ -12,6 +12,8 @@ public struct CommitNotice: Sendable, Equatable {
     public static let size = 32
     /// "STCN": Strata commit notice.
     public static let magic: [UInt8] = Array("STCN".utf8)
+    /// ``magic``'s four bytes as one word loaded from memory (the bytes in the order they lie).
+    private static let magicWord = magic.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
 
     /// One more than the notice before: two notices are the same only if nothing was written between them, even when
     /// a log cut back after a failed sync comes to the same LSN again.
@@ -48,12 +50,17 @@ public struct CommitNotice: Sendable, Equatable {
 
     /// ``decode(_:)-([UInt8])`` of bytes in place (a mapping of the file).
     public static func decode(_ bytes: UnsafeRawBufferPointer) -> CommitNotice? {
-        guard bytes.count >= size, bytes.prefix(4).elementsEqual(magic) else { return nil }
-        var reader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[0..<size]), readerIndex: 4)
-        guard let sequence = try? reader.readUInt64LE(), let last = try? reader.readUInt64LE(),
-            let start = try? reader.readUInt64LE(), let stored = try? reader.readUInt32LE(),
-            CRC32C.unmask(stored) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<(size - 4)]))
-        else { return nil }
-        return CommitNotice(sequence: sequence, lastCommitLSN: last, logStartLSN: start)
+        guard bytes.count >= size else { return nil }
+        // Safe: every load lies in the first `size` bytes, which the guard found. Read in place, without a reader or a
+        // comparison of sequences: every snapshot reads the notice (430 instructions a W3.graph lookup that way).
+        guard bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self) == magicWord else { return nil }
+        let stored = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 28, as: UInt32.self))
+        guard CRC32C.unmask(stored) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<(size &- 4)])) else {
+            return nil
+        }
+        return CommitNotice(
+            sequence: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt64.self)),
+            lastCommitLSN: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 12, as: UInt64.self)),
+            logStartLSN: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 20, as: UInt64.self)))
     }
 }

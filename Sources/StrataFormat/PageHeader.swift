@@ -91,25 +91,26 @@ public struct PageHeader: Sendable, Equatable {
         guard page.count >= PageFormat.headerSize * 2 else {
             throw .truncated(needed: PageFormat.headerSize * 2, available: page.count)
         }
-        var reader = ByteReader(page, readerIndex: 4)
-        let rawType = try reader.readUInt8()
+        // Safe: every load below lies in the first 32 bytes, which the guard above found. Read in place, without a
+        // reader: this runs for every level of every descent (850 instructions a W3.graph lookup through a reader).
+        let rawType = page[4]
         guard let type = PageType(rawValue: rawType) else { throw .invalid("unknown page type \(rawType)") }
-        let flags = try reader.readUInt8()
+        let flags = page[5]
         // The leaf and index-leaf readers check the values their type allows.
         guard flags == 0 || type == .leaf || type == .indexLeaf else {
             throw .invalid("page flags 0x\(String(flags, radix: 16)) set on a \(type) page")
         }
-        let itemCount = Int(try reader.readUInt16LE())
-        let pageNumber = try reader.readUInt64LE()
+        let itemCount = Int(UInt16(littleEndian: page.loadUnaligned(fromByteOffset: 6, as: UInt16.self)))
+        let pageNumber = UInt64(littleEndian: page.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
         guard pageNumber == expectedPageNumber else {
             throw .invalid("page claims number \(pageNumber), read at \(expectedPageNumber)")
         }
-        let generation = try reader.readUInt64LE()
-        let bodyLength = Int(try reader.readUInt32LE())
-        guard bodyLength <= page.count - PageFormat.headerSize else {
+        let generation = UInt64(littleEndian: page.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
+        let bodyLength = Int(UInt32(littleEndian: page.loadUnaligned(fromByteOffset: 24, as: UInt32.self)))
+        guard bodyLength <= page.count &- PageFormat.headerSize else {
             throw .invalid("page body length \(bodyLength) exceeds the page")
         }
-        let extra = try reader.readUInt32LE()
+        let extra = UInt32(littleEndian: page.loadUnaligned(fromByteOffset: 28, as: UInt32.self))
         return PageHeader(
             type: type, flags: flags, itemCount: itemCount, pageNumber: pageNumber, generation: generation,
             bodyLength: bodyLength, extra: extra)

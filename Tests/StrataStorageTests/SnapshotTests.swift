@@ -47,6 +47,61 @@ import Testing
         try store.close()
     }
 
+    /// `Store.row(_:in:)` reads a row as a new snapshot would: every commit before it, inline and overflow values,
+    /// rows deleted and never there, before and after checkpoints, and no table for a table that is gone.
+    @Test func storeRowReadsWhatANewSnapshotReads() throws {
+        let store = try Store.openForTesting(TemporaryStore.makeFileSystem(), configuration: .testing(pageSize: 512))
+        defer { try? store.close() }
+        let table = try store.write { try $0.createTable(named: "t") }
+        var random = RepeatableRandomNumberGenerator(seed: 0x0_0A0D)
+        var rows: [RowID] = []
+        var deleted: [RowID] = []
+        for step in 0..<200 {
+            try store.write { txn in
+                let length = Int.random(in: 1...1_200, using: &random)
+                rows.append(try txn.insert((0..<length).map { UInt8(truncatingIfNeeded: $0 &+ step) }, into: table))
+                if step % 3 == 0, let row = rows.randomElement(using: &random) {
+                    try txn.update(row, in: table, to: [UInt8(truncatingIfNeeded: step)])
+                }
+                if step % 5 == 0, let index = rows.indices.randomElement(using: &random) {
+                    #expect(try txn.delete(rows[index], from: table))
+                    deleted.append(rows.remove(at: index))
+                }
+            }
+            if step % 40 == 39 { try store.checkpoint() }
+            if step % 20 == 0 || step == 199 {
+                let snapshot = store.snapshot()
+                for row in rows + deleted + [RowID(UInt64(rows.count + deleted.count + 10))] {
+                    #expect(try store.row(row, in: table) == snapshot.row(row, in: table), "step \(step), \(row)")
+                }
+            }
+        }
+        try store.write { try $0.dropTable(table) }
+        #expect(throws: StorageError.noSuchTable(table.description)) { try store.row(rows[0], in: table) }
+    }
+
+    /// A row another open of the store committed is read by the next `Store.row(_:in:)`, as by the next snapshot.
+    @Test func storeRowSeesAnotherOpensCommit() throws {
+        let memory = InMemoryFileSystem()
+        try memory.createDirectory(at: "/db")
+        try memory.syncDirectory(at: "/")
+        let configuration = StoreConfiguration(durability: .full, pageSize: 512)
+        let writer = try Store.open(at: "/db", configuration: configuration, fileSystem: memory)
+        let reader = try Store.open(at: "/db", configuration: configuration, fileSystem: memory)
+        defer {
+            try? writer.close()
+            try? reader.close()
+        }
+        let table = try writer.write { try $0.createTable(named: "t") }
+        let row = try writer.write { try $0.insert([1], into: table) }
+        #expect(try reader.row(row, in: table) == [1])
+        try writer.write { try $0.update(row, in: table, to: [2, 2]) }
+        #expect(try reader.row(row, in: table) == [2, 2])
+        try writer.checkpoint()
+        try writer.write { _ = try $0.delete(row, from: table) }
+        #expect(try reader.row(row, in: table) == nil)
+    }
+
     @Test func withRowReadsInlineAndOverflowValuesWithoutCopying() throws {
         let store = try Store.openForTesting(TemporaryStore.makeFileSystem(), configuration: .testing(pageSize: 512))
         let table = try store.write { try $0.createTable(named: "t") }

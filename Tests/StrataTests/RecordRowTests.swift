@@ -94,7 +94,32 @@ import Testing
     @Test func checkingARowAcceptsExactlyTheDamagedRowsThatDecode() throws {
         let model = try Self.model()
         let entity = try #require(model.entity(named: "Kept"))
-        let original = try Self.record(of: entity, owner: try #require(model.entity(named: "SpecialOwner")))
+        try Self.expectCheckAgreesWithDecoding(
+            try Self.record(of: entity, owner: try #require(model.entity(named: "SpecialOwner"))), of: entity)
+    }
+
+    /// The fields a row's check accepts where they lie (``RowCoder/FieldCheck``): nulls, ASCII strings, bytes kept in
+    /// the row, and a to-one whose destination's own entity needs no entity field.
+    @Test func checkingARowOfFieldsAcceptedInPlaceAcceptsExactlyTheDamagedRowsThatDecode() throws {
+        let model = try Self.model()
+        let entity = try #require(model.entity(named: "Kept"))
+        let values: [AttributeValue?] = [
+            .integer(7), nil, .integer(-1_000_000), nil, .double(2.5), nil, .string("Ada Lovelace"), .boolean(false),
+            .date(Date(timeIntervalSinceReferenceDate: -42)), .data(Data([0, 1, 2, 0xFF])), nil,
+        ]
+        let bytes = try RowCoder(entity: entity).encode(
+            values, references: [StoredReference(entity: try #require(model.entity(named: "Owner")), rowID: 300)],
+            rowVersion: 2)
+        try Self.expectCheckAgreesWithDecoding(bytes, of: entity)
+        // Every to-one and value nil.
+        try Self.expectCheckAgreesWithDecoding(
+            try RowCoder(entity: entity).encode(Array(repeating: nil, count: values.count), rowVersion: 1), of: entity)
+    }
+
+    /// Flips bits of every byte of `original` (a row of `entity`) and expects `checkRow` to accept exactly the rows
+    /// `decodeRow` decodes, with the same error for the others (but for a blob reference where it is stricter), and
+    /// a row it accepts to read as the decoded row.
+    static func expectCheckAgreesWithDecoding(_ original: [UInt8], of entity: EntityDescription) throws {
         let coder = RowCoder(entity: entity)
         var accepted = 0
         var rejected = 0

@@ -51,11 +51,19 @@ final class ObjectRegistry {
     /// Unregisters `object` if it is the one registered under its ID (a replaced object may still name its ID).
     /// Reads only the object's ID: it may be deinitializing.
     func remove(ifRegistered object: ManagedObject) -> Bool {
-        guard let slot = slot(of: object.objectID),
-            slots[slot].object!.toOpaque() == Unmanaged.passUnretained(object).toOpaque()
-        else { return false }
-        removeSlot(slot)
-        return true
+        guard capacity > 0 else { return false }
+        // Registered, it lies in the probe run of its ID's hash: found by its address, no ID compared (comparing
+        // IDs was an eighth of letting a fired fault go).
+        let address = Unmanaged.passUnretained(object).toOpaque()
+        var slot = home(of: Self.hash(object.objectID))
+        while let registered = slots[slot].object {
+            if registered.toOpaque() == address {
+                removeSlot(slot)
+                return true
+            }
+            slot = next(slot)
+        }
+        return false
     }
 
     /// Makes room for `total` objects without growing again.
@@ -87,7 +95,7 @@ final class ObjectRegistry {
     /// A hash consistent with ``ManagedObjectID``'s `==`: the temporary number, or the row and the root entity.
     private static func hash(_ id: ManagedObjectID) -> UInt64 {
         var key = id.number
-        if !id.isTemporaryID { key ^= UInt64(UInt(bitPattern: ObjectIdentifier(id.entity.rootEntity))) }
+        if !id.isTemporaryID { key ^= UInt64(UInt(bitPattern: id.entity.rootIdentifier)) }
         // IDs are dense: the multiplier spreads neighbours over the whole table.
         return key &* 0x9E37_79B9_7F4A_7C15
     }

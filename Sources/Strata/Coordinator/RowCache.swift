@@ -16,13 +16,13 @@ final class RowCache: Sendable {
 
         init(_ id: ManagedObjectID) {
             store = id.storeIdentifier!
-            table = ObjectIdentifier(id.entity.rootEntity)
+            table = id.entity.rootIdentifier
             rowID = id.rowID!
         }
 
         init(store: UUID, entity: EntityDescription, rowID: UInt64) {
             self.store = store
-            table = ObjectIdentifier(entity.rootEntity)
+            table = entity.rootIdentifier
             self.rowID = rowID
         }
 

@@ -67,6 +67,8 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     public let entityID: UInt16
     /// The entity it inherits from, if any.
     public let superentity: EntityDescription?
+    /// ``rootIdentifier`` of an entity with a superentity; nil for a root.
+    private let superRootIdentifier: ObjectIdentifier?
     /// Free-form key-value pairs for the application.
     public let userInfo: [String: String]
     /// The entity's name in an earlier model version.
@@ -159,6 +161,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         self.managedObjectClassName = managedObjectClassName
         self.entityID = entityID
         self.superentity = superentity
+        self.superRootIdentifier = superentity?.rootIdentifier
     }
 
     /// The key the object graph's class registry uses for this entity: ``managedObjectClassName``, or
@@ -175,6 +178,10 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         while let parent = entity.superentity { entity = parent }
         return entity
     }
+
+    /// The identity of ``rootEntity``, found without a reference: what object IDs, the context's registry and the row
+    /// cache hash and compare, several times a fault (finding the root entity retained and released it each time).
+    var rootIdentifier: ObjectIdentifier { superRootIdentifier ?? ObjectIdentifier(self) }
 
     /// The entity itself followed by all its descendants, depth first, siblings by name: the entities a
     /// fetch that includes subentities covers.

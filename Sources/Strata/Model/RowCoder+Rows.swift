@@ -52,9 +52,12 @@ extension RowCoder {
 
     /// Checks every field of a row of this coder's entity as ``decodeRow(_:header:)`` would decode it, without
     /// making the values: what a row kept as its record (``StoredRow``) needs so that decoding any field of it later
-    /// cannot fail. Strings and binary values are checked where they lie; other values are decoded (which allocates
-    /// nothing) and dropped. The entity must keep its rows as records (no transformable or URI attribute, whose
-    /// values can fail to decode after their fields are checked).
+    /// cannot fail. Each field is first looked at in place (``FieldCheck``); one that is not certainly right there (a
+    /// blob reference, a string that is not ASCII, a decimal, a UUID, damage) is checked as `decodeRow` checks it:
+    /// strings and binary values where they lie, other values decoded (which allocates nothing) and dropped. Fields
+    /// are checked in the same order either way, so the first wrong one gives the same error. The entity must keep its
+    /// rows as records (no transformable or URI attribute, whose values can fail to decode after their fields are
+    /// checked).
     ///
     /// - Throws: what ``decodeRow(_:header:)`` throws for the same bytes.
     func checkRow(_ bytes: UnsafeRawBufferPointer, header: RowRecord.Header) throws {
@@ -62,33 +65,41 @@ extension RowCoder {
         guard header.fieldCount == entity.storedFields.count else {
             throw RowCodingError.fieldCountMismatch(expected: entity.storedFields.count, found: header.fieldCount)
         }
-        for attribute in entity.persistentAttributes {
-            let (tag, field) = try RowRecord.checkField(at: attribute.fieldIndex!, in: bytes, header: header)
-            if let field {
-                // Kept outside the row: only binary data is (a store writes no other kind there).
-                if case .blobReference = field {
-                    guard attribute.type == .binaryData else {
-                        throw RowCodingError.fieldTypeMismatch(
-                            attribute: attribute.name, expected: attribute.type, found: .blobReference)
-                    }
-                    continue
-                }
-                _ = try Self.value(from: field, of: attribute, transformers: transformers)
-            } else {
-                // A string or bytes: right for its attribute's type, as value(from:of:) would find.
-                switch (attribute.type, tag) {
-                case (.string, .string), (.binaryData, .bytes): continue
-                default:
-                    throw RowCodingError.fieldTypeMismatch(
-                        attribute: attribute.name, expected: attribute.type, found: tag)
-                }
-            }
+        for (storageIndex, check) in fieldChecks.enumerated() where !check.accepts(in: bytes, header: header) {
+            try checkField(of: entity.persistentAttributes[storageIndex], in: bytes, header: header)
         }
-        for relationship in entity.toOneRelationships {
-            let position = relationship.fieldIndex!
+        for (toOneIndex, field) in toOneFields.enumerated()
+        where !FieldCheck.acceptsToOne(at: field, in: bytes, header: header) {
             _ = try Self.reference(
-                try RowRecord.field(at: position, in: bytes, header: header),
-                try RowRecord.field(at: position + 1, in: bytes, header: header), of: relationship)
+                try RowRecord.field(at: field, in: bytes, header: header),
+                try RowRecord.field(at: field + 1, in: bytes, header: header),
+                of: entity.toOneRelationships[toOneIndex])
+        }
+    }
+
+    /// Checks one attribute's field as ``decodeRow(_:header:)`` would decode it (``checkRow(_:header:)``'s road for a
+    /// field it cannot accept in place).
+    private func checkField(
+        of attribute: AttributeDescription, in bytes: UnsafeRawBufferPointer, header: RowRecord.Header
+    ) throws {
+        let (tag, field) = try RowRecord.checkField(at: attribute.fieldIndex!, in: bytes, header: header)
+        if let field {
+            // Kept outside the row: only binary data is (a store writes no other kind there).
+            if case .blobReference = field {
+                guard attribute.type == .binaryData else {
+                    throw RowCodingError.fieldTypeMismatch(
+                        attribute: attribute.name, expected: attribute.type, found: .blobReference)
+                }
+                return
+            }
+            _ = try Self.value(from: field, of: attribute, transformers: transformers)
+        } else {
+            // A string or bytes: right for its attribute's type, as value(from:of:) would find.
+            switch (attribute.type, tag) {
+            case (.string, .string), (.binaryData, .bytes): return
+            default:
+                throw RowCodingError.fieldTypeMismatch(attribute: attribute.name, expected: attribute.type, found: tag)
+            }
         }
     }
 }

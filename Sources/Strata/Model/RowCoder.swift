@@ -53,6 +53,11 @@ public struct RowCoder: Sendable {
     /// The entity IDs whose rows hold every persistent attribute of `entity` at the same position:
     /// the entity and its descendants.
     private let compatibleEntityIDs: Set<UInt16>
+    /// How ``checkRow(_:header:)`` checks each persistent attribute's field in place, in storage order.
+    let fieldChecks: [FieldCheck]
+    /// The position of each to-one's reference field (its entity field follows), by
+    /// ``RelationshipDescription/toOneIndex``.
+    let toOneFields: [Int]
 
     /// A coder for the rows of `entity`.
     ///
@@ -63,6 +68,8 @@ public struct RowCoder: Sendable {
         self.entity = entity
         self.transformers = transformers
         self.compatibleEntityIDs = Set(entity.allEntitiesInHierarchyBelow.map(\.entityID))
+        self.fieldChecks = entity.persistentAttributes.map(FieldCheck.init)
+        self.toOneFields = entity.toOneRelationships.map { $0.fieldIndex! }
     }
 
     // MARK: - Whole rows

@@ -81,7 +81,7 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
         if lhs.isTemporaryID { return rhs.isTemporaryID && lhs.number == rhs.number }
         // A row belongs to its hierarchy's table: the same row is the same object whatever entity names it.
         return !rhs.isTemporaryID && lhs.number == rhs.number && lhs.store === rhs.store
-            && lhs.entity.rootEntity === rhs.entity.rootEntity
+            && lhs.entity.rootIdentifier == rhs.entity.rootIdentifier
     }
 
     /// Hashes part of what ``==(_:_:)`` compares: the temporary identifier, or the row and root entity. The
@@ -89,7 +89,7 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     /// apart): hashing its 16 bytes was a third of the cost of every registry and row cache lookup.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(number)
-        if !isTemporaryID { hasher.combine(ObjectIdentifier(entity.rootEntity)) }
+        if !isTemporaryID { hasher.combine(entity.rootIdentifier) }
     }
 
     /// The ID's URI as a string, e.g. `x-strata://6F1E.../Employee/p42`.

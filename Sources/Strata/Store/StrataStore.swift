@@ -317,7 +317,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
 
     /// Decodes a row held in an array (see the overload on the row's bytes where they lie).
     func decode(
-        _ bytes: [UInt8], rowID: UInt64, as entity: EntityDescription, snapshot: Snapshot
+        _ bytes: [UInt8], rowID: UInt64, as entity: EntityDescription, snapshot: Snapshot? = nil
     ) throws -> StoredRow? {
         try bytes.withUnsafeBytes { try decode($0, held: bytes, rowID: rowID, as: entity, snapshot: snapshot) }
     }
@@ -328,7 +328,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     /// decoded now. Values kept outside the row stay references either way.
     func decode(
         _ bytes: UnsafeRawBufferPointer, held: [UInt8]? = nil, rowID: UInt64, as entity: EntityDescription,
-        snapshot: Snapshot
+        snapshot: Snapshot? = nil
     ) throws -> StoredRow? {
         do {
             let header = try RowRecord.Header.decode(bytes)
@@ -336,7 +336,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
             // The coder is used where it lies in the array: a copy of it (`if let`) retained its three references
             // and released them again, twice a row.
             guard position < codersByEntityID.count, codersByEntityID[position] != nil,
-                codersByEntityID[position]!.entity.rootEntity === entity.rootEntity
+                codersByEntityID[position]!.entity.rootIdentifier == entity.rootIdentifier
             else {
                 throw FormatError.invalidField(
                     "row \(rowID) names entity \(header.entityID), not of \(entity.rootEntity.name)")
@@ -366,20 +366,20 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
         }
     }
 
-    /// Reads and decodes a row from a fresh snapshot of the engine, with its blobs read back in.
+    /// Reads and decodes a row as the engine's newest commit has it (``StrataStorage/Store/row(_:in:)``, no snapshot
+    /// made for it), with its blobs read back in.
     ///
     /// - Returns: the row, or nil when it does not exist or its entity is not `entity` or one of its subentities.
     /// - Throws: ``ObjectGraphError/storage(_:)`` for an engine failure, or with
     ///   `StorageError.corruption` when the row or a blob it references cannot be decoded.
     public func row(_ rowID: UInt64, of entity: EntityDescription) throws -> StoredRow? {
         reads.add(1, ordering: .relaxed)
-        let snapshot = engine.snapshot()
         let bytes: [UInt8]?
-        do { bytes = try snapshot.row(RowID(rowID), in: table(for: entity)) } catch let error as StorageError {
+        do { bytes = try engine.row(RowID(rowID), in: table(for: entity)) } catch let error as StorageError {
             throw ObjectGraphError.storage(error)
         }
         guard let bytes else { return nil }
-        return try decode(bytes, rowID: rowID, as: entity, snapshot: snapshot)
+        return try decode(bytes, rowID: rowID, as: entity)
     }
 
     /// Reads rows of `entity`'s hierarchy in one snapshot and one walk of its table's tree (rows in increasing order
