@@ -157,9 +157,9 @@ final class StrataRowReader: StoreQueryReader {
         let decoded: StoredRow?
         switch row {
         case .buffer(let bytes):
-            decoded = try store.decode(bytes, rowID: reference.rowID, as: reference.entity, snapshot: snapshot)
+            decoded = try store.decode(bytes, rowID: reference.rowID, as: reference.entity)
         case .bytes(let bytes):
-            decoded = try store.decode(bytes, rowID: reference.rowID, as: reference.entity, snapshot: snapshot)
+            decoded = try store.decode(bytes, rowID: reference.rowID, as: reference.entity)
         }
         guard let decoded else {
             throw StorageError.corruption(

@@ -57,7 +57,7 @@ extension StrataStore {
             for rowID in try snapshot.rowIDs(in: index, matching: key) {
                 guard let bytes = try snapshot.row(rowID, in: table(for: constraint.entity)) else { continue }
                 reads.add(1, ordering: .relaxed)
-                if let row = try decode(bytes, rowID: rowID.rawValue, as: constraint.entity, snapshot: snapshot),
+                if let row = try decode(bytes, rowID: rowID.rawValue, as: constraint.entity),
                     row.matches(constraint, values)
                 {
                     found.append((rowID.rawValue, row))

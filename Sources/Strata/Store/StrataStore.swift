@@ -316,10 +316,8 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     func table(for entity: EntityDescription) -> TableID { tables[ObjectIdentifier(entity)]! }
 
     /// Decodes a row held in an array (see the overload on the row's bytes where they lie).
-    func decode(
-        _ bytes: [UInt8], rowID: UInt64, as entity: EntityDescription, snapshot: Snapshot? = nil
-    ) throws -> StoredRow? {
-        try bytes.withUnsafeBytes { try decode($0, held: bytes, rowID: rowID, as: entity, snapshot: snapshot) }
+    func decode(_ bytes: [UInt8], rowID: UInt64, as entity: EntityDescription) throws -> StoredRow? {
+        try bytes.withUnsafeBytes { try decode($0, held: bytes, rowID: rowID, as: entity) }
     }
 
     /// Decodes a row; nil when its entity is not `entity` or below it. A row of an entity that keeps its rows as
@@ -327,8 +325,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     /// unless `held` is the same bytes in an array already), its fields decoded when read; another's values are
     /// decoded now. Values kept outside the row stay references either way.
     func decode(
-        _ bytes: UnsafeRawBufferPointer, held: [UInt8]? = nil, rowID: UInt64, as entity: EntityDescription,
-        snapshot: Snapshot? = nil
+        _ bytes: UnsafeRawBufferPointer, held: [UInt8]? = nil, rowID: UInt64, as entity: EntityDescription
     ) throws -> StoredRow? {
         do {
             let header = try RowRecord.Header.decode(bytes)
@@ -403,7 +400,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                 defer { previous = id.rawValue }
                 guard let bytes, previous != id.rawValue else { return true }
                 read += 1
-                if let row = try decode(bytes, rowID: id.rawValue, as: entity, snapshot: snapshot) {
+                if let row = try decode(bytes, rowID: id.rawValue, as: entity) {
                     rows.append((id.rawValue, row))
                 }
                 return true
@@ -433,7 +430,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
         } catch let error as StorageError { throw ObjectGraphError.storage(error) }
         reads.add(matches.count, ordering: .relaxed)
         return try matches.compactMap { rowID, bytes in
-            try decode(bytes, rowID: rowID, as: entity, snapshot: snapshot).map { (rowID: rowID, row: $0) }
+            try decode(bytes, rowID: rowID, as: entity).map { (rowID: rowID, row: $0) }
         }
     }
 
