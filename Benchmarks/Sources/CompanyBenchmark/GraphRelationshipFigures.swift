@@ -105,7 +105,7 @@ extension Benchmark {
             repetitions,
             strata: { _ in
                 remove(strataCopy)
-                try FileManager.default.copyItem(atPath: graphStrata, toPath: strataCopy)
+                try copyDurably(graphStrata, to: strataCopy)
                 let (coordinator, store) = try GraphModel.open(strataCopy, model: model, create: false)
                 // The victims' object IDs, from a fetch (untimed), as GRDB's side knows their keys.
                 let ids: [ManagedObjectID] = try {
@@ -137,8 +137,7 @@ extension Benchmark {
             },
             sqlite: { _ in
                 remove(sqliteDirectory)
-                try FileManager.default.copyItem(
-                    atPath: (graphSQLite as NSString).deletingLastPathComponent, toPath: sqliteDirectory)
+                try copyDurably((graphSQLite as NSString).deletingLastPathComponent, to: sqliteDirectory)
                 let queue = try SQLiteCompany.open(sqlitePath, foreignKeys: true)
                 let time = try seconds {
                     try queue.write { db in

@@ -156,6 +156,29 @@ func remove(_ path: String) {
     if FileManager.default.fileExists(atPath: path) { try? FileManager.default.removeItem(atPath: path) }
 }
 
+/// Copies a store (a directory, or one file) and syncs the copy, its files and its directory. A figure that times work
+/// on a copy made just before would otherwise also time writing the copy to the disk: the first sync of a file (a
+/// checkpoint's, a commit's) flushes every dirty page of it, the copy's included, which a store in use never holds.
+/// Both sides' copies go through this.
+func copyDurably(_ source: String, to destination: String) throws {
+    try FileManager.default.copyItem(atPath: source, toPath: destination)
+    var isDirectory: ObjCBool = false
+    _ = FileManager.default.fileExists(atPath: destination, isDirectory: &isDirectory)
+    let directory = isDirectory.boolValue ? destination : (destination as NSString).deletingLastPathComponent
+    var paths = [directory]
+    if isDirectory.boolValue {
+        paths += try FileManager.default.contentsOfDirectory(atPath: destination).map { destination + "/" + $0 }
+    } else {
+        paths.append(destination)
+    }
+    for path in paths {
+        let descriptor = open(path, O_RDONLY)
+        try check(descriptor >= 0, "cannot open \(path) to sync it")
+        defer { close(descriptor) }
+        try check(fsync(descriptor) == 0, "cannot sync \(path)")
+    }
+}
+
 /// Removes an SQLite database and its `-wal` and `-shm` files.
 func removeDatabase(_ path: String) {
     for suffix in ["", "-wal", "-shm", "-journal"] { remove(path + suffix) }

@@ -268,7 +268,7 @@ extension Benchmark {
             repetitions,
             strata: { _ in
                 remove(cascadeStrata)
-                try FileManager.default.copyItem(atPath: engineStrata, toPath: cascadeStrata)
+                try copyDurably(engineStrata, to: cascadeStrata)
                 let (store, departments, employees) = try StrataCompany.open(at: cascadeStrata)
                 guard let index = store.snapshot().index(named: StrataCompany.departmentIndex) else {
                     throw BenchmarkFailure("W8 Strata: no \(StrataCompany.departmentIndex) index")
@@ -310,8 +310,7 @@ extension Benchmark {
             },
             sqlite: { _ in
                 remove(cascadeSQLiteDirectory)
-                try FileManager.default.copyItem(
-                    atPath: (engineSQLite as NSString).deletingLastPathComponent, toPath: cascadeSQLiteDirectory)
+                try copyDurably((engineSQLite as NSString).deletingLastPathComponent, to: cascadeSQLiteDirectory)
                 let queue = try SQLiteCompany.open(cascadeSQLite, foreignKeys: true)
                 var committed = 0.0
                 let time = try seconds {
@@ -359,7 +358,7 @@ extension Benchmark {
             repetitions,
             strata: { _ in
                 remove(strataCopy)
-                try FileManager.default.copyItem(atPath: cascadeStrata, toPath: strataCopy)
+                try copyDurably(cascadeStrata, to: strataCopy)
                 var report = CompactionReport()
                 let time = try seconds {
                     report = try Store.compact(at: strataCopy, configuration: StrataCompany.configuration())
@@ -380,7 +379,7 @@ extension Benchmark {
             },
             sqlite: { _ in
                 remove(sqliteDirectory)
-                try FileManager.default.copyItem(atPath: cascadeSQLiteDirectory, toPath: sqliteDirectory)
+                try copyDurably(cascadeSQLiteDirectory, to: sqliteDirectory)
                 let before = Double(bytesOnDisk(sqliteDirectory))
                 let queue = try SQLiteCompany.open(sqlitePath)
                 let time = try seconds {

@@ -149,11 +149,11 @@ extension Benchmark {
         let strataCopy = scratch + "/w3w-strata"
         let sqliteCopy = scratch + "/w3w-sqlite/company.sqlite"
         remove(strataCopy)
-        try FileManager.default.copyItem(atPath: engineStrata, toPath: strataCopy)
+        try copyDurably(engineStrata, to: strataCopy)
         remove(scratch + "/w3w-sqlite")
         try FileManager.default.createDirectory(atPath: scratch + "/w3w-sqlite", withIntermediateDirectories: true)
         for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: engineSQLite + suffix) {
-            try FileManager.default.copyItem(atPath: engineSQLite + suffix, toPath: sqliteCopy + suffix)
+            try copyDurably(engineSQLite + suffix, to: sqliteCopy + suffix)
         }
         var writes: (strata: [Int], sqlite: [Int]) = ([], [])
 
