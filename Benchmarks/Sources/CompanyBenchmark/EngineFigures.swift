@@ -565,7 +565,8 @@ extension Benchmark {
                 better: .lower)
             note(
                 "W6 \(name): Strata's second read of the same blobs in the same open (each verified by its first read, "
-                    + "FORMAT.md §5.5): \(format(megabytes / median(strataRereads))) MB/s; the figure is the first read")
+                    + "FORMAT.md §5.5): \(format(megabytes / median(strataRereads))) MB/s; the figure is the first read"
+            )
             if kind == .compressible { try noteDecompressionFloor(pool, sqliteRead: megabytes / median(sqliteReads)) }
         }
     }
