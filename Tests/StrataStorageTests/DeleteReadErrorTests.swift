@@ -66,20 +66,10 @@ import Testing
     @Test func indexChangesThatFailToApplyLeaveTheTransactionUnableToCommit() throws {
         let memory = TemporaryStore.makeFileSystem()
         let configuration = StoreConfiguration.testing(pageSize: 512)
-        var store = try Store.openForTesting(memory, configuration: configuration)
-        let (table, index, rows) = try store.write { txn -> (TableID, IndexID, [RowID]) in
-            let table = try txn.createTable(named: "t")
-            let index = try txn.createIndex(named: "k", on: table, fields: [0])
-            let rows = try (0..<300).map { k in
-                try txn.insert(IndexReference.row([.int64(Int64(k % 7)), .string("row \(k)")]), into: table)
-            }
-            return (table, index, rows)
-        }
-        try store.checkpoint()
-        try store.close()
+        let (table, index, rows) = try IndexReference.makeSevenKeyStore(memory, configuration: configuration)
 
         let faulty = FaultInjectingFileSystem(wrapping: memory)
-        store = try Store.open(at: TemporaryStore.directory, configuration: configuration, fileSystem: faulty)
+        let store = try Store.open(at: TemporaryStore.directory, configuration: configuration, fileSystem: faulty)
         do {
             try store.write { txn throws in
                 for row in rows.prefix(100) { _ = try txn.delete(row, from: table) }

@@ -1,5 +1,7 @@
 import StrataFormat
+import StrataIO
 import StrataStorage
+import StrataTestSupport
 import Testing
 
 /// Row records and reference answers for the index tests.
@@ -8,6 +10,25 @@ enum IndexReference {
 
     static func row(entity: UInt16 = 1, _ fields: [Field]) -> [UInt8] {
         RowRecord.encode(entityID: entity, rowVersion: 1, fields: fields)
+    }
+
+    /// Makes, checkpoints and closes a store in `fileSystem` whose table "t" holds 300 rows `[k % 7, "row k"]` and
+    /// whose index "k" is on the first field: the store the read-error tests reopen on a failing device.
+    static func makeSevenKeyStore(
+        _ fileSystem: any FileSystem, configuration: StoreConfiguration
+    ) throws -> (table: TableID, index: IndexID, rows: [RowID]) {
+        let store = try Store.openForTesting(fileSystem, configuration: configuration)
+        let made = try store.write { txn -> (TableID, IndexID, [RowID]) in
+            let table = try txn.createTable(named: "t")
+            let index = try txn.createIndex(named: "k", on: table, fields: [0])
+            let rows = try (0..<300).map { k in
+                try txn.insert(row([.int64(Int64(k % 7)), .string("row \(k)")]), into: table)
+            }
+            return (table, index, rows)
+        }
+        try store.checkpoint()
+        try store.close()
+        return made
     }
 
     /// What the index over `definition` must hold, computed from the table's rows alone: each row's key
