@@ -138,6 +138,10 @@ public final class Store: Sendable {
     ///   transaction is then not applied); ``StorageError/storeFailed(reason:)`` after an earlier sync
     ///   failure; ``StorageError/storeClosed``.
     public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
+        // Counted from before the gate: a committer leading a sync waits a moment for writers on their way.
+        wal.writerArrives()
+        var arriving = true
+        defer { if arriving { wal.writerLeaves() } }
         writerGate.wait()
         var holdsGate = true
         defer { if holdsGate { writerGate.signal() } }
@@ -234,9 +238,11 @@ public final class Store: Sendable {
         writers = nil
         writerGate.signal()
         holdsGate = false
+        wal.writerLeaves()
+        arriving = false
 
         switch configuration.durability {
-        case .full: try wal.waitUntilDurable(commitLSN, epoch: epoch)
+        case .full: try wal.waitUntilDurable(commitLSN, epoch: epoch, gathering: true)
         case .normal(let delay): scheduleFlush(afterMilliseconds: delay)
         case .off: break
         }

@@ -114,4 +114,66 @@ import Testing
         #expect(try Self.durableRecords(memory).isSuperset(of: acknowledged))
         wal.close()
     }
+
+    /// A committer that leads a sync first waits for a writer on its way to append (at most as long as the last sync
+    /// took), so that both commits share one sync. Without the wait the leader would sync alone, 20 ms before the
+    /// other writer appends, and that writer would need a third sync.
+    @Test func aLeaderWaitsForAWriterOnItsWayAndBothShareOneSync() throws {
+        let memory = InMemoryFileSystem()
+        let slowSyncs = FaultInjectingFileSystem(wrapping: memory) { _, operation in
+            if operation == .sync { Thread.sleep(forTimeInterval: 0.2) }
+        }
+        let wal = WALWriter(
+            handle: try slowSyncs.openFile(at: "/wal", mode: .createNew), salt: 1, endOffset: 0, lastLSN: 0,
+            repairsFailedSyncs: true)
+        try memory.syncDirectory(at: "/")
+        // A first commit times a sync: how long a leader may wait.
+        let firstEpoch = try wal.append(Self.record(thread: 0, index: 0), lastLSN: 1)
+        try wal.waitUntilDurable(1, epoch: firstEpoch, gathering: true)
+        #expect(wal.syncs == 1)
+
+        wal.writerArrives()
+        let epoch = try wal.append(Self.record(thread: 1, index: 0), lastLSN: 2)
+        let errors = Lock<[String]>([])
+        runOnThreads(2) { thread in
+            do {
+                if thread == 0 {
+                    try wal.waitUntilDurable(2, epoch: epoch, gathering: true)
+                } else {
+                    Thread.sleep(forTimeInterval: 0.02)
+                    let late = try wal.append(Self.record(thread: 2, index: 0), lastLSN: 3)
+                    wal.writerLeaves()
+                    try wal.waitUntilDurable(3, epoch: late, gathering: true)
+                }
+            } catch {
+                errors.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(errors.withLock { $0 } == [])
+        #expect(wal.syncs == 2, "the leader synced before the arriving writer appended")
+        #expect(try Self.durableRecords(memory) == [[0, 0], [1, 0], [2, 0]])
+        wal.close()
+    }
+
+    /// A writer counted as arriving that never appends (it holds the gate for a long transaction) keeps a leader
+    /// waiting no longer than a sync takes: the commit still becomes durable, with one sync of its own.
+    @Test func aWriterThatDoesNotAppendDelaysTheLeaderOnlyBriefly() throws {
+        let memory = InMemoryFileSystem()
+        let slowSyncs = FaultInjectingFileSystem(wrapping: memory) { _, operation in
+            if operation == .sync { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        let wal = WALWriter(
+            handle: try slowSyncs.openFile(at: "/wal", mode: .createNew), salt: 1, endOffset: 0, lastLSN: 0,
+            repairsFailedSyncs: true)
+        try memory.syncDirectory(at: "/")
+        let firstEpoch = try wal.append(Self.record(thread: 0, index: 0), lastLSN: 1)
+        try wal.waitUntilDurable(1, epoch: firstEpoch, gathering: true)
+        wal.writerArrives()
+        let epoch = try wal.append(Self.record(thread: 1, index: 0), lastLSN: 2)
+        try wal.waitUntilDurable(2, epoch: epoch, gathering: true)
+        #expect(wal.syncs == 2)
+        #expect(try Self.durableRecords(memory) == [[0, 0], [1, 0]])
+        wal.writerLeaves()
+        wal.close()
+    }
 }

@@ -6,9 +6,10 @@ import StrataIO
 /// committers (group commit).
 ///
 /// Appends come only from the holder of the store's writer gate, one transaction at a time. A committer
-/// then waits in ``waitUntilDurable(_:epoch:)``: the first to arrive becomes the leader and syncs
+/// then waits in ``waitUntilDurable(_:epoch:gathering:)``: the first to arrive becomes the leader and syncs
 /// everything appended so far; the others wait for that sync and find themselves covered by it (or lead
-/// the next).
+/// the next). Before it syncs, a committing leader waits a moment for the commits it can expect (``gatherCommits()``),
+/// so that they share its sync rather than wait for the next.
 ///
 /// A failed sync fails every waiter. Linux may drop the dirty pages of a file whose sync failed, so what
 /// the log holds past its last successful sync is unknown: when `repairsFailedSyncs` is set (full
@@ -25,6 +26,15 @@ final class WALWriter: @unchecked Sendable {
     private var durableLSN: UInt64
     private var durableEnd: UInt64
     private var syncInProgress = false
+    /// Writers of this open that started a transaction (or wait for the gate to start one) and have not yet appended
+    /// it or left without a commit.
+    private var arriving = 0
+    /// The commits each of the last two syncs covered: how many a leader expects to share its sync.
+    private var recentBatches: (UInt64, UInt64) = (0, 0)
+    /// How long the last sync took: with a floor, the longest a leader waits to gather commits.
+    private var lastSyncNanoseconds: UInt64 = 0
+    /// While a leader gathers: the LSN it waits to see appended (with no writer arriving).
+    private var gatherTarget: UInt64?
     private var failure: StorageError?
     private var failureIsRepairable = false
     /// Changes at every repair: a commit appended before it can never become durable after it.
@@ -82,12 +92,35 @@ final class WALWriter: @unchecked Sendable {
         return locked {
             endOffset = offset + UInt64(bytes.count)
             appendedLSN = lastLSN
+            wakeGatheringLeaderIfDone()
             return epoch
         }
     }
 
+    /// Counts a writer that is on its way to append a transaction; it calls ``writerLeaves()`` once it has appended
+    /// or gives up.
+    func writerArrives() { locked { arriving += 1 } }
+
+    /// Stops counting a writer counted by ``writerArrives()``.
+    func writerLeaves() {
+        locked {
+            arriving -= 1
+            wakeGatheringLeaderIfDone()
+        }
+    }
+
+    /// Wakes a leader gathering commits (``gatherCommits()``) once it has what it waits for.
+    private func wakeGatheringLeaderIfDone() {
+        if let gatherTarget, arriving == 0, appendedLSN >= gatherTarget { condition.broadcast() }
+    }
+
     /// Returns once every record up to `lsn`, appended in `epoch`, is synced.
-    func waitUntilDurable(_ lsn: UInt64, epoch appendEpoch: Int) throws {
+    ///
+    /// - Parameter gathering: whether a leader first gathers commits (``gatherCommits()``). Committers gather:
+    ///   without it, of eight threads committing at once the first to append synced alone and the other seven waited
+    ///   for the next sync (four commits a sync instead of eight, W2c). A checkpoint holding the writer gate does
+    ///   not: no writer can append while it waits.
+    func waitUntilDurable(_ lsn: UInt64, epoch appendEpoch: Int, gathering: Bool = false) throws {
         condition.lock()
         defer { condition.unlock() }
         while true {
@@ -101,11 +134,15 @@ final class WALWriter: @unchecked Sendable {
                 continue
             }
             syncInProgress = true
+            if gathering { gatherCommits() }
             let (targetLSN, targetEnd, file) = (appendedLSN, endOffset, handle)
             condition.unlock()
             var syncError: IOError?
+            let syncStart = DispatchTime.now().uptimeNanoseconds
             do { try file.sync() } catch { syncError = error }
+            let syncEnd = DispatchTime.now().uptimeNanoseconds
             condition.lock()
+            lastSyncNanoseconds = syncEnd &- syncStart
             syncInProgress = false
             syncCount += 1
             if let syncError {
@@ -114,10 +151,25 @@ final class WALWriter: @unchecked Sendable {
                 condition.broadcast()
                 throw StorageError.io(syncError)
             }
+            recentBatches = (recentBatches.1, targetLSN > durableLSN ? targetLSN - durableLSN : 0)
             durableLSN = max(durableLSN, targetLSN)
             durableEnd = max(durableEnd, targetEnd)
             condition.broadcast()
         }
+    }
+
+    /// Waits, with `condition` locked and as this sync's leader, for the commits it can expect to share the sync: as
+    /// many as the larger of the last two syncs covered, and those of every writer on its way to append
+    /// (``writerArrives()``). A lone committer expects only its own and never waits. The wait lasts at most as long
+    /// as the last sync took, or 0.5 ms if that was less: a writer that holds the gate for long (a large transaction,
+    /// a checkpoint inside a write), or committers that stopped, cost the leader at most that.
+    private func gatherCommits() {
+        let target = durableLSN &+ max(recentBatches.0, recentBatches.1)
+        guard arriving > 0 || appendedLSN < target else { return }
+        let deadline = Date(timeIntervalSinceNow: Double(max(lastSyncNanoseconds, 500_000)) / 1e9)
+        gatherTarget = target
+        while arriving > 0 || appendedLSN < target, condition.wait(until: deadline) {}
+        gatherTarget = nil
     }
 
     /// Syncs everything appended so far.
