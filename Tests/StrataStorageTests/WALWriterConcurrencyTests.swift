@@ -21,6 +21,22 @@ import Testing
         return bytes
     }
 
+    /// A writer of a new log "/wal" on an in-memory file system whose syncs take `seconds` (as on a disk), the directory
+    /// synced so that the log survives a power loss with what its syncs covered.
+    static func makeWriter(
+        syncTaking seconds: Double
+    ) throws -> (memory: InMemoryFileSystem, files: FaultInjectingFileSystem, wal: WALWriter) {
+        let memory = InMemoryFileSystem()
+        let files = FaultInjectingFileSystem(wrapping: memory) { _, operation in
+            if operation == .sync { Thread.sleep(forTimeInterval: seconds) }
+        }
+        let wal = WALWriter(
+            handle: try files.openFile(at: "/wal", mode: .createNew), salt: 1, endOffset: 0, lastLSN: 0,
+            repairsFailedSyncs: true)
+        try memory.syncDirectory(at: "/")
+        return (memory, files, wal)
+    }
+
     /// The records a log file holds after a power loss, as (thread, index) pairs.
     static func durableRecords(_ memory: InMemoryFileSystem) throws -> Set<[Int]> {
         let file = try memory.crashImage().openFile(at: "/wal", mode: .existing)
@@ -76,14 +92,7 @@ import Testing
     /// Eight committers whose syncs take a little while (as on a disk): every commit returns durable, and
     /// they share syncs.
     @Test func committersOnEightThreadsShareSyncsAndReturnOnlyOnceDurable() throws {
-        let memory = InMemoryFileSystem()
-        let slowSyncs = FaultInjectingFileSystem(wrapping: memory) { _, operation in
-            if operation == .sync { Thread.sleep(forTimeInterval: 0.0005) }
-        }
-        let wal = WALWriter(
-            handle: try slowSyncs.openFile(at: "/wal", mode: .createNew), salt: 1, endOffset: 0, lastLSN: 0,
-            repairsFailedSyncs: true)
-        try memory.syncDirectory(at: "/")  // The log survives a power loss, with what its syncs covered.
+        let (memory, _, wal) = try Self.makeWriter(syncTaking: 0.0005)
         let (threads, perThread) = (8, 100)
         let (acknowledged, errors) = Self.commit(wal, threads: threads, perThread: perThread)
         #expect(errors == [])
@@ -97,14 +106,7 @@ import Testing
     /// Syncs that fail now and then, under eight committers: each failure fails every committer waiting on
     /// it, the next committer repairs the log, and every commit that returned is durable.
     @Test func failedSyncsFailTheirWaitersAndEveryReturnedCommitIsDurable() throws {
-        let memory = InMemoryFileSystem()
-        let faulty = FaultInjectingFileSystem(wrapping: memory) { _, operation in
-            if operation == .sync { Thread.sleep(forTimeInterval: 0.0003) }
-        }
-        let wal = WALWriter(
-            handle: try faulty.openFile(at: "/wal", mode: .createNew), salt: 1, endOffset: 0, lastLSN: 0,
-            repairsFailedSyncs: true)
-        try memory.syncDirectory(at: "/")  // The log survives a power loss, with what its syncs covered.
+        let (memory, faulty, wal) = try Self.makeWriter(syncTaking: 0.0003)
         for skip in [5, 20, 40, 70] { faulty.inject(.init(on: [.sync], after: skip)) }
         let (threads, perThread) = (8, 60)
         let (acknowledged, errors) = Self.commit(wal, threads: threads, perThread: perThread)
@@ -119,14 +121,7 @@ import Testing
     /// took), so that both commits share one sync. Without the wait the leader would sync alone, 20 ms before the
     /// other writer appends, and that writer would need a third sync.
     @Test func aLeaderWaitsForAWriterOnItsWayAndBothShareOneSync() throws {
-        let memory = InMemoryFileSystem()
-        let slowSyncs = FaultInjectingFileSystem(wrapping: memory) { _, operation in
-            if operation == .sync { Thread.sleep(forTimeInterval: 0.2) }
-        }
-        let wal = WALWriter(
-            handle: try slowSyncs.openFile(at: "/wal", mode: .createNew), salt: 1, endOffset: 0, lastLSN: 0,
-            repairsFailedSyncs: true)
-        try memory.syncDirectory(at: "/")
+        let (memory, _, wal) = try Self.makeWriter(syncTaking: 0.2)
         // A first commit times a sync: how long a leader may wait.
         let firstEpoch = try wal.append(Self.record(thread: 0, index: 0), lastLSN: 1)
         try wal.waitUntilDurable(1, epoch: firstEpoch, gathering: true)
@@ -158,14 +153,7 @@ import Testing
     /// A writer counted as arriving that never appends (it holds the gate for a long transaction) keeps a leader
     /// waiting no longer than a sync takes: the commit still becomes durable, with one sync of its own.
     @Test func aWriterThatDoesNotAppendDelaysTheLeaderOnlyBriefly() throws {
-        let memory = InMemoryFileSystem()
-        let slowSyncs = FaultInjectingFileSystem(wrapping: memory) { _, operation in
-            if operation == .sync { Thread.sleep(forTimeInterval: 0.01) }
-        }
-        let wal = WALWriter(
-            handle: try slowSyncs.openFile(at: "/wal", mode: .createNew), salt: 1, endOffset: 0, lastLSN: 0,
-            repairsFailedSyncs: true)
-        try memory.syncDirectory(at: "/")
+        let (memory, _, wal) = try Self.makeWriter(syncTaking: 0.01)
         let firstEpoch = try wal.append(Self.record(thread: 0, index: 0), lastLSN: 1)
         try wal.waitUntilDurable(1, epoch: firstEpoch, gathering: true)
         wal.writerArrives()
