@@ -1,5 +1,13 @@
 import SystemPackage
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The operating system's file system, through POSIX calls.
 ///
 /// Every call is a thin wrapper over one system call (or a short loop of them): files are opened
@@ -272,10 +280,14 @@ public struct PosixFileSystem: FileSystem {
     ///
     /// The corresponding C function is `stat`.
     public func identity(ofFileAt path: String) throws(IOError) -> FileIdentity {
-        let status = try IOError.catching("stat", path: path) { try FilePath(path).stat() }
+        // `stat` on the C string itself: a store looks at its log's identity before every write transaction, and
+        // `FilePath(path)` would parse and normalise the path each time (a quarter of a small commit's catch-up).
+        var status = stat()
+        guard path.withCString({ stat($0, &status) }) == 0 else {
+            throw IOError(errno: Errno(rawValue: errno), operation: "stat", path: path)
+        }
         return FileIdentity(
-            device: UInt64(status.deviceID.rawValue), inode: UInt64(status.inode.rawValue),
-            size: UInt64(max(0, status.size)))
+            device: UInt64(status.st_dev), inode: UInt64(status.st_ino), size: UInt64(max(0, status.st_size)))
     }
 
     /// The processes holding a `flock` or POSIX lock on the file at `path`, from Linux's `/proc/locks` (each line

@@ -68,6 +68,8 @@ public final class Store: Sendable {
 
     /// The store's directory, as passed to ``open(at:configuration:fileSystem:)``.
     public let directory: String
+    /// The write-ahead log's path, looked at before every write transaction (made once: joining paths allocates).
+    let walPath: String
     /// The configuration the store was opened with. For an existing store, ``StoreConfiguration/pageSize``
     /// is what was asked for, not necessarily the store's page size, which was fixed at creation.
     public let configuration: StoreConfiguration
@@ -100,6 +102,7 @@ public final class Store: Sendable {
         self.notices = notices
         self.blobs = blobs
         self.directory = directory
+        self.walPath = StoreFileNames.path(directory, StoreFileNames.wal)
         self.configuration = configuration
         self.fileSystem = fileSystem
         self.header = header

@@ -244,6 +244,31 @@ import Testing
     }
 
     @Test(arguments: FileSystemKind.allCases)
+    func identityOfAPathFollowsWhatTheNameNames(kind: FileSystemKind) async throws {
+        try await kind.withFileSystem { fileSystem, directory in
+            let file = try fileSystem.openFile(at: directory.path("a"), mode: .createNew)
+            try file.write([1, 2, 3], at: 0)
+            let named = try fileSystem.identity(ofFileAt: directory.path("a"))
+            #expect(named == (try file.identity()))
+            #expect(named.size == 3)
+            // A new file renamed over the name: the name now names another file; the open handle keeps the old one.
+            let replacement = try fileSystem.openFile(at: directory.path("b"), mode: .createNew)
+            try replacement.write([9], at: 0)
+            try fileSystem.rename(from: directory.path("b"), to: directory.path("a"))
+            let renamed = try fileSystem.identity(ofFileAt: directory.path("a"))
+            #expect(!renamed.isSameFile(as: named))
+            #expect(renamed == (try replacement.identity()))
+            #expect(renamed.size == 1)
+            #expect((try file.identity()).isSameFile(as: named))
+            try file.close()
+            try replacement.close()
+            expectIOError(.noSuchFile) { () throws(IOError) in
+                _ = try fileSystem.identity(ofFileAt: directory.path("missing"))
+            }
+        }
+    }
+
+    @Test(arguments: FileSystemKind.allCases)
     func renameOfMissingFileThrowsNoSuchFile(kind: FileSystemKind) async throws {
         try await kind.withFileSystem { fileSystem, directory in
             expectIOError(.noSuchFile) { () throws(IOError) in

@@ -126,13 +126,18 @@ struct PackedIndexEntries {
         return (build(keys, tree: tree, owner: owner), keys.count)
     }
 
+    /// Below this many entries ``sorted(inRowOrder:including:)`` compares them rather than grouping them by key.
+    static let fewestToGroup = 32
+
     /// The entries whose tag `include` accepts, in key order; equal entries in the order they were appended.
     ///
     /// - Parameter inRowOrder: whether the entries were appended in increasing row order (then entries of one key
     ///   need no sorting among themselves).
     func sorted(inRowOrder: Bool, including include: (Int) -> Bool = { _ in true }) -> [SortKey] {
         withEntries { entry in
-            if inRowOrder, let grouped = sortedByKey(including: include, entry: entry) { return grouped }
+            // A few entries (a small commit's) sort faster than grouping's tables are made.
+            let groups = inRowOrder && ends.count > Self.fewestToGroup
+            if groups, let grouped = sortedByKey(including: include, entry: entry) { return grouped }
             var keys: [SortKey] = []
             keys.reserveCapacity(ends.count)
             for k in 0..<ends.count where include(tags[k]) { keys.append(Self.sortKey(entry(k), k)) }

@@ -21,8 +21,6 @@ struct WriterLock {
 /// Several opens of one store (FORMAT.md §11, "Several processes"): every open holds the store lock shared, writers
 /// take the writer lock for one transaction at a time, and each open follows the one log they all append to.
 extension Store {
-    var walPath: String { StoreFileNames.path(directory, StoreFileNames.wal) }
-
     /// Waits for the writer lock, which one write transaction (or checkpoint) of any process holds at a time. It dies
     /// with its holder: a writer killed while holding it blocks nobody, and the next writer cuts off what it left.
     ///
