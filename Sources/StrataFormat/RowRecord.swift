@@ -588,11 +588,38 @@ public enum RowRecord {
     ///   - fields: the fields in order, at most ``maximumFieldCount``.
     /// - Returns: the row's bytes.
     public static func encode(entityID: UInt16, rowVersion: UInt64, fields: [Field]) -> [UInt8] {
-        var capacity = 0
-        for field in fields { capacity += field.encodedSize }
-        var writer = Writer(entityID: entityID, rowVersion: rowVersion, fieldCount: fields.count, capacity: capacity)
-        for field in fields { writer.append(field) }
-        return writer.finish()
+        // The fields' sizes give the whole layout up front, so the row is written once, in order, into the array it is
+        // returned in (``Writer`` stages the fields and copies them behind the header: a third of a save's encoding).
+        precondition(fields.count <= maximumFieldCount, "a row has 0 ... 65535 fields")
+        var fieldsLength = 0
+        for field in fields { fieldsLength += field.encodedSize }
+        precondition(fieldsLength <= Int(UInt32.max), "a row's fields exceed 4 GiB")
+        let header = Header(
+            entityID: entityID, rowVersion: rowVersion, fieldCount: fields.count, fieldsLength: fieldsLength)
+        var writer = ByteWriter(capacity: header.fieldsOffset + fieldsLength)
+        writer.write(header.endsOffset) { raw in
+            raw[0] = form(endWidth: header.endWidth)
+            var position = 1
+            Varint.write(UInt64(entityID), into: raw, at: &position)
+            Varint.write(rowVersion, into: raw, at: &position)
+            Varint.write(UInt64(fields.count), into: raw, at: &position)
+        }
+        writer.write(header.endWidth * fields.count) { raw in
+            var end = 0
+            var position = 0
+            for field in fields {
+                end += field.encodedSize
+                switch header.endWidth {
+                case 1: raw[position] = UInt8(truncatingIfNeeded: end)
+                case 2: raw.storeLE(UInt16(truncatingIfNeeded: end), at: position)
+                default: raw.storeLE(UInt32(truncatingIfNeeded: end), at: position)
+                }
+                position += header.endWidth
+            }
+        }
+        for field in fields { field.encode(into: &writer) }
+        precondition(writer.count == header.fieldsOffset + fieldsLength, "a field's size and its encoding disagree")
+        return writer.take()
     }
 
     // MARK: - Decoding
