@@ -134,9 +134,11 @@ public final class WriteTransaction {
 
     /// The table, which must be a user's: the engine's own tables are written only by the engine.
     func userTable(_ table: TableID) throws -> TableState {
-        let state = try state.table(table)
-        guard !state.isEngineTable else { throw StorageError.invalidArgument("\(state.name) belongs to the engine") }
-        return state
+        // The table straight from the dictionary: `state.table(_:)`, called on the class's stored state, copied the
+        // whole state (a retain and release of each of its tables) for every row a save inserted.
+        guard let found = state.tables[table] else { throw StorageError.noSuchTable(table.description) }
+        guard !found.isEngineTable else { throw StorageError.invalidArgument("\(found.name) belongs to the engine") }
+        return found
     }
 
     /// The names of every table, sorted (the engine's own tables excluded).
