@@ -33,13 +33,23 @@ public struct CommitNotice: Sendable, Equatable {
     /// The notice's bytes: magic, the sequence number and the two LSNs (UInt64 little-endian) and the masked CRC-32C
     /// of the 28 bytes before.
     public func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: Self.size)
-        writer.writeBytes(Self.magic)
-        writer.writeUInt64LE(sequence)
-        writer.writeUInt64LE(lastCommitLSN)
-        writer.writeUInt64LE(logStartLSN)
-        writer.writeUInt32LE(CRC32C.mask(writer.withUnsafeBytes { CRC32C.checksum($0) }))
-        return writer.take()
+        [UInt8](unsafeUninitializedCapacity: Self.size) { bytes, count in
+            encode(into: UnsafeMutableRawBufferPointer(bytes))
+            count = Self.size
+        }
+    }
+
+    /// Writes ``encoded()``'s bytes into the first ``size`` bytes of `bytes`: every commit posts a notice, and the
+    /// writer encodes it on its stack (an array for it was an allocation per commit).
+    public func encode(into bytes: UnsafeMutableRawBufferPointer) {
+        precondition(bytes.count >= Self.size, "a commit notice takes \(Self.size) bytes")
+        // The magic word holds the magic's bytes in memory order.
+        bytes.storeBytes(of: Self.magicWord, toByteOffset: 0, as: UInt32.self)
+        bytes.storeLE(sequence, at: 4)
+        bytes.storeLE(lastCommitLSN, at: 12)
+        bytes.storeLE(logStartLSN, at: 20)
+        let covered = UnsafeRawBufferPointer(rebasing: bytes[0..<(Self.size - 4)])
+        bytes.storeLE(CRC32C.mask(CRC32C.checksum(covered)), at: Self.size - 4)
     }
 
     /// Decodes a notice; nil for anything else (too short, another magic, a checksum that does not match): a stale

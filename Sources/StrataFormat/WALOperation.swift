@@ -300,10 +300,18 @@ public struct WALCommit: Sendable, Equatable {
 
     /// Encodes the commit payload (``encodedSize`` bytes, little-endian).
     public func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: Self.encodedSize)
-        writer.writeUInt32LE(operationRecordCount)
-        writer.writeUInt64LE(operationCount)
-        return writer.take()
+        [UInt8](unsafeUninitializedCapacity: Self.encodedSize) { bytes, count in
+            encode(into: UnsafeMutableRawBufferPointer(bytes))
+            count = Self.encodedSize
+        }
+    }
+
+    /// Writes ``encoded()``'s bytes into the first ``encodedSize`` bytes of `bytes`: every commit writes one, and
+    /// the log's builder encodes it on its stack (an array for it was an allocation per commit).
+    public func encode(into bytes: UnsafeMutableRawBufferPointer) {
+        precondition(bytes.count >= Self.encodedSize, "a commit payload takes \(Self.encodedSize) bytes")
+        bytes.storeLE(operationRecordCount, at: 0)
+        bytes.storeLE(operationCount, at: 4)
     }
 
     /// Decodes a commit record's payload.

@@ -47,9 +47,12 @@ public struct WALRecordBuilder: Sendable {
     public mutating func finish() -> (bytes: [UInt8], commitLSN: UInt64) {
         precondition(!isEmpty, "an empty transaction writes nothing")
         if openRecordStart != nil { sealOpenRecord(type: .operations) }
-        let commit = WALCommit(operationRecordCount: operationRecordCount, operationCount: operationCount).encoded()
+        let commit = WALCommit(operationRecordCount: operationRecordCount, operationCount: operationCount)
         let lsn = nextLSN
-        commit.withUnsafeBytes { WALRecord.append(type: .commit, lsn: lsn, payload: $0, salt: salt, to: &writer) }
+        withUnsafeTemporaryAllocation(byteCount: WALCommit.encodedSize, alignment: 8) { payload in
+            commit.encode(into: payload)
+            WALRecord.append(type: .commit, lsn: lsn, payload: UnsafeRawBufferPointer(payload), salt: salt, to: &writer)
+        }
         nextLSN += 1
         return (writer.take(), lsn)
     }

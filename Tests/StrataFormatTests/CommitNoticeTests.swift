@@ -10,6 +10,11 @@ import Testing
         let bytes = Self.notice.encoded()
         #expect(bytes.count == CommitNotice.size && CommitNotice.size == 32)
         #expect(Array(bytes[0..<4]) == Array("STCN".utf8))
+        // The sequence number and the two LSNs, each a little-endian UInt64, then the masked CRC-32C (FORMAT.md).
+        func word(at offset: Int) -> UInt64 {
+            bytes[offset..<(offset + 8)].reversed().reduce(0) { $0 << 8 | UInt64($1) }
+        }
+        #expect(word(at: 4) == 42 && word(at: 12) == 1_000_003 && word(at: 20) == 999_001)
         #expect(CommitNotice.decode(bytes) == Self.notice)
         // Bytes after the notice are not its business.
         #expect(CommitNotice.decode(bytes + [1, 2, 3]) == Self.notice)

@@ -326,6 +326,8 @@ import Testing
         let bytes = commit.encoded()
         #expect(bytes.count == 12)
         #expect(WALCommit.encodedSize == 12)
+        // Little-endian: the record count, then the operation count (FORMAT.md).
+        #expect(bytes == [0x04, 0x03, 0x02, 0x01, 0x0C, 0x0B, 0x0A, 0x09, 0x08, 0x07, 0x06, 0x05])
         #expect(try bytes.withUnsafeBytes { try WALCommit.decode($0) } == commit)
     }
 

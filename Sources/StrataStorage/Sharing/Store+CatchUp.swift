@@ -133,7 +133,12 @@ extension Store {
         let sequence = (readNotice(&position)?.sequence ?? 0) &+ 1
         let notice = CommitNotice(sequence: sequence, lastCommitLSN: lastCommitLSN, logStartLSN: logStartLSN)
         position.notice = nil
-        do { try notices.write(notice.encoded(), at: 0) } catch {
+        do {
+            try withUnsafeTemporaryAllocation(byteCount: CommitNotice.size, alignment: 8) { bytes throws(IOError) in
+                notice.encode(into: bytes)
+                try notices.write(UnsafeRawBufferPointer(bytes), at: 0)
+            }
+        } catch {
             logger.error("could not write the commit notice", metadata: ["error": "\(error)"])
             throw StorageError.io(error)
         }
