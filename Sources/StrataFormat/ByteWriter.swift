@@ -39,7 +39,19 @@ public struct ByteWriter: Sendable {
 
     /// Grows the buffer to at least `end` bytes, doubling so that appends stay amortized O(1).
     private mutating func grow(to end: Int) {
-        storage.append(contentsOf: repeatElement(0, count: max(end, 2 * storage.count, 64) - storage.count))
+        // A new buffer: the bytes written copied, the rest zeroed (an append of `repeatElement` went element by
+        // element through the generic path, 600 instructions for a small commit's first 64 bytes).
+        let capacity = max(end, 2 * storage.count, 64)
+        let written = count
+        storage = storage.withUnsafeBufferPointer { old in
+            [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+                // Safe: capacity > written, and old holds at least `written` bytes.
+                let base = buffer.baseAddress!
+                if written > 0 { base.initialize(from: old.baseAddress!, count: written) }
+                (base + written).initialize(repeating: 0, count: capacity - written)
+                initialized = capacity
+            }
+        }
     }
 
     @inline(__always)

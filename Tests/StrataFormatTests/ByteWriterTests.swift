@@ -51,6 +51,18 @@ import Testing
         #expect(writer.bytes.isEmpty)
     }
 
+    @Test func growsAfterRemoveAllWithOnlyWhatWasWrittenSince() {
+        var writer = ByteWriter()
+        writer.writeBytes([UInt8](repeating: 0xEE, count: 100))
+        writer.removeAll()
+        let pattern = (0..<300).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        writer.writeBytes(pattern[..<50])
+        writer.writeZeros(10)
+        writer.writeBytes(pattern[50...])
+        #expect(writer.bytes == Array(pattern[..<50]) + [UInt8](repeating: 0, count: 10) + Array(pattern[50...]))
+        #expect(writer.take().count == 310)
+    }
+
     @Test func growsPastItsCapacityKeepingEveryByte() {
         var writer = ByteWriter(capacity: 3)
         var expected: [UInt8] = []
