@@ -297,10 +297,7 @@ final class PageStore: Sendable {
             // Each entry is put together from the shared prefix and its suffix straight into the packed entries:
             // no array per entry (W8's callgrind: decoding index leaves was 30% of a cascade delete).
             try IndexLeafPage.validate(page, header: header)
-            let view = IndexLeafPageView(validatedPage: page, header: header)
-            var entries = IndexEntries()
-            entries.reserveCapacity(entries: view.count, bytes: header.bodyLength + view.count * view.prefix.count)
-            for index in 0..<view.count { entries.append(prefix: view.prefix, suffix: view.suffix(at: index)) }
+            let entries = IndexEntries(IndexLeafPageView(validatedPage: page, header: header))
             return IndexNode(
                 level: 0, keys: entries, children: [], owner: owner,
                 bodySize: IndexNode.leafBodySize(entries, 0..<entries.count))
