@@ -20,6 +20,17 @@ public enum IndexLeafPage {
         return lengthSize &+ prefixLength &+ cellBytes &- count &* prefixLength
     }
 
+    /// ``bodySize(count:first:last:cellBytes:)`` of entries lent where they lie.
+    @inline(__always)
+    public static func bodySize(
+        count: Int, first: UnsafeRawBufferPointer, last: UnsafeRawBufferPointer, cellBytes: Int
+    ) -> Int {
+        let limit = min(first.count, last.count)
+        var prefixLength = 0
+        while prefixLength < limit, first[prefixLength] == last[prefixLength] { prefixLength &+= 1 }
+        return lengthSize &+ prefixLength &+ cellBytes &- count &* prefixLength
+    }
+
     /// The body size of a leaf holding `entries`, strictly increasing.
     public static func bodySize(entries: some BidirectionalCollection<[UInt8]>) -> Int {
         guard let first = entries.first, let last = entries.last else { return lengthSize }

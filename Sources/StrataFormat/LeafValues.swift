@@ -76,6 +76,20 @@ public struct LeafValues: Sendable, Equatable {
         return total
     }
 
+    /// Whether an inline value is longer than `maximumInline` (one the checkpoint moves to an overflow chain), read
+    /// from the value ends alone.
+    public func hasInlineValue(longerThan maximumInline: Int) -> Bool {
+        ends.withUnsafeBufferPointer { ends in
+            var start = 0
+            for end in ends {
+                let stop = end >> 1
+                if end & 1 == 0, stop &- start > maximumInline { return true }
+                start = stop
+            }
+            return false
+        }
+    }
+
     /// Calls `body` with value `index` where it lies (its bytes lent for the call).
     ///
     /// The overflow reference is decoded outside the closure that lends the bytes: built inside it, next to a

@@ -25,6 +25,13 @@ import Testing
             #expect(packed.length(index) == model[index].length)
             packed.withCell(index) { cell in #expect(LeafValue(cell) == model[index]) }
         }
+        for limit in [0, 39, 256, 700] {
+            let hasLong = model.contains { value in
+                guard case .bytes(let bytes) = value else { return false }
+                return bytes.count > limit
+            }
+            #expect(packed.hasInlineValue(longerThan: limit) == hasLong, "limit \(limit)")
+        }
     }
 
     @Test(arguments: [1, 2, 3, 4]) func randomChangesMatchAnArray(seed: UInt64) {
@@ -93,6 +100,14 @@ import Testing
 
 extension LeafValuesTests {
     private struct Thrown: Error {}
+
+    /// An overflow reference is not an inline value, however long the value it names.
+    @Test func longInlineValuesAreFoundAndOverflowReferencesAreNot() {
+        let packed: LeafValues = [.bytes([1, 2, 3]), .overflow(firstPage: 4, length: 900), .bytes([])]
+        #expect(packed.hasInlineValue(longerThan: 2))
+        #expect(!packed.hasInlineValue(longerThan: 3))
+        #expect(!LeafValues().hasInlineValue(longerThan: 0))
+    }
 
     @Test func aThrowingBodyPropagates() {
         let packed: LeafValues = [.bytes([1, 2]), .overflow(firstPage: 4, length: 900)]

@@ -203,3 +203,46 @@ extension CheckpointTests {
         try store.close()
     }
 }
+
+extension CheckpointTests {
+    /// A checkpoint keeps the pages a transaction did not change and learns only their level, from their checksummed
+    /// headers: a kept leaf (of the table, of its index) whose resealed header names another level makes the checkpoint
+    /// a typed corruption error, and the rows stay readable.
+    @Test(arguments: [PageType.leaf, .indexLeaf])
+    func aKeptLeafWhoseHeaderNamesAnotherLevelIsCorruptionAtTheCheckpoint(type: PageType) throws {
+        let fileSystem = TemporaryStore.makeFileSystem()
+        let pageSize = 512
+        let (table, _, rows) = try IndexReference.makeSevenKeyStore(
+            fileSystem, configuration: .testing(pageSize: pageSize))
+        var file = try fileSystem.contentsOfFile(at: pagePath)
+        let header = try file.withUnsafeBytes { (bytes) throws(FormatError) in try StoreHeader.decode(bytes) }
+        let salt = header.checksumSalt
+        // The first leaf of its kind written is the leftmost (children are written left to right): row 1's, or the
+        // index's smallest keys. The update below changes the last row and its key (5 -> 6), not that leaf.
+        var damaged = false
+        for number in 1..<(file.count / pageSize) where !damaged {
+            let start = number * pageSize
+            try file.withUnsafeMutableBytes { bytes in
+                let page = UnsafeMutableRawBufferPointer(rebasing: bytes[start..<(start + pageSize)])
+                let header = try PageHeader.read(UnsafeRawBufferPointer(page), expectedPageNumber: UInt64(number))
+                guard header.type == type else { return }
+                if type == .leaf {
+                    #expect(page.loadUnaligned(fromByteOffset: PageFormat.headerSize, as: UInt64.self) == 1)
+                }
+                var raised = header
+                raised.extra = 1
+                raised.seal(page, salt: salt)
+                damaged = true
+            }
+        }
+        #expect(damaged)
+        try fileSystem.setContents(file, of: pagePath)
+        let store = try Store.openForTesting(fileSystem, configuration: .testing(pageSize: pageSize))
+        try store.write { txn in
+            try txn.update(rows[299], in: table, to: IndexReference.row([.int64(6), .string("row 299")]))
+        }
+        #expect(throws: StorageError.self) { try store.checkpoint() }
+        #expect(try store.snapshot().row(rows[299], in: table) == IndexReference.row([.int64(6), .string("row 299")]))
+        try? store.close()
+    }
+}

@@ -33,11 +33,22 @@ struct BTree: Sendable {
         }
     }
 
-    /// The node as the transaction tagged `owner` may change it: itself if it carries the tag, else a copy.
+    /// The node as the transaction tagged `owner` may change it: itself if it carries the tag, else a copy (a page
+    /// decoded into a node of the transaction's own).
     @inline(__always)
     func mutable(_ ref: NodeRef, owner: UInt64, level: Int?) throws -> BTreeNode {
-        if case .node(let node) = ref, node.owner == owner { return node }
-        return try resolve(ref, level: level).copy(owner: owner)
+        switch ref {
+        case .node(let node):
+            return node.owner == owner ? node : node.copy(owner: owner)
+        case .page(let number):
+            let node = try pages.ownedNode(at: number, owner: owner)
+            if let level, node.level != level {
+                throw StorageError.corrupt(
+                    pages.fileName, at: pages.offset(of: number),
+                    "tree node at page \(number) has level \(node.level), its parent expects \(level)")
+            }
+            return node
+        }
     }
 
     // MARK: - Reading

@@ -133,6 +133,20 @@ final class IndexNode: @unchecked Sendable {
         }
     }
 
+    /// ``search(_:)`` among the keys from `start` on, every key before `start` being below `key`: the key at `start`
+    /// is compared first, so a sorted run of removals that takes consecutive keys compares each key once rather than
+    /// searching the whole node for each.
+    @inline(__always)
+    func search(_ key: UnsafeRawBufferPointer, from start: Int) -> (index: Int, found: Bool) {
+        keys.withEntries { keys in
+            guard start < keys.count else { return (start, false) }
+            let order = IndexKey.compare(keys[start], key)
+            if order >= 0 { return (start, order == 0) }
+            let low = Self.lowerBound(key, in: keys, from: start &+ 1)
+            return (low, low < keys.count && IndexKey.compare(keys[low], key) == 0)
+        }
+    }
+
     /// ``childIndex(for:)`` of a key held in an array (writers).
     @inline(__always)
     func childIndex(for key: [UInt8]) -> Int { key.withUnsafeBytes { childIndex(for: $0) } }

@@ -86,6 +86,11 @@ struct CheckpointWriter {
     /// Writes a leaf, its long values as overflow chains first; returns its page and the values as written.
     private mutating func writeLeafPage(_ node: BTreeNode) throws -> (page: UInt64, values: LeafValues) {
         var values = node.values
+        // Most leaves have no long value: one pass over the value ends says so (the loop below asks each value's length
+        // and kind through two calls, 2,400 instructions a leaf).
+        guard values.hasInlineValue(longerThan: limits.maximumInline) else {
+            return (try appender.writeLeaf(keys: node.keys, values: values), values)
+        }
         for index in values.indices where !values.isOverflow(index) && values.length(index) > limits.maximumInline {
             guard case .bytes(let bytes) = values[index] else { continue }
             values.replace(index, with: .overflow(firstPage: try appender.writeOverflow(bytes), length: bytes.count))
