@@ -188,17 +188,18 @@ extension PropertyKey {
 
 /// The property each ``PropertyKey`` names in one entity, by key number, found on first use.
 final class PropertyBindings: Sendable {
-    /// Index + 1 by key number; 0 for a key not bound yet. Read without a lock on every property read; a binding
-    /// publishes a copy (``ReadMostly``), once per property of the entity a wrapper reads.
-    private let slots = ReadMostly<[Int32]>([])
+    /// Index + 1 by key number; 0 for a key not bound yet. A `Lock`, not a ``ReadMostly``: read through one, the
+    /// array was retained and released around each read, 30 instructions more a property read than the lock's round
+    /// trip (W3.graph).
+    private let slots = Lock<[Int32]>([])
 
     /// The index bound to `key`, binding it with `bind` the first time.
     func index(of key: PropertyKey, bind: () -> Int) -> Int {
         let number = Int(key.number)
-        let bound = slots.read { slots in number < slots.count ? Int(slots[number]) - 1 : -1 }
+        let bound = slots.withLock { slots in number < slots.count ? Int(slots[number]) - 1 : -1 }
         if bound >= 0 { return bound }
         let index = bind()
-        slots.update { slots in
+        slots.withLock { slots in
             if slots.count <= number { slots.append(contentsOf: repeatElement(0, count: number + 1 - slots.count)) }
             slots[number] = Int32(index + 1)
         }
