@@ -214,4 +214,48 @@ import Testing
         #expect(try fetched.value(forKey: "i16") as? Int16 == -32768)
         #expect(try fetched.value(forKey: "i64") as? Int64 == 5)
     }
+
+    /// A state loaded from a record shares the entity's default values until its first decode, which gives it a
+    /// buffer of its own (made, not copied): the entity's defaults never change, a transient keeps its default, and
+    /// every decoded value is the row's, one at a time or all at once.
+    @Test func aFiredFaultsFirstReadLeavesTheEntitysDefaultsAsTheyWere() throws {
+        let model = try ManagedObjectModel {
+            Entity("Defaulted") {
+                Attribute("name", .string, default: .string("unnamed"))
+                Attribute("count", .integer64, default: .integer(7))
+                Attribute("note", .string, default: .string("transient default")).transient()
+            }
+        }
+        let entity = try #require(model.entity(named: "Defaulted"))
+        let defaults = entity.defaultValues
+        let stack = try TestStack(.strata, model: model)
+        // Saved by a context that is gone: its objects' cached rows (decoded) go with it, so the faults read records.
+        let ids = try {
+            let writer = stack.context()
+            let saved = (0..<2).map { number in
+                let object = ManagedObject(entity: entity, insertInto: writer)
+                try? object.setValue("row \(number)", forKey: "name")
+                try? object.setValue(Int64(100 + number), forKey: "count")
+                return object
+            }
+            try writer.save()
+            return saved.map(\.objectID)
+        }()
+
+        let reader = stack.context()
+        let first = reader.object(with: ids[0])
+        #expect(try first.value(forKey: "count") as? Int64 == 100)
+        let state = try #require(first.state)
+        #expect(state.record?.isRecord == true)
+        #expect(state.undecoded.count == 1)
+        #expect(entity.defaultValues == defaults)
+        #expect(try first.value(forKey: "note") as? String == "transient default")
+        #expect(try first.value(forKey: "name") as? String == "row 0")
+        // All at once (the whole values read): the other fault's first decode.
+        let second = reader.object(with: ids[1])
+        try second.fulfillFaultIfNeeded()
+        #expect(second.values == [.string("row 1"), .integer(101), .string("transient default")])
+        #expect(entity.defaultValues == defaults)
+        #expect(ManagedObject(entity: entity, insertInto: nil).values == defaults)
+    }
 }

@@ -17,6 +17,7 @@ extension ManagedObjectContext {
         return object
     }
 
+    /// A new fault for `id`, registered: the caller found no object registered under it.
     func makeFault(for id: ManagedObjectID) -> ManagedObject {
         let type = EntityClassRegistry.type(for: id.entity)
         let object = type.init(entity: id.entity, insertInto: nil)
@@ -24,7 +25,7 @@ extension ManagedObjectContext {
         // A fault holds no state until it fires (whatever an overridden initializer made is a new object's).
         object.state = nil
         object.isFault = true
-        register(object)
+        registerUnregistered(object)
         return object
     }
 

@@ -1,4 +1,5 @@
 import StrataLock
+import Synchronization
 
 /// Which `ManagedObject` subclass represents an entity's objects.
 ///
@@ -7,31 +8,32 @@ import StrataLock
 /// runs. Entities without a registered class get plain ``ManagedObject`` instances, used through key-value
 /// coding.
 enum EntityClassRegistry {
-    private struct State {
-        var classes: [String: ManagedObject.Type] = [:]
-        /// Raised by every registration: a class an entity resolved earlier may no longer be the one.
-        var generation = 0
-    }
-
-    private static let state = Lock(State())
+    private static let classes = Lock<[String: ManagedObject.Type]>([:])
+    /// Raised by every registration that changes a class (under the lock of ``classes``): a class an entity resolved
+    /// earlier may no longer be the one. Read without the lock by every fault made.
+    private static let generation = Atomic<Int>(0)
 
     static func register(_ type: ManagedObject.Type, forEntityName name: String) {
-        state.withLock { state in
-            state.classes[name] = type
-            state.generation += 1
+        classes.withLock { classes in
+            // `init(context:)` registers its class on every insert: the same class again changes nothing, and
+            // leaves every entity's binding valid.
+            guard classes[name].map({ $0 != type }) ?? true else { return }
+            classes[name] = type
+            generation.wrappingAdd(1, ordering: .releasing)
         }
     }
 
     /// The class of `entity`'s objects: resolved by name once per entity (and again after a registration), then
     /// kept in the entity's ``EntityClassBinding`` (every fault made asks: two lookups by string were 5% of
-    /// making one).
+    /// making one, and the lock round trips of this lookup about 200 instructions).
     static func type(for entity: EntityDescription) -> ManagedObject.Type {
-        state.withLock { state in
-            if let type = entity.classBinding.type(at: state.generation) { return type }
+        // A class registered after the generation is read is one registered after this call, as far as it knows.
+        if let type = entity.classBinding.type(at: generation.load(ordering: .acquiring)) { return type }
+        return classes.withLock { classes in
+            let generation = generation.load(ordering: .relaxed)
             let type: ManagedObject.Type =
-                entity.managedObjectClassName.flatMap { state.classes[$0] } ?? state.classes[entity.name]
-                ?? ManagedObject.self
-            entity.classBinding.bind(type, at: state.generation)
+                entity.managedObjectClassName.flatMap { classes[$0] } ?? classes[entity.name] ?? ManagedObject.self
+            entity.classBinding.bind(type, at: generation)
             return type
         }
     }

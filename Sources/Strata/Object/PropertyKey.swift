@@ -48,25 +48,28 @@ final class PropertyKeyTable: Sendable {
         var sources: [PropertyKeySource] = []
         /// The property names of declaration sites, found by reflection once each.
         var siteNames: [UInt32: String] = [:]
-        /// Names interned lately, by the bits of the `String` given (see ``intern(name:)``).
-        var recentNames = [RecentName?](repeating: nil, count: PropertyKeyTable.recentNameSlots)
     }
 
-    /// A name interned lately: the `String` as given (held, so that its storage stays alive), its bits, its number.
-    private struct RecentName {
+    /// A name interned before: the `String` as given (held, so that its storage stays alive), its bits, its number.
+    private struct KnownName {
         let name: String
         let bits: (UInt64, UInt64)
         let number: UInt32
     }
 
-    private static let recentNameSlots = 64
+    static let knownNameSlots = 64
     private let state = Lock(State())
+    /// Names interned before, by the bits of the `String` given (see ``intern(name:)``), read without a lock. A slot is
+    /// filled once and never replaced: each filling publishes a copy that stays (``ReadMostly``), so at most
+    /// ``knownNameSlots`` copies are ever made; a name whose slot another holds is interned under the lock each time.
+    private let knownNames = ReadMostly([KnownName?](repeating: nil, count: PropertyKeyTable.knownNameSlots))
 
     /// The key of a property declared with a name: what ``intern(_:)`` gives for `.name(name)`, found first among
-    /// the names interned lately by the bits of the `String` itself. Every object of a class makes its wrappers with
-    /// the same literals, so a wrapper is made with one comparison of two words (hashing and comparing the name's
-    /// bytes was 280 instructions a wrapper, 1,400 an object of W4's employee). Equal bits are an equal string: a
-    /// small string's bits are its bytes, and a large one's name its storage, which the entry keeps alive.
+    /// the names interned before by the bits of the `String` itself. Every object of a class makes its wrappers with
+    /// the same literals, so a wrapper is made with one comparison of two words and no lock (hashing and comparing the
+    /// name's bytes was 280 instructions a wrapper, 1,400 an object of W4's employee; a lock round trip about 100).
+    /// Equal bits are an equal string: a small string's bits are its bytes, and a large one's name its storage, which
+    /// the entry keeps alive.
     func intern(name: String) -> PropertyKey {
         guard MemoryLayout<String>.size == 16 else { return intern(.name(name)) }
         let bits = withUnsafeBytes(of: name) { raw in
@@ -76,13 +79,18 @@ final class PropertyKeyTable: Sendable {
             )
         }
         let slot = Int(truncatingIfNeeded: ((bits.0 ^ bits.1) &* 0x9E37_79B9_7F4A_7C15) >> 58)
-        let cached = state.withLock { state -> UInt32? in
-            guard let recent = state.recentNames[slot], recent.bits == bits else { return nil }
-            return recent.number
+        // Compared in place: the entry (and a large name's storage) is not retained.
+        let (number, slotIsFree) = knownNames.read { names -> (UInt32?, Bool) in
+            guard let known = names[slot] else { return (nil, true) }
+            return (known.bits == bits ? known.number : nil, false)
         }
-        if let cached { return PropertyKey(number: cached) }
+        if let number { return PropertyKey(number: number) }
         let key = intern(.name(name))
-        state.withLock { $0.recentNames[slot] = RecentName(name: name, bits: bits, number: key.number) }
+        if slotIsFree {
+            knownNames.update { names in
+                if names[slot] == nil { names[slot] = KnownName(name: name, bits: bits, number: key.number) }
+            }
+        }
         return key
     }
 
@@ -95,6 +103,9 @@ final class PropertyKeyTable: Sendable {
             return PropertyKey(number: number)
         }
     }
+
+    /// How many copies of the known names were published (the first, empty, included).
+    var knownNameCopies: Int { knownNames.publishedCount }
 
     /// The name given for `key`, or the name found for its declaration site; nil for a site not named yet.
     func name(of key: PropertyKey) -> String? {
@@ -177,7 +188,9 @@ extension PropertyKey {
 
 /// The property each ``PropertyKey`` names in one entity, by key number, found on first use.
 final class PropertyBindings: Sendable {
-    /// Index + 1 by key number; 0 for a key not bound yet.
+    /// Index + 1 by key number; 0 for a key not bound yet. A `Lock`, not a ``ReadMostly``: read through one, the
+    /// array was retained and released around each read, 30 instructions more a property read than the lock's round
+    /// trip (W3.graph).
     private let slots = Lock<[Int32]>([])
 
     /// The index bound to `key`, binding it with `bind` the first time.
