@@ -389,12 +389,20 @@ struct EntryMultisetDigest: Equatable {
             state = mix(state ^ UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
             offset &+= 8
         }
+        // The last 0 to 7 bytes, as a little-endian integer. An entry of 8 bytes or more loads its last 8 bytes at
+        // once and shifts out those already mixed in (a loop a byte was 30% of the hash on entries of 10 to 30 bytes).
+        let rest = bytes.count &- offset
         var tail: UInt64 = 0
-        var shift: UInt64 = 0
-        while offset < bytes.count {
-            tail |= UInt64(bytes[offset]) &<< shift
-            shift &+= 8
-            offset &+= 1
+        if rest > 0, bytes.count >= 8 {
+            let last = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: bytes.count &- 8, as: UInt64.self))
+            tail = last &>> UInt64(64 &- 8 &* rest)
+        } else {
+            var shift: UInt64 = 0
+            while offset < bytes.count {
+                tail |= UInt64(bytes[offset]) &<< shift
+                shift &+= 8
+                offset &+= 1
+            }
         }
         return mix(mix(state ^ tail))
     }
