@@ -123,9 +123,9 @@ extension Store {
     }
 
     /// Step 0: opens the store read-only (the caller holds the lock) and throws for a store this version may not write.
-    /// When the log holds no record (so that opening and step 1 write nothing), the rest of the check is left to step
-    /// 2, which verifies every page as it copies it (``Verification/whileCopying``): nil. Otherwise verifies the store
-    /// in full first (``refuseUnrepairableDamage(_:)``).
+    /// When the log holds no record (so that opening and step 1 write nothing), the rest of the check is left to
+    /// step 2, which verifies every page as it copies it (``CompactionVerification/whileCopying``): nil. Otherwise
+    /// verifies the store in full first (``refuseUnrepairableDamage(_:)``).
     private static func refuseUnrepairableDamageUnlessCopyVerifies(
         in directory: String, fileSystem: any FileSystem
     ) throws -> [String: VerificationReport.IndexSummary]? {
