@@ -38,6 +38,9 @@ public struct CompactionReport: Sendable, Equatable, Codable {
     /// Whether the store had to be checkpointed first (its log held commits not yet in the page file: the
     /// recovery of opening it replayed them).
     public var checkpointedFirst = false
+    /// Whether the store was verified as it was copied (its log held no record), each page checked as it was read,
+    /// rather than by a full verification before (FORMAT.md §8.1 step 0).
+    public var verifiedWhileCopying = false
     /// Removing the old segments after the swap failed (they are garbage: verification counts their
     /// bytes as orphaned, and the next compaction removes them). Compaction itself succeeded.
     public var cleanupFailure: String?

@@ -16,6 +16,10 @@ extension Store {
     ///    the compaction **before anything is written**, so a refused compaction changes no file (recovery
     ///    alone would cut the log at mid-log damage and drop the commits after it). What recovery or the
     ///    rebuild of an index fixes (a torn log tail, a damaged or disagreeing index) does not refuse it.
+    ///    When the log holds no record and the commit notice names it (so that opening and step 1 write nothing),
+    ///    only the header and the log are checked here, and step 2 verifies the rest as it copies it, each page
+    ///    checked once as it is read (``CompactionVerification/whileCopying``): any problem removes the new files,
+    ///    and this full check then runs, refusing the damage with the same error, or letting the copy run again.
     /// 1. Open the store (recovery), checkpoint, so that the page file holds every commit, and empty the log.
     /// 2. Write `strata.pages.compact`: page 0 (the store header, as it is), then each table's rows in
     ///    row-ID order as a new tree built bottom-up (``TreeBuilder``: children before parents, overflow
@@ -77,9 +81,9 @@ extension Store {
             throw StorageError.io(error)
         }
         let store: Store
-        let verifiedIndexes: [String: VerificationReport.IndexSummary]
+        let verifiedIndexes: [String: VerificationReport.IndexSummary]?
         do {
-            verifiedIndexes = try refuseUnrepairableDamage(in: directory, fileSystem: fileSystem)
+            verifiedIndexes = try refuseUnrepairableDamageUnlessCopyVerifies(in: directory, fileSystem: fileSystem)
             store = try openLocked(
                 directory: directory, configuration: configuration, fileSystem: fileSystem, lock: lock)
         } catch {
@@ -87,8 +91,25 @@ extension Store {
             throw error
         }
         defer { store.closeWithoutCheckpoint() }
-        var report = try store.compactHoldingLock(
-            progress: progress, bufferPages: bufferPages, verifiedIndexes: verifiedIndexes)
+        var report: CompactionReport
+        if let verifiedIndexes {
+            report = try store.compactHoldingLock(
+                progress: progress, bufferPages: bufferPages, verification: .before(verifiedIndexes))
+        } else {
+            do {
+                report = try store.compactHoldingLock(
+                    progress: progress, bufferPages: bufferPages, verification: .whileCopying)
+            } catch let error as DamageFoundWhileCopying {
+                // The new files are gone and nothing else was written: step 0 in full says what the damage is, and
+                // refuses it or (an index to rebuild) lets the copy run again.
+                store.logger.notice(
+                    "compaction found damage while copying; verifying the store", metadata: ["damage": "\(error)"])
+                let verified = try refuseUnrepairableDamage(
+                    ReadOnlyStore.openWithoutLocking(at: directory, fileSystem: fileSystem))
+                report = try store.compactHoldingLock(
+                    progress: progress, bufferPages: bufferPages, verification: .before(verified))
+            }
+        }
         let elapsed = clock.now - started
         report.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         store.logger.info(
@@ -101,20 +122,46 @@ extension Store {
         return report
     }
 
-    /// Step 0: verifies the store read-only (the caller holds the lock) and throws for the first problem that
-    /// has no remedy, or for a store this version may not write.
-    ///
-    /// - Returns: the summaries of the indexes found whole and in agreement with their tables (no problem names
-    ///   them), by name: step 2 copies those in order instead of rebuilding them, when nothing changed since.
-    private static func refuseUnrepairableDamage(
+    /// Step 0: opens the store read-only (the caller holds the lock) and throws for a store this version may not write.
+    /// When the log holds no record (so that opening and step 1 write nothing), the rest of the check is left to
+    /// step 2, which verifies every page as it copies it (``CompactionVerification/whileCopying``): nil. Otherwise
+    /// verifies the store in full first (``refuseUnrepairableDamage(_:)``).
+    private static func refuseUnrepairableDamageUnlessCopyVerifies(
         in directory: String, fileSystem: any FileSystem
-    ) throws -> [String: VerificationReport.IndexSummary] {
+    ) throws -> [String: VerificationReport.IndexSummary]? {
         let check = try ReadOnlyStore.openWithoutLocking(at: directory, fileSystem: fileSystem)
         guard check.header.isWritable else {
             throw StorageError.readOnlyFeatures(
                 path: StoreFileNames.path(directory, StoreFileNames.pageFile),
                 features: check.header.unknownReadOnlyCompatibleFeatures)
         }
+        // An empty log that follows the checkpoint (nothing to replay, cut or replace), and a commit notice that names
+        // them (open posts one otherwise).
+        if check.logReport.problems.isEmpty, let log = check.logReport.log, log.records == 0,
+            log.fileBytes == UInt64(WALFormat.fileHeaderSize), log.lastLSN == check.checkpointState.lsn,
+            let notice = commitNotice(in: directory, fileSystem: fileSystem),
+            notice.lastCommitLSN == log.lastLSN, notice.logStartLSN == log.startLSN
+        {
+            return nil
+        }
+        return try refuseUnrepairableDamage(check)
+    }
+
+    /// The commit notice of the writer lock file (FORMAT.md §11.2), read-only; nil when it does not read.
+    private static func commitNotice(in directory: String, fileSystem: any FileSystem) -> CommitNotice? {
+        let path = StoreFileNames.path(directory, StoreFileNames.writerLock)
+        guard let file = try? fileSystem.openFileForReading(at: path) else { return nil }
+        defer { try? file.close() }
+        return (try? file.read(count: CommitNotice.size, at: 0)).flatMap(CommitNotice.decode)
+    }
+
+    /// Verifies the store read-only, as `strata fsck` does, and throws for the first problem that has no remedy.
+    ///
+    /// - Returns: the summaries of the indexes found whole and in agreement with their tables (no problem names
+    ///   them), by name: step 2 copies those in order instead of rebuilding them, when nothing changed since.
+    private static func refuseUnrepairableDamage(
+        _ check: ReadOnlyStore
+    ) throws -> [String: VerificationReport.IndexSummary] {
         let report = check.verify()
         let unrepairable = report.problems.filter { $0.remedy == nil }
         guard let first = unrepairable.first else {
@@ -151,9 +198,11 @@ extension Store {
 
     /// Steps 1 to 5 of ``compact(at:configuration:fileSystem:progress:)`` on this store, which is then closed.
     ///
-    /// - Parameter verifiedIndexes: the indexes step 0 found whole and in agreement with their tables.
+    /// - Parameter verification: whether step 0 verified the store (and which indexes it found whole), or step 2
+    ///   verifies it as it copies.
+    /// - Throws: ``DamageFoundWhileCopying`` (`verification` `.whileCopying`), having removed the new files.
     private func compactHoldingLock(
-        progress: ProgressHandler?, bufferPages: Int, verifiedIndexes: [String: VerificationReport.IndexSummary]
+        progress: ProgressHandler?, bufferPages: Int, verification: CompactionVerification
     ) throws -> CompactionReport {
         writerGate.wait()
         defer { writerGate.signal() }
@@ -205,8 +254,28 @@ extension Store {
                 bufferPages: bufferPages)
             // An index step 0 verified is copied in order when the state is the one it verified: nothing replayed or
             // checkpointed since, the same root page and entry count. Every other index is rebuilt from the rows.
+            // Verified while copied, every index is copied: step 1 changed nothing (the log held no record).
+            var verifier: StoreVerifier?
+            let verifiedIndexes: [String: VerificationReport.IndexSummary]
+            switch verification {
+            case .before(let indexes): verifiedIndexes = indexes
+            case .whileCopying:
+                verifiedIndexes = [:]
+                guard !report.checkpointedFirst else {
+                    throw DamageFoundWhileCopying(description: "the log held commits")
+                }
+                verifier = StoreVerifier(pages: pages)
+                // Blobs are checked whole first (as `verify()` reads them), then copied, each record checked again.
+                var blobVerifier = BlobVerifier(tree: tree, blobs: blobs)
+                blobVerifier.verify(state, into: &verifier!.report)
+                try verifier!.throwFirstProblem()
+            }
             let copied = Set(
                 state.indexes.values.filter { index in
+                    if verifier != nil {
+                        if case .node = index.root { return false }
+                        return true
+                    }
                     guard !report.checkpointedFirst, let summary = verifiedIndexes[index.definition.name] else {
                         return false
                     }
@@ -219,14 +288,17 @@ extension Store {
                     return summary.indexID == index.id.rawValue && summary.rootPage == rootPage
                         && summary.entryCount == index.entryCount && summary.unwrittenNodes == 0
                 }.map(\.id))
-            let (records, indexEntries) = try writeTables(
+            let (records, indexEntries, expected) = try writeTables(
                 of: state, rebuilding: Set(state.indexes.keys).subtracting(copied), into: &writer,
-                segments: &segments, progress: progress)
-            let indexes = try writeIndexes(of: state, copying: copied, entries: indexEntries, into: &writer)
+                segments: &segments, progress: progress, verifier: &verifier)
+            let indexes = try writeIndexes(
+                of: state, copying: copied, entries: indexEntries, into: &writer, verifier: &verifier,
+                expected: expected)
             _ = try writer.writeRootRecord(
                 RootRecord(
                     walLSN: state.lsn, nextTableID: state.nextTableID, previousRootPage: PageFormat.noPage,
                     tables: records, nextIndexID: state.nextIndexID, indexes: indexes))
+            report.verifiedWhileCopying = verifier != nil
             report.indexCount = indexes.count
             report.indexesCopied = copied.count
             report.indexEntryCount = indexes.reduce(0) { $0 + $1.entryCount }
@@ -257,7 +329,9 @@ extension Store {
                 for id in segments.createdIDs { try? fileSystem.removeFile(at: blobs.path(of: id)) }
                 try? fileSystem.syncDirectory(at: directory)
             }
-            logger.error("compaction failed; the store is unchanged", metadata: ["error": "\(error)"])
+            if !(error is DamageFoundWhileCopying) {
+                logger.error("compaction failed; the store is unchanged", metadata: ["error": "\(error)"])
+            }
             throw error
         }
         try? newFile?.close()
@@ -303,9 +377,12 @@ extension Store {
     /// agrees with its table even if the old one did not: they lie packed in one buffer in row order, are sorted by
     /// integer prefixes (a counting sort by key when few keys repeat over many rows) and handed to the leaves lent.
     /// An array per entry and a closure per comparison were 70% of W12's compaction (issue 16).
+    ///
+    /// With a `verifier`, each copied index is walked by it (``StoreVerifier/verifyIndex(_:of:expected:eachEntry:)``,
+    /// against the `expected` entries its table's copy folded), and its first problem thrown.
     private func writeIndexes(
         of state: StoreState, copying: Set<IndexID>, entries: [IndexID: PackedIndexEntries],
-        into writer: inout PageAppender
+        into writer: inout PageAppender, verifier: inout StoreVerifier?, expected: [IndexID: ExpectedIndexEntries]
     ) throws -> [RootRecord.Index] {
         var roots: [IndexID: (page: UInt64, height: Int)] = [:]
         var rebuilt = state
@@ -318,6 +395,19 @@ extension Store {
                 // Every entry ends with its row's ID, and the rows were walked in increasing order: entries are
                 // distinct.
                 try packed.forEach(packed.sorted(inRowOrder: true)) { try builder.add($0, writer: &writer) }
+            } else if verifier != nil {
+                var failure: (any Error)?
+                verifier!.verifyIndex(index, of: state, expected: expected[index.id]) { entry in
+                    guard failure == nil else { return }
+                    do {
+                        if try !builder.addIfInOrder(entry, writer: &writer) {
+                            failure = DamageFoundWhileCopying(
+                                description: "index '\(index.definition.name)' holds entries out of order")
+                        }
+                    } catch { failure = error }
+                }
+                try DamageFoundWhileCopying.rethrow(failure)
+                try verifier!.throwFirstProblem()
             } else {
                 let name = index.definition.name
                 try IndexTree(pages: pages).forEach(index.root, from: nil, below: nil, reverse: false) { entry in
@@ -341,10 +431,17 @@ extension Store {
 
     /// Writes every table's tree (in table-ID order) and returns the root record's table entries, and the entries of
     /// each index in `rebuilding`, made from the rows on the way (one walk of each table).
+    ///
+    /// With a `verifier`, the walk is its own (``StoreVerifier/verifyTable(_:eachRow:)``): each page is checked as it
+    /// is read and its rows copied, the first problem thrown after each table, and the entries of every other index
+    /// folded as ``ExpectedIndexEntries`` for ``writeIndexes(of:copying:entries:into:verifier:expected:)`` to check.
     private func writeTables(
         of state: StoreState, rebuilding: Set<IndexID>, into writer: inout PageAppender,
-        segments: inout SegmentCopier, progress: ProgressHandler?
-    ) throws -> (tables: [RootRecord.Table], indexEntries: [IndexID: PackedIndexEntries]) {
+        segments: inout SegmentCopier, progress: ProgressHandler?, verifier: inout StoreVerifier?
+    ) throws -> (
+        tables: [RootRecord.Table], indexEntries: [IndexID: PackedIndexEntries],
+        expected: [IndexID: ExpectedIndexEntries]
+    ) {
         var total: UInt64 = 0
         for table in state.tables.values { total += table.rowCount }
         if let catalog = state.tableIDs[BlobCatalog.tableName] {
@@ -356,46 +453,68 @@ extension Store {
         var throttle = ProgressThrottle(progress, phase: "compacting", total: total)
         var records: [RootRecord.Table] = []
         var indexEntries: [IndexID: PackedIndexEntries] = [:]
+        var expectedEntries: [IndexID: ExpectedIndexEntries] = [:]
         for table in state.tables.values.sorted(by: { $0.id < $1.id }) {
-            var builder = TreeBuilder(pageSize: pageSize)
-            let isCatalog = table.name == BlobCatalog.tableName
-            let indexes = try table.indexes.map(\.id).filter(rebuilding.contains).map { try state.index($0) }
-            var entries = indexes.map { _ in PackedIndexEntries() }
-            try tree.forEachCell(table.root, from: 0, through: .max, reverse: false) { key, cell in
-                try pages.withBytes(of: cell) { bytes in
-                    for position in indexes.indices {
-                        do {
-                            try entries[position].append(
-                                of: indexes[position].definition, row: key, bytes: bytes, tag: 0, limit: .max,
-                                pages: pages)
-                        } catch StorageError.invalidArgument(let reason) {
-                            // A stored row the index cannot take is damage, not a caller's bad argument.
-                            throw StorageError.corrupt(pages.fileName, at: 0, reason)
-                        }
+            let rebuilt = try table.indexes.map(\.id).filter(rebuilding.contains).map { try state.index($0) }
+            // The indexes to copy, whose entries the rows must give.
+            let checked =
+                verifier == nil
+                ? [] : try table.indexes.map(\.id).filter { !rebuilding.contains($0) }.map { try state.index($0) }
+            var copy = TableCopy(table: table, pages: pages, rebuilding: rebuilt, checking: checked)
+            if verifier != nil {
+                var failure: (any Error)?
+                verifier!.verifyTable(table) { key, cell in
+                    guard failure == nil else { return }
+                    // The verifier reports rows out of order; the builder must not be handed them.
+                    guard copy.follows(key) else {
+                        failure = DamageFoundWhileCopying(description: "table '\(table.name)': row \(key) out of order")
+                        return
                     }
-                    // Copied where it lies into the new leaf: no array per row.
-                    if !isCatalog { try builder.add(key, bytes, writer: &writer) }
+                    do { try copy.add(key, cell, writer: &writer, segments: &segments, throttle: &throttle) } catch {
+                        failure = error
+                    }
                 }
-                if isCatalog {
-                    let entry = try BlobCatalog.entry(LeafValue(cell), pages: pages, blob: BlobID(key))
-                    try builder.add(
-                        key, try segments.copy(BlobID(key), entry) { throttle.advance() }.encoded(), writer: &writer)
+                try DamageFoundWhileCopying.rethrow(failure)
+                try verifier!.throwFirstProblem()
+                for (position, index) in checked.enumerated() { expectedEntries[index.id] = copy.expected[position] }
+            } else {
+                try tree.forEachCell(table.root, from: 0, through: .max, reverse: false) { key, cell in
+                    try copy.add(key, cell, writer: &writer, segments: &segments, throttle: &throttle)
+                    return true
                 }
-                throttle.advance()
-                return true
             }
-            let (root, height) = try builder.finish(&writer)
-            guard builder.rowCount == table.rowCount else {
+            let (root, height) = try copy.finish(&writer)
+            guard copy.rowCount == table.rowCount else {
                 throw StorageError.corrupt(
                     pages.fileName, at: 0,
-                    "table '\(table.name)' says it has \(table.rowCount) rows; its tree has \(builder.rowCount)")
+                    "table '\(table.name)' says it has \(table.rowCount) rows; its tree has \(copy.rowCount)")
             }
-            for (position, index) in indexes.enumerated() { indexEntries[index.id] = entries[position] }
+            for (position, index) in rebuilt.enumerated() { indexEntries[index.id] = copy.entries[position] }
             records.append(
                 RootRecord.Table(
                     tableID: table.id.rawValue, name: table.name, nextRowID: table.nextRowID, rowCount: table.rowCount,
                     rootPage: root, height: height))
         }
-        return (records, indexEntries)
+        return (records, indexEntries, expectedEntries)
+    }
+}
+
+extension StoreVerifier {
+    /// Throws ``DamageFoundWhileCopying`` naming the first problem found so far, if there is one.
+    func throwFirstProblem() throws {
+        guard let first = report.problems.first else { return }
+        throw DamageFoundWhileCopying(description: first.message)
+    }
+}
+
+extension DamageFoundWhileCopying {
+    /// Rethrows what a copy that verifies met, if anything: an I/O error as it is (the same error the copy throws
+    /// after a full verification), any other (a chain or blob that does not read, a row an index cannot take) as
+    /// damage for the full verification to judge.
+    static func rethrow(_ failure: (any Error)?) throws {
+        guard let failure else { return }
+        if case StorageError.io = failure { throw failure }
+        if failure is DamageFoundWhileCopying { throw failure }
+        throw DamageFoundWhileCopying(description: "\(failure)")
     }
 }

@@ -46,30 +46,41 @@ struct StoreVerifier {
     }
 
     mutating func verifyTables(_ state: StoreState, rootRecordPages: UInt64) {
-        report.tableCount = state.tables.count
-        for table in state.tables.values.sorted(by: { $0.id < $1.id }) {
-            var rows: UInt64 = 0
-            var maximumKey: UInt64 = 0
-            var rootPage: UInt64?
-            if case .page(let page) = table.root { rootPage = page }
-            summary = VerificationReport.TableSummary(
-                name: table.name, tableID: table.id.rawValue, isEngineTable: table.isEngineTable,
-                rowCount: table.rowCount,
-                nextRowID: table.nextRowID, height: 0, rootPage: rootPage)
-            if let root = table.root {
-                verify(root, level: nil, lower: 0, upper: nil, table: table.name, rows: &rows, maximumKey: &maximumKey)
-            }
-            if let summary { report.tables.append(summary) }
-            summary = nil
-            if rows != table.rowCount {
-                problem("table '\(table.name)' says it has \(table.rowCount) rows; its tree has \(rows)")
-            }
-            if rows > 0, maximumKey >= table.nextRowID {
-                problem("table '\(table.name)' holds row \(maximumKey) but would allocate \(table.nextRowID) next")
-            }
-            report.rowCount += rows
-        }
+        for table in state.tables.values.sorted(by: { $0.id < $1.id }) { verifyTable(table) { _, _ in } }
         verifyIndexes(state)
+        countPages(of: state, rootRecordPages: rootRecordPages)
+    }
+
+    /// Step 2 for one table; `eachRow` is lent each row found, in the order of the walk (increasing row IDs when the
+    /// tree is whole), as its leaf is read: compaction copies the rows it verifies.
+    mutating func verifyTable(_ table: TableState, eachRow: (UInt64, LeafCell) -> Void) {
+        var rows: UInt64 = 0
+        var maximumKey: UInt64 = 0
+        var rootPage: UInt64?
+        if case .page(let page) = table.root { rootPage = page }
+        summary = VerificationReport.TableSummary(
+            name: table.name, tableID: table.id.rawValue, isEngineTable: table.isEngineTable,
+            rowCount: table.rowCount,
+            nextRowID: table.nextRowID, height: 0, rootPage: rootPage)
+        if let root = table.root {
+            verify(
+                root, level: nil, lower: 0, upper: nil, table: table.name, rows: &rows, maximumKey: &maximumKey,
+                eachRow: eachRow)
+        }
+        if let summary { report.tables.append(summary) }
+        summary = nil
+        if rows != table.rowCount {
+            problem("table '\(table.name)' says it has \(table.rowCount) rows; its tree has \(rows)")
+        }
+        if rows > 0, maximumKey >= table.nextRowID {
+            problem("table '\(table.name)' holds row \(maximumKey) but would allocate \(table.nextRowID) next")
+        }
+        report.rowCount += rows
+    }
+
+    /// Step 4, after every tree of `state` was walked.
+    mutating func countPages(of state: StoreState, rootRecordPages: UInt64) {
+        report.tableCount = state.tables.count
         report.pageFilePages = pages.pageCount
         report.rootRecordPages = rootRecordPages
         let referenced = UInt64(visited.count) + rootRecordPages + 1
@@ -79,7 +90,7 @@ struct StoreVerifier {
     /// Verifies the subtree at `ref`, whose keys must lie in `lower..<upper` (`upper` nil: unbounded).
     private mutating func verify(
         _ ref: NodeRef, level expected: Int?, lower: UInt64, upper: UInt64?, table: String, rows: inout UInt64,
-        maximumKey: inout UInt64
+        maximumKey: inout UInt64, eachRow: (UInt64, LeafCell) -> Void
     ) {
         let node: NodeShape
         var pageNumber: UInt64?
@@ -95,13 +106,18 @@ struct StoreVerifier {
                     "table '\(table)': in-memory node of \(size) bytes recorded as \(node.bodySize) (capacity \(limits.capacity))"
                 )
             }
+            if inMemory.isLeaf {
+                for index in inMemory.keys.indices {
+                    inMemory.values.withCell(index) { eachRow(inMemory.keys[index], $0) }
+                }
+            }
         case .page(let number):
             pageNumber = number
             guard visited.insert(number).inserted else {
                 problem("table '\(table)': page \(number) is reachable twice", page: number)
                 return
             }
-            do { node = try readNode(number) } catch {
+            do { node = try readNode(number, eachRow: eachRow) } catch {
                 problem("table '\(table)': \(error)", page: number)
                 return
             }
@@ -152,13 +168,14 @@ struct StoreVerifier {
             }
             verify(
                 node.children[index], level: node.level - 1, lower: childLower, upper: childUpper, table: table,
-                rows: &rows, maximumKey: &maximumKey)
+                rows: &rows, maximumKey: &maximumKey, eachRow: eachRow)
         }
     }
 
     /// Reads a tree page, checksum included whatever was checked before, into the shape the checks need: keys,
-    /// children and overflow references, no copy of any value.
-    private func readNode(_ number: UInt64) throws -> NodeShape {
+    /// children and overflow references, no copy of any value. A leaf's rows are lent to `eachRow` once the page
+    /// validates.
+    private func readNode(_ number: UInt64, eachRow: (UInt64, LeafCell) -> Void) throws -> NodeShape {
         try pages.withPage(number, fully: true) { page, header in
             switch header.type {
             case .leaf:
@@ -170,9 +187,9 @@ struct StoreVerifier {
                 for index in 0..<leaf.count {
                     let key = bitmapKeys?[index] ?? leaf.key(at: index)
                     node.keys.append(key)
-                    if case .overflow(let first, let length) = leaf.cell(at: index) {
-                        node.overflows.append((key, first, length))
-                    }
+                    let cell = leaf.cell(at: index)
+                    if case .overflow(let first, let length) = cell { node.overflows.append((key, first, length)) }
+                    eachRow(key, cell)
                 }
                 return node
             case .internal:
