@@ -23,13 +23,7 @@ struct BTree: Sendable {
         case .node(let node):
             return node
         case .page(let number):
-            let node = try pages.node(at: number)
-            if let level, node.level != level {
-                throw StorageError.corrupt(
-                    pages.fileName, at: pages.offset(of: number),
-                    "tree node at page \(number) has level \(node.level), its parent expects \(level)")
-            }
-            return node
+            return try checked(pages.node(at: number), at: number, level: level)
         }
     }
 
@@ -41,14 +35,19 @@ struct BTree: Sendable {
         case .node(let node):
             return node.owner == owner ? node : node.copy(owner: owner)
         case .page(let number):
-            let node = try pages.ownedNode(at: number, owner: owner)
-            if let level, node.level != level {
-                throw StorageError.corrupt(
-                    pages.fileName, at: pages.offset(of: number),
-                    "tree node at page \(number) has level \(node.level), its parent expects \(level)")
-            }
-            return node
+            return try checked(pages.ownedNode(at: number, owner: owner), at: number, level: level)
         }
+    }
+
+    /// `node`, read from page `number`, if it has the level its parent expects (when the caller knows it).
+    @inline(__always)
+    private func checked(_ node: BTreeNode, at number: UInt64, level: Int?) throws -> BTreeNode {
+        if let level, node.level != level {
+            throw StorageError.corrupt(
+                pages.fileName, at: pages.offset(of: number),
+                "tree node at page \(number) has level \(node.level), its parent expects \(level)")
+        }
+        return node
     }
 
     // MARK: - Reading

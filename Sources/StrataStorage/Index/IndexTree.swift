@@ -42,13 +42,7 @@ struct IndexTree: Sendable {
         case .node(let node):
             return node
         case .page(let number):
-            let node = try pages.indexNode(at: number)
-            if let level, node.level != level {
-                throw StorageError.corrupt(
-                    pages.fileName, at: pages.offset(of: number),
-                    "index node at page \(number) has level \(node.level), its parent expects \(level)")
-            }
-            return node
+            return try checked(pages.indexNode(at: number), at: number, level: level)
         }
     }
 
@@ -60,14 +54,19 @@ struct IndexTree: Sendable {
         case .node(let node):
             return node.owner == owner ? node : node.copy(owner: owner)
         case .page(let number):
-            let node = try pages.ownedIndexNode(at: number, owner: owner)
-            if let level, node.level != level {
-                throw StorageError.corrupt(
-                    pages.fileName, at: pages.offset(of: number),
-                    "index node at page \(number) has level \(node.level), its parent expects \(level)")
-            }
-            return node
+            return try checked(pages.ownedIndexNode(at: number, owner: owner), at: number, level: level)
         }
+    }
+
+    /// `node`, read from page `number`, if it has the level its parent expects (when the caller knows it).
+    @inline(__always)
+    private func checked(_ node: IndexNode, at number: UInt64, level: Int?) throws -> IndexNode {
+        if let level, node.level != level {
+            throw StorageError.corrupt(
+                pages.fileName, at: pages.offset(of: number),
+                "index node at page \(number) has level \(node.level), its parent expects \(level)")
+        }
+        return node
     }
 
     // MARK: - Reading
