@@ -200,12 +200,12 @@ extension Store {
             (replay, summary) = try replayLog(knownCommittedEnd: 0)
         }
         state = replay.state
-        let discardedBytes = summary.fileSize - replay.committedEnd
+        let discardedBytes = summary.contentEnd - replay.committedEnd
         if let reason = summary.stopReason {
             logger.warning(
                 "log ends in an invalid record; discarding the tail",
                 metadata: [
-                    "offset": "\(summary.validEnd)", "bytes": "\(summary.fileSize - summary.validEnd)",
+                    "offset": "\(summary.validEnd)", "bytes": "\(summary.contentEnd - summary.validEnd)",
                     "reason": "\(reason)",
                 ])
         }
@@ -223,8 +223,9 @@ extension Store {
             ])
 
         let wal = WALWriter(
-            handle: walFile, salt: walHeader.salt, endOffset: replay.committedEnd, lastLSN: state.lsn,
-            repairsFailedSyncs: configuration.durability == .full)
+            handle: walFile, salt: walHeader.salt, endOffset: replay.committedEnd,
+            reservedEnd: discardedBytes == 0 ? summary.fileSize : replay.committedEnd, lastLSN: state.lsn,
+            maximumReserve: configuration.logReserveBytes, repairsFailedSyncs: configuration.durability == .full)
         var shared = Shared(
             latest: state, published: state, checkpointLSN: coveredLSN, generation: found?.generation ?? 0,
             rootRecordPage: found?.firstPage ?? PageFormat.noPage, nextPage: durablePages,
@@ -274,7 +275,7 @@ extension Store {
         defer { writerGate.signal() }
         guard let writers = try lockWriters(waiting: false) else { return false }
         defer { writers.unlock() }
-        try catchUp(writing: true, trustingNotice: false)
+        try catchUp(writing: true, trustingNotice: false, reserve: .wholeTail)
         // A log behind the root record (a large commit's, FORMAT.md §7.2.1) is replaced at once: nothing may follow it.
         if shared.withLock({ $0.logBehindCheckpoint })
             || (recoveryReport.replayedTransactions > 0 && !deferringCheckpoint)

@@ -59,6 +59,15 @@ public struct WALLayout: Sendable, Equatable {
     /// The records that end a transaction.
     public var commitRecords: [Record] { records.filter { $0.type == .commit } }
 
+    /// The end of the valid records (the header's end when there is none).
+    public var recordsEnd: UInt64 { records.last?.end ?? UInt64(WALFormat.fileHeaderSize) }
+
+    /// Whether every byte after the valid records is zero: the log's reserved space (FORMAT.md §3.3), or nothing.
+    public static func endsInReservedSpace(_ bytes: [UInt8]) throws -> Bool {
+        let layout = try WALLayout(bytes)
+        return bytes[Int(layout.recordsEnd)...].allSatisfy { $0 == 0 }
+    }
+
     /// Recomputes the checksum of the record at `offset` of a log in `bytes` after its other bytes were
     /// edited (LevelDB's `FixChecksum`), so that only the engine's structural checks can reject it.
     ///

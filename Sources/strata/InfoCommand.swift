@@ -232,7 +232,8 @@ struct InfoCommand: ParsableCommand {
         }
         if let wal = info.wal {
             print(
-                "log: \(Output.count(wal.fileBytes)) bytes, "
+                "log: \(Output.count(wal.fileBytes)) bytes"
+                    + (wal.reservedBytes > 0 ? " (\(Output.count(wal.reservedBytes)) reserved)" : "") + ", "
                     + (wal.records == 0 ? "empty (next LSN \(wal.startLSN))" : "LSN \(wal.startLSN)...\(wal.lastLSN)")
                     + ", \(wal.records) records "
                     + "(\(wal.coveredRecords) checkpointed), \(wal.transactionsToReplay) transactions to replay"

@@ -38,7 +38,7 @@ import Testing
         var untilCheckpoint = Int.random(in: checkpointEvery, using: &workload.random)
         for _ in 0..<transactions {
             guard try workload.runTransaction(on: store) else { continue }
-            current.commits.append((try fileSystem.sizeOfFile(at: walPath), workload.model))
+            current.commits.append((store.statistics.walBytes, workload.model))
             untilCheckpoint -= 1
             if untilCheckpoint == 0 {
                 current.image = fileSystem.crashImage()
@@ -77,13 +77,28 @@ import Testing
         at length: Int,
         pageSize: Int,
         thorough: Bool,
+        paddedTo fileSize: Int? = nil,
         context: String
     ) throws -> Bool {
         // A fresh file system holding the two files: cheaper than a crash image of the whole workload's.
         let fileSystem = TemporaryStore.makeFileSystem()
         try fileSystem.setContents(pages, of: pagePath)
-        try fileSystem.setContents(Array(log[0..<length]), of: walPath)
-        let (model, replayed, end) = expected(capture, cutAt: UInt64(length))
+        var cut = Array(log[0..<length])
+        // A write torn inside the reserved space leaves its zeros after what it wrote: bytes of the log that were
+        // zeros anyway (an LSN's or a count's high bytes) are there as if written.
+        var written = length
+        if let fileSize {
+            cut += [UInt8](repeating: 0, count: fileSize - length)
+            while written < log.count, log[written] == 0 { written += 1 }
+        }
+        try fileSystem.setContents(cut, of: walPath)
+        let (model, replayed, end) = expected(capture, cutAt: UInt64(written))
+        // Recovery discards what follows the last commit, up to the file's end unless zeros (reserved space) follow
+        // the last valid record (FORMAT.md §3.3).
+        let validEnd = Int(try WALLayout(cut).recordsEnd)
+        let discarded =
+            cut[validEnd..<min(cut.count, validEnd + WALFormat.recordHeaderSize)].allSatisfy { $0 == 0 }
+            ? UInt64(validEnd) - end : UInt64(cut.count) - end
         let store: Store
         do { store = try Store.openForTesting(fileSystem, configuration: .testing(pageSize: pageSize)) } catch {
             Issue.record("\(context): open failed: \(error)")
@@ -95,9 +110,9 @@ import Testing
             ok = false
         }
         let report = store.recoveryReport
-        if report.replayedTransactions != replayed || report.discardedLogBytes != UInt64(length) - end {
-            let discarded = "discarded \(report.discardedLogBytes) bytes (expected \(UInt64(length) - end))"
-            Issue.record("\(context): replayed \(report.replayedTransactions) (expected \(replayed)), \(discarded)")
+        if report.replayedTransactions != replayed || report.discardedLogBytes != discarded {
+            let bytes = "discarded \(report.discardedLogBytes) bytes (expected \(discarded))"
+            Issue.record("\(context): replayed \(report.replayedTransactions) (expected \(replayed)), \(bytes)")
             ok = false
         }
         guard thorough else {
@@ -143,13 +158,12 @@ import Testing
         // Every byte is cut in the last two logs that hold at least four records.
         let detailed = Set(captures.indices.filter { captures[$0].commits.count >= 2 }.suffix(2))
         for (captureIndex, capture) in captures.enumerated() {
-            let log = try capture.image.contentsOfFile(at: walPath)
+            let file = try capture.image.contentsOfFile(at: walPath)
             let pages = try capture.image.contentsOfFile(at: pagePath)
+            #expect(try WALLayout.endsInReservedSpace(file), "the log holds valid records, then zeros")
+            // The records, cut as a log file without reserved space is (one whose last append extended it).
+            let log = Array(file[..<Int(try WALLayout(file).recordsEnd)])
             let layout = try WALLayout(log)
-            #expect(
-                (layout.records.last?.end ?? UInt64(WALFormat.fileHeaderSize)) == UInt64(log.count),
-                "the log holds only valid records"
-            )
             #expect(layout.commitRecords.map(\.end) == capture.commits.map(\.end))
             let boundaries = Set([WALFormat.fileHeaderSize] + layout.records.map { Int($0.end) })
             var cuts = boundaries
@@ -173,6 +187,14 @@ import Testing
                         thorough: thorough,
                         context: context
                     )
+                else { return }
+                // The same cut as a write torn inside reserved space: zeros follow it to the file's end.
+                guard detailed.contains(captureIndex), file.count > length else { continue }
+                cases += 1
+                guard
+                    try checkCut(
+                        capture, pages: pages, log: log, at: length, pageSize: pageSize, thorough: thorough,
+                        paddedTo: file.count, context: "\(context), zeros after it")
                 else { return }
             }
         }

@@ -26,7 +26,7 @@ import Testing
         while models.count <= transactions {
             if try workload.runTransaction(on: store) {
                 models.append(workload.model)
-                ends.append(try fileSystem.sizeOfFile(at: walPath))
+                ends.append(store.statistics.walBytes)
             }
         }
         let image = fileSystem.crashImage()
@@ -38,18 +38,27 @@ import Testing
         let (image, models, ends) = try makeStore(transactions: 12)
         let log = try image.contentsOfFile(at: walPath)
         let pages = try image.contentsOfFile(at: pagePath)
-        #expect(UInt64(log.count) == ends.last)
+        let recordsEnd = Int(ends.last!)
+        #expect(try WALLayout(log).recordsEnd == ends.last)
+        #expect(try WALLayout.endsInReservedSpace(log), "zeros follow the records")
         var errors = 0
         var prefixLengths: [Int: Int] = [:]
         var failures = 0
-        for offset in 0..<log.count where failures < 10 {
+        // Every byte of the records, and bytes of the reserved space after them: its first, the last of a record
+        // header's worth, the first after that, its last.
+        let reserved = [
+            recordsEnd, recordsEnd + WALFormat.recordHeaderSize - 1, recordsEnd + WALFormat.recordHeaderSize,
+        ]
+        let offsets = Array(0..<recordsEnd) + (reserved + [log.count - 1]).filter { $0 < log.count }
+        for offset in offsets where failures < 10 {
             var damaged = log
             damaged[offset] ^= 1 << UInt8(offset % 8)
             let fileSystem = TemporaryStore.makeFileSystem()
             try fileSystem.setContents(pages, of: pagePath)
             try fileSystem.setContents(damaged, of: walPath)
-            // The transaction whose records hold the byte: everything before it must survive.
-            let transaction = ends.firstIndex { UInt64(offset) < $0 }!
+            // The transaction whose records hold the byte: everything before it must survive (all of them, when the
+            // byte is in the reserved space: a damaged reserve is a tail to cut, never a reason to drop commits).
+            let transaction = ends.firstIndex { UInt64(offset) < $0 } ?? ends.count
             let context = "flip of log byte \(offset) (transaction \(transaction))"
             let store: Store
             do { store = try Store.openForTesting(fileSystem, configuration: .testing(pageSize: 512)) } catch let error
@@ -120,7 +129,11 @@ import Testing
             counts.encoded().withUnsafeBytes {
                 WALRecord.append(type: .commit, lsn: lsn, payload: $0, salt: salt, to: &writer)
             }
-            return log + writer.bytes
+            // Written where the writer writes: over the reserved space after the records.
+            var result = log
+            let start = Int(layout.recordsEnd)
+            result.replaceSubrange(start..<min(result.count, start + writer.count), with: writer.bytes)
+            return result
         }
         func encoded(_ operation: WALOperation) -> [UInt8] {
             var writer = ByteWriter()

@@ -22,7 +22,8 @@ import Testing
     }
 
     /// A writer of a new log "/wal" on an in-memory file system whose syncs take `seconds` (as on a disk), the directory
-    /// synced so that the log survives a power loss with what its syncs covered.
+    /// synced so that the log survives a power loss with what its syncs covered. It reserves no space ahead, so that
+    /// the file holds nothing but records.
     static func makeWriter(
         syncTaking seconds: Double
     ) throws -> (memory: InMemoryFileSystem, files: FaultInjectingFileSystem, wal: WALWriter) {
@@ -31,8 +32,8 @@ import Testing
             if operation == .sync { Thread.sleep(forTimeInterval: seconds) }
         }
         let wal = WALWriter(
-            handle: try files.openFile(at: "/wal", mode: .createNew), salt: 1, endOffset: 0, lastLSN: 0,
-            repairsFailedSyncs: true)
+            handle: try files.openFile(at: "/wal", mode: .createNew), salt: 1, endOffset: 0, reservedEnd: 0,
+            lastLSN: 0, maximumReserve: 0, repairsFailedSyncs: true)
         try memory.syncDirectory(at: "/")
         return (memory, files, wal)
     }

@@ -138,7 +138,8 @@ extension Store {
         // An empty log that follows the checkpoint (nothing to replay, cut or replace), and a commit notice that names
         // them (open posts one otherwise).
         if check.logReport.problems.isEmpty, let log = check.logReport.log, log.records == 0,
-            log.fileBytes == UInt64(WALFormat.fileHeaderSize), log.lastLSN == check.checkpointState.lsn,
+            log.fileBytes - log.reservedBytes == UInt64(WALFormat.fileHeaderSize),
+            log.lastLSN == check.checkpointState.lsn,
             let notice = commitNotice(in: directory, fileSystem: fileSystem),
             notice.lastCommitLSN == log.lastLSN, notice.logStartLSN == log.startLSN
         {

@@ -53,11 +53,13 @@ extension Store {
     ///   killed before its commit record, or a torn record) can be no live writer's, and is cut off.
     /// - Parameter trustingNotice: whether the commit notice's LSN must be in the log (false right after recovery,
     ///   which read the log itself, while the notice may be a stale one a power loss left).
-    func catchUp(writing: Bool, trustingNotice: Bool = true) throws {
+    /// - Parameter reserve: how a writer tells the log's reserved space from a tail to cut (FORMAT.md §3.3):
+    ///   `.wholeTail` right after recovery, where a power loss may have left written pages past unwritten ones.
+    func catchUp(writing: Bool, trustingNotice: Bool = true, reserve: WALReader.ReserveCheck = .header) throws {
         let found = try follower.withLock { position -> ExternalCommits? in
             // A closed store's snapshots show what it had; its log handle is closed.
             if shared.withLock({ $0.closed }) { return nil }
-            return try catchUp(&position, writing: writing, trustingNotice: trustingNotice)
+            return try catchUp(&position, writing: writing, trustingNotice: trustingNotice, reserve: reserve)
         }
         guard let found else { return }
         for handler in externalCommitHandlers.withLock({ $0 }) { handler(found) }
@@ -71,7 +73,7 @@ extension Store {
     /// can bring back to the same value), or follow the new log another process's checkpoint renamed into place, or,
     /// when the log was cut back below what this store applied (a failed sync elsewhere, §11.5), load it anew.
     private func catchUp(
-        _ position: inout LogPosition, writing: Bool, trustingNotice: Bool
+        _ position: inout LogPosition, writing: Bool, trustingNotice: Bool, reserve: WALReader.ReserveCheck
     ) throws -> ExternalCommits? {
         let notice = readNotice(&position)
         var rootLSN: UInt64?
@@ -88,28 +90,44 @@ extension Store {
         }
         var found: ExternalCommits?
         if !now.isSameFile(as: position.file) {
-            found = try followNewLog(&position, writing: writing, reloading: false)
+            found = try followNewLog(&position, writing: writing, reloading: false, reserve: reserve)
             // The rename that put this log in place is durable only once the directory is synced, which its writer
             // may have failed to do (or been killed before): a power loss would bring the old log back without
             // whatever is appended here. A writer syncs the directory first (write() does, before appending).
             if writing { shared.withLock { $0.directorySyncPending = true } }
         } else if now.size < position.committedEnd || named.map({ $0 < shared.withLock { $0.latest.lsn } }) == true {
-            found = try followNewLog(&position, writing: writing, reloading: true)
-        } else if writing, now.size == position.committedEnd,
-            named.map({ $0 > shared.withLock { $0.latest.lsn } }) != true
+            found = try followNewLog(&position, writing: writing, reloading: true, reserve: reserve)
+        } else if writing, reserve == .header, named.map({ $0 > shared.withLock { $0.latest.lsn } }) != true,
+            try nothingFollows(position.committedEnd, fileSize: now.size)
         {
             found = nil
         } else {
-            found = try readOn(&position, file: wal.file, writing: writing, named: named)
+            found = try readOn(
+                &position, file: wal.file, fileSize: now.size, writing: writing, named: named, reserve: reserve)
         }
         if let rootLSN, rootLSN > shared.withLock({ $0.latest.lsn }) {
             // A large transaction elsewhere committed by a root record and stopped before a new log followed it: no
             // log holds it, the state is that root record's (FORMAT.md, "Large transactions").
-            found = try followNewLog(&position, writing: writing, reloading: true)
+            found = try followNewLog(&position, writing: writing, reloading: true, reserve: reserve)
         }
         // The log held at least what the notice named when it was read (a notice is written after its records).
         position.notice = notice
         return found
+    }
+
+    /// Whether the log holds nothing after `end`: the file ends there, or reserved space follows (a record header's
+    /// worth of zero bytes, FORMAT.md §3.3). One read of 20 bytes; a writer of this store that committed last finds
+    /// this with no other read of the log.
+    private func nothingFollows(_ end: UInt64, fileSize: UInt64) throws -> Bool {
+        guard fileSize > end else { return true }
+        let count = Int(min(fileSize - end, UInt64(WALFormat.recordHeaderSize)))
+        return try withUnsafeTemporaryAllocation(byteCount: count, alignment: 8) { buffer in
+            let read: Int
+            do throws(IOError) { read = try wal.file.read(into: buffer, at: end) } catch {
+                throw StorageError.io(error)
+            }
+            return UnsafeRawBufferPointer(rebasing: buffer[..<read]).allSatisfy { $0 == 0 }
+        }
     }
 
     /// The commit notice, if it decodes (a stale or torn one is no error: the log says the rest): read through a
@@ -149,25 +167,26 @@ extension Store {
     /// `named` (the log was cut back and written again since this store read it, §11.5; or, after a power loss, the
     /// notice outlived records that were never synced), the log is loaded anew instead, before any tail is cut.
     private func readOn(
-        _ position: inout LogPosition, file: any FileHandle, writing: Bool, named: UInt64?
+        _ position: inout LogPosition, file: any FileHandle, fileSize: UInt64, writing: Bool, named: UInt64?,
+        reserve: WALReader.ReserveCheck
     ) throws -> ExternalCommits? {
         let (before, firstTag) = shared.withLock { ($0.latest, $0.nextTransactionTag + 1) }
         var replay = LogReplay(
             state: before, tree: tree, coveredLSN: before.lsn, file: walPath, headerEnd: position.committedEnd,
             firstTag: firstTag, collectsChanges: true)
         let summary = try WALReader(file: file).read(
-            from: position.committedEnd, header: position.header, previousLSN: before.lsn
+            from: position.committedEnd, header: position.header, previousLSN: before.lsn, reserve: reserve
         ) { header, payload, offset in try replay.consume(header, payload: payload, offset: offset) }
         if let named, replay.state.lsn < named {
-            return try followNewLog(&position, writing: writing, reloading: true)
+            return try followNewLog(&position, writing: writing, reloading: true, reserve: reserve)
         }
         position.file.size = summary.fileSize
         if replay.replayedTransactions > 0 {
             position.committedEnd = replay.committedEnd
-            wal.follow(endOffset: replay.committedEnd, lastLSN: replay.state.lsn)
+            wal.follow(endOffset: replay.committedEnd, lastLSN: replay.state.lsn, fileSize: summary.fileSize)
             adopt(replay.state, nextTag: replay.nextTag)
         }
-        if writing, summary.fileSize > position.committedEnd { try cutTail(&position, reason: summary.stopReason) }
+        if writing, summary.contentEnd > position.committedEnd { try cutTail(&position, summary: summary) }
         guard replay.replayedTransactions > 0 else { return nil }
         return ExternalCommits(
             fromLSN: before.lsn, toLSN: replay.state.lsn, rows: replay.changes.rows,
@@ -181,12 +200,12 @@ extension Store {
     /// With `reloading`, the log is the one this store reads, cut back below what it applied: its state is loaded
     /// anew from the newest root record and the whole log, and may go back; every row may have changed.
     private func followNewLog(
-        _ position: inout LogPosition, writing: Bool, reloading: Bool
+        _ position: inout LogPosition, writing: Bool, reloading: Bool, reserve: WALReader.ReserveCheck
     ) throws -> ExternalCommits? {
         let before = shared.withLock { $0.latest }
         var oldChanges = ChangedRows()
         let oldSummary = try WALReader(file: wal.file).read(
-            from: position.committedEnd, header: position.header, previousLSN: before.lsn
+            from: position.committedEnd, header: position.header, previousLSN: before.lsn, reserve: .header
         ) { header, payload, _ in
             guard header.type == .operations else { return }
             try? WALOperation.decodeAll(payload) { oldChanges.note($0) }
@@ -230,7 +249,7 @@ extension Store {
             var replay = LogReplay(
                 state: state, tree: tree, coveredLSN: state.lsn, file: walPath,
                 headerEnd: UInt64(WALFormat.fileHeaderSize), firstTag: firstTag, collectsChanges: true)
-            let summary = try WALReader(file: handle).read { header, payload, offset in
+            let summary = try WALReader(file: handle).read(reserve: reserve) { header, payload, offset in
                 try replay.consume(header, payload: payload, offset: offset)
             }
             shared.withLock { shared in
@@ -252,11 +271,11 @@ extension Store {
             adopt(replay.state, nextTag: replay.nextTag, replacing: replacing)
             wal.adopt(
                 handle, salt: header.salt, startLSN: header.startLSN, endOffset: replay.committedEnd,
-                lastLSN: replay.state.lsn)
+                fileSize: summary.fileSize, lastLSN: replay.state.lsn)
             position = LogPosition(
                 file: FileIdentity(device: file.device, inode: file.inode, size: summary.fileSize), header: header,
                 committedEnd: replay.committedEnd, noticeMapping: position.noticeMapping)
-            if writing, summary.fileSize > position.committedEnd { try cutTail(&position, reason: summary.stopReason) }
+            if writing, summary.contentEnd > position.committedEnd { try cutTail(&position, summary: summary) }
             // Every change is named only if the old log was read up to the checkpoint and the new log from it.
             var changes = oldChanges
             changes.merge(replay.changes)
@@ -321,12 +340,12 @@ extension Store {
 
     /// Cuts the log back to the end of its last commit, under the writer lock: what follows was left by a writer that
     /// died before its commit record (or is torn), and new records must follow valid ones.
-    private func cutTail(_ position: inout LogPosition, reason: String?) throws {
+    private func cutTail(_ position: inout LogPosition, summary: WALReader.Summary) throws {
         logger.warning(
             "the log ends in a transaction without its commit record or an invalid record; cutting it off",
             metadata: [
-                "offset": "\(position.committedEnd)", "bytes": "\(position.file.size - position.committedEnd)",
-                "reason": "\(reason ?? "an uncommitted transaction")",
+                "offset": "\(position.committedEnd)", "bytes": "\(summary.contentEnd - position.committedEnd)",
+                "reason": "\(summary.stopReason ?? "an uncommitted transaction")",
             ])
         try wal.truncate(to: position.committedEnd)
         position.file.size = position.committedEnd

@@ -90,6 +90,7 @@ struct LogVerifier {
         }
         if summary.committedEnd == 0 { summary.committedEnd = UInt64(WALFormat.fileHeaderSize) }
         summary.fileBytes = read.fileSize
+        summary.reservedBytes = read.reservedBytes
         summary.lastLSN = read.lastLSN
         summary.validEnd = read.validEnd
         summary.uncommittedRecords = pendingRecords
@@ -109,7 +110,7 @@ struct LogVerifier {
             } else {
                 problem(
                     read.validEnd,
-                    "torn tail: \(read.fileSize - read.validEnd) bytes after the last valid record do not read (\(reason)); "
+                    "torn tail: \(read.contentEnd - read.validEnd) bytes after the last valid record do not read (\(reason)); "
                         + "recovery discards them", .recovery)
             }
         }

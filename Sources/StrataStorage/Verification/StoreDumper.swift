@@ -362,6 +362,11 @@ extension ReadOnlyStore {
                 AnnotatedSpan(
                     offset: summary.validEnd, bytes: [],
                     note: "the log does not read past here (\(size - summary.validEnd) bytes): \(reason)"))
+        } else if summary.reservedBytes > 0 {
+            result.append(
+                AnnotatedSpan(
+                    offset: summary.validEnd, bytes: [],
+                    note: "reserved space: \(summary.reservedBytes) zero bytes written ahead for later records"))
         }
         return result
     }

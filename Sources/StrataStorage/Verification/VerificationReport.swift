@@ -144,8 +144,12 @@ public struct VerificationReport: Sendable, Equatable, Codable, CustomStringConv
         /// Where, after the first invalid record, a valid one was found (damage in the middle of the log
         /// rather than a torn tail), if one was.
         public var validRecordAfterDamage: UInt64?
-        /// Bytes recovery would discard: everything after the last commit record.
-        public var discardedBytes: UInt64 { fileBytes > committedEnd ? fileBytes - committedEnd : 0 }
+        /// Zero bytes at the end of the file, written ahead for later records to write over (FORMAT.md §3.3).
+        public var reservedBytes: UInt64 = 0
+        /// Bytes recovery would discard: everything after the last commit record but reserved space.
+        public var discardedBytes: UInt64 {
+            fileBytes - reservedBytes > committedEnd ? fileBytes - reservedBytes - committedEnd : 0
+        }
     }
 
     public var problems: [Problem] = []

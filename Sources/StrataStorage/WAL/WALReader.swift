@@ -6,6 +6,7 @@ import StrataIO
 /// The reader never decides what an invalid record means: a torn tail after a crash and damage in the
 /// middle look the same to it. It stops at the first record that fails (bad header, length past the end
 /// of the file, checksum, or an LSN out of sequence) and says so in the ``Summary``; recovery decides.
+/// Zero bytes where a record is due are the log's reserved space (FORMAT.md §3.3), not a record that fails.
 struct WALReader {
     struct Summary {
         var header: WALFileHeader
@@ -15,8 +16,24 @@ struct WALReader {
         /// The LSN of the last valid record (startLSN - 1 when there is none).
         var lastLSN: UInt64
         var recordCount: Int
-        /// Why reading stopped before the end of the file, if it did.
+        /// Why reading stopped before the end of the file (or of its reserved space), if it did.
         var stopReason: String?
+        /// The zero bytes after the last valid record that end the file: space written ahead of appends.
+        var reservedBytes: UInt64 = 0
+
+        /// Where the file's content ends: its size, less the reserved space at its end.
+        var contentEnd: UInt64 { fileSize - reservedBytes }
+    }
+
+    /// How a read tells reserved space (FORMAT.md §3.3) from a tail that must be cut.
+    enum ReserveCheck {
+        /// Zero bytes where a record header is due end the log. Enough while every writer that might have left
+        /// something is a process that died, not a machine: a write fills the file in order, so whatever a killed
+        /// writer left starts with a record header (catching up with other processes).
+        case header
+        /// Every byte up to the end of the file must be zero: after a power loss, pages written later may have reached
+        /// the disk while earlier ones did not (recovery, verification).
+        case wholeTail
     }
 
     let file: any FileHandle
@@ -32,9 +49,13 @@ struct WALReader {
     }
 
     /// Calls `body` with every valid record in order (its header, its payload and its offset).
-    func read(_ body: (WALRecord.Header, UnsafeRawBufferPointer, UInt64) throws -> Void) throws -> Summary {
+    func read(
+        reserve: ReserveCheck = .wholeTail, _ body: (WALRecord.Header, UnsafeRawBufferPointer, UInt64) throws -> Void
+    ) throws -> Summary {
         let header = try readHeader()
-        return try read(from: UInt64(WALFormat.fileHeaderSize), header: header, previousLSN: header.startLSN - 1, body)
+        return try read(
+            from: UInt64(WALFormat.fileHeaderSize), header: header, previousLSN: header.startLSN - 1, reserve: reserve,
+            body)
     }
 
     /// Calls `body` with every valid record from `offset` on (where a record of LSN `previousLSN + 1` must start):
@@ -42,7 +63,7 @@ struct WALReader {
     /// shrink meanwhile (another writer appending, or cutting back a torn tail): reading stops at whatever it finds
     /// incomplete, and says why.
     func read(
-        from offset: UInt64, header: WALFileHeader, previousLSN: UInt64,
+        from offset: UInt64, header: WALFileHeader, previousLSN: UInt64, reserve: ReserveCheck,
         _ body: (WALRecord.Header, UnsafeRawBufferPointer, UInt64) throws -> Void
     ) throws -> Summary {
         let fileSize: UInt64
@@ -54,6 +75,10 @@ struct WALReader {
         var offset = offset
         let headerSize = UInt64(WALFormat.recordHeaderSize)
         while offset < fileSize {
+            if try buffer.isReserved(from: offset, fileSize: fileSize, check: reserve) {
+                summary.reservedBytes = fileSize - offset
+                break
+            }
             guard fileSize - offset >= headerSize else {
                 summary.stopReason = "\(fileSize - offset) bytes too short for a record header"
                 break
@@ -159,8 +184,41 @@ struct WALReader {
         var start: UInt64 = 0
         /// How many bytes of `bytes` hold the file's.
         var filled = 0
+        /// The most a refill reads: small at first, doubling to ``WALReader/chunkSize``, so that catching up with a
+        /// few new records does not read the log's reserved space whole (FORMAT.md §3.3).
+        private var growth = 64 << 10
 
         init(file: any FileHandle) { self.file = file }
+
+        /// Whether the bytes from `offset` are reserved space: zeros where a record header is due and, with
+        /// `.wholeTail`, up to `fileSize`.
+        mutating func isReserved(from offset: UInt64, fileSize: UInt64, check: ReserveCheck) throws -> Bool {
+            let headerBytes = Int(min(fileSize - offset, UInt64(WALFormat.recordHeaderSize)))
+            guard try withBytes(at: offset, count: headerBytes, { Self.isZero($0) }) == true else { return false }
+            guard check == .wholeTail else { return true }
+            var position = offset
+            while position < fileSize {
+                let count = Int(min(fileSize - position, UInt64(WALReader.chunkSize)))
+                guard try withBytes(at: position, count: count, refill: count, { Self.isZero($0) }) == true else {
+                    return false
+                }
+                position += UInt64(count)
+            }
+            return true
+        }
+
+        private static func isZero(_ bytes: UnsafeRawBufferPointer) -> Bool {
+            var index = 0
+            while index + 8 <= bytes.count {
+                if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) != 0 { return false }
+                index += 8
+            }
+            while index < bytes.count {
+                if bytes[index] != 0 { return false }
+                index += 1
+            }
+            return true
+        }
 
         /// Calls `body` with `count` bytes at `offset`; nil when the file no longer holds them. A refill reads
         /// `refill` bytes from `offset` (at least `count`).
@@ -170,7 +228,8 @@ struct WALReader {
         ) throws -> R? {
             let end = offset + UInt64(count)
             if offset < start || end > start + UInt64(filled) {
-                let wanted = max(count, refill)
+                let wanted = max(count, min(refill, growth))
+                growth = min(growth * 2, WALReader.chunkSize)
                 if bytes.count < wanted { bytes = [UInt8](repeating: 0, count: wanted) }
                 let file = file
                 do {

@@ -16,12 +16,23 @@ import StrataIO
 /// durability, where nothing past that point was acknowledged) ``repair()`` cuts the log back to that
 /// point and the store goes on; otherwise (acknowledged commits may be lost) the writer stays failed
 /// until the store is reopened and recovers from what is really on disk.
+///
+/// Records are written over zeros the file already holds where it can (its reserved space, FORMAT.md §3.3): a sync
+/// of a write that extends a file also commits the file's new size through the file system's journal, which made a
+/// durable commit about a third slower on ext4 (6,900-7,300 syncs a second appending against 10,150-11,850
+/// overwriting, 100-byte writes on this project's test machine). An append that does not fit writes the next reserve
+/// of zeros after its records, in the same write.
 final class WALWriter: @unchecked Sendable {
     // Safety: every mutable property is read and written with `condition` locked.
     private let condition = NSCondition()
     private var handle: any StrataIO.FileHandle
     private var salt: UInt32
     private var endOffset: UInt64
+    /// The end of the file as far as this writer knows: records end at `endOffset`, zeros follow up to here. Only a
+    /// hint: a file shorter than it (cut back elsewhere) costs an append that extends it, never a wrong record.
+    private var reservedEnd: UInt64
+    /// The most zeros one append reserves ahead (``StoreConfiguration/logReserveBytes``).
+    private let maximumReserve: UInt64
     private var appendedLSN: UInt64
     private var durableLSN: UInt64
     private var durableEnd: UInt64
@@ -45,10 +56,15 @@ final class WALWriter: @unchecked Sendable {
     /// The end of the records other processes appended that this writer followed: a repair never cuts below it.
     private var followedEnd: UInt64 = 0
 
-    init(handle: any StrataIO.FileHandle, salt: UInt32, endOffset: UInt64, lastLSN: UInt64, repairsFailedSyncs: Bool) {
+    init(
+        handle: any StrataIO.FileHandle, salt: UInt32, endOffset: UInt64, reservedEnd: UInt64, lastLSN: UInt64,
+        maximumReserve: UInt64, repairsFailedSyncs: Bool
+    ) {
         self.handle = handle
         self.salt = salt
         self.endOffset = endOffset
+        self.reservedEnd = max(reservedEnd, endOffset)
+        self.maximumReserve = maximumReserve
         self.appendedLSN = lastLSN
         self.durableLSN = lastLSN
         self.durableEnd = endOffset
@@ -63,7 +79,7 @@ final class WALWriter: @unchecked Sendable {
 
     /// The salt of the current log file, which every record checksum includes.
     var currentSalt: UInt32 { locked { salt } }
-    /// Bytes in the current log file.
+    /// The end of the current log file's records (reserved space follows).
     var size: UInt64 { locked { endOffset } }
     /// The current log file, for reading what other processes appended to it.
     var file: any StrataIO.FileHandle { locked { handle } }
@@ -77,25 +93,46 @@ final class WALWriter: @unchecked Sendable {
     /// transaction leaves no trace; if even that fails, the writer is failed.
     /// - Returns: the epoch to wait in.
     func append(_ bytes: [UInt8], lastLSN: UInt64) throws -> Int {
-        let (file, offset) = try locked { () throws -> (any StrataIO.FileHandle, UInt64) in
+        let (file, offset, reserved) = try locked { () throws -> (any StrataIO.FileHandle, UInt64, UInt64) in
             if let failure { throw failure }
-            return (handle, endOffset)
+            return (handle, endOffset, reservedEnd)
         }
+        let end = offset + UInt64(bytes.count)
+        let reserve = end <= reserved ? 0 : reserveAhead(of: end)
         do {
-            try file.write(bytes, at: offset)
+            if reserve == 0 {
+                try file.write(bytes, at: offset)
+            } else {
+                try file.write(bytes + repeatElement(0, count: Int(reserve)), at: offset)
+            }
         } catch {
+            // A write in the reserved space may have left part of its records there: cut them off with the reserve.
             do { try file.truncate(to: offset) } catch let truncation {
                 fail(.storeFailed(reason: "log write failed (\(error)) and could not be undone (\(truncation))"))
             }
+            locked { reservedEnd = offset }
             throw StorageError.io(error)
         }
         return locked {
-            endOffset = offset + UInt64(bytes.count)
+            endOffset = end
+            if reserve > 0 { reservedEnd = end + reserve }
             appendedLSN = lastLSN
             wakeGatheringLeaderIfDone()
             return epoch
         }
     }
+
+    /// How many zeros to write after records that end at `end`, past the reserved space: as many as the log holds, so
+    /// that reserving costs a bounded share of what is written, from 64 KiB up to ``maximumReserve``, ending the file
+    /// on a 4 KiB boundary.
+    private func reserveAhead(of end: UInt64) -> UInt64 {
+        guard maximumReserve > 0 else { return 0 }
+        let wanted = min(maximumReserve, max(Self.minimumReserve, end))
+        let block: UInt64 = 4_096
+        return (end + wanted + block - 1) / block * block - end
+    }
+
+    private static let minimumReserve: UInt64 = 64 << 10
 
     /// Counts a writer that is on its way to append a transaction; it calls ``writerLeaves()`` once it has appended
     /// or gives up.
@@ -196,6 +233,7 @@ final class WALWriter: @unchecked Sendable {
                 try handle.sync()
             } catch { throw StorageError.io(error) }
             endOffset = durableEnd
+            reservedEnd = durableEnd
             appendedLSN = durableLSN
             failure = nil
             epoch += 1
@@ -219,6 +257,7 @@ final class WALWriter: @unchecked Sendable {
             throw StorageError.io(error)
         }
         endOffset = offset
+        reservedEnd = offset
         appendedLSN = lastLSN
         durableEnd = min(durableEnd, offset)
         durableLSN = min(durableLSN, lastLSN)
@@ -234,6 +273,7 @@ final class WALWriter: @unchecked Sendable {
         locked {
             // Only what follows the last commit is cut: every record appended or followed lies below, synced now.
             endOffset = offset
+            reservedEnd = offset
             durableEnd = offset
             durableLSN = appendedLSN
         }
@@ -241,10 +281,11 @@ final class WALWriter: @unchecked Sendable {
 
     /// Takes in records another process appended to the current file, up to `end` (the end of its last commit),
     /// the last with LSN `lastLSN`: this writer appends after them. Their durability is their writer's to ensure,
-    /// but a later sync here covers them too.
-    func follow(endOffset end: UInt64, lastLSN: UInt64) {
+    /// but a later sync here covers them too. `fileSize`: the file's size when they were read (reserved space).
+    func follow(endOffset end: UInt64, lastLSN: UInt64, fileSize: UInt64) {
         locked {
             endOffset = end
+            reservedEnd = max(end, fileSize)
             appendedLSN = lastLSN
             followedEnd = end
         }
@@ -255,7 +296,7 @@ final class WALWriter: @unchecked Sendable {
     /// new file up to `end`, the last with LSN `lastLSN`, are another process's.
     func adopt(
         _ newHandle: any StrataIO.FileHandle, salt newSalt: UInt32, startLSN: UInt64, endOffset end: UInt64,
-        lastLSN: UInt64
+        fileSize: UInt64, lastLSN: UInt64
     ) {
         let old: any StrataIO.FileHandle = locked {
             while syncInProgress { condition.wait() }
@@ -263,6 +304,7 @@ final class WALWriter: @unchecked Sendable {
             handle = newHandle
             salt = newSalt
             endOffset = end
+            reservedEnd = max(end, fileSize)
             durableEnd = UInt64(WALFormat.fileHeaderSize)
             followedEnd = end
             durableLSN = max(durableLSN, startLSN - 1)
@@ -287,6 +329,7 @@ final class WALWriter: @unchecked Sendable {
             handle = newHandle
             salt = newSalt
             endOffset = newEnd
+            reservedEnd = newEnd
             durableEnd = newEnd
             appendedLSN = lastLSN
             durableLSN = lastLSN
