@@ -155,13 +155,15 @@ public enum LeafPage {
         }
         var expectedStart = 0
         let dataLength = body.count - view.dataOffset
+        // Most leaves hold no overflow reference: one look at their overflow bits spares reading one a value.
+        let allInline = !view.hasOverflowBit
         for index in 0..<count {
             let end = view.valueEnd(at: index)
             guard end >= expectedStart, end <= dataLength else {
                 throw .invalid("leaf value \(index) spans \(expectedStart)..<\(end) of \(dataLength) data bytes")
             }
             let length = end - expectedStart
-            if !view.isOverflow(index) {
+            if allInline || !view.isOverflow(index) {
                 guard length <= maximumInline else {
                     throw .invalid("inline value of \(length) bytes exceeds \(maximumInline)")
                 }
@@ -420,10 +422,19 @@ public struct LeafPageView {
     /// The last row ID of a leaf of deltas or dense row IDs whose arrays fit the body, after checking that the
     /// deltas start at 0 and strictly increase without wrapping past 2^64.
     func validatedDeltasLast() throws(FormatError) -> UInt64 {
-        guard width == 0 || delta(at: 0) == 0 else { throw .invalid("leaf's first row-ID delta is not 0") }
+        // Dense: row i is first + i, so only the last can wrap (the loop below stepped through every row to say so,
+        // and fails at the same row).
+        if width == 0 {
+            let span = UInt64(max(count, 1) &- 1)
+            guard first <= UInt64.max &- span else {
+                throw .invalid("leaf keys out of order at row \(UInt64.max &- first &+ 1)")
+            }
+            return first &+ span
+        }
+        guard delta(at: 0) == 0 else { throw .invalid("leaf's first row-ID delta is not 0") }
         var previous = first
         for index in 1..<max(count, 1) {
-            let delta = width == 0 ? UInt64(index) : delta(at: index)
+            let delta = delta(at: index)
             // Deltas strictly increase, so keys do and none wraps past 2^64.
             guard delta > previous &- first, first <= UInt64.max &- delta else {
                 throw .invalid("leaf keys out of order at row \(index)")
@@ -464,6 +475,21 @@ public struct LeafPageView {
 
     @inlinable @inline(__always)
     func overflowByte(at index: Int) -> UInt8 { body[bitsOffset &+ index] }
+
+    /// Whether any overflow bit is set (of a value, or past the last row).
+    var hasOverflowBit: Bool {
+        var at = bitsOffset
+        // Eight bytes at a time, then the rest.
+        while at &+ 8 <= dataOffset {
+            if body.loadUnaligned(fromByteOffset: at, as: UInt64.self) != 0 { return true }
+            at &+= 8
+        }
+        while at < dataOffset {
+            if body[at] != 0 { return true }
+            at &+= 1
+        }
+        return false
+    }
 
     /// The data area: every value back to back.
     var data: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: body[dataOffset...]) }

@@ -211,8 +211,26 @@ public struct LeafValues: Sendable, Equatable {
     /// Removes value `index`, moving the values after it.
     public mutating func remove(at index: Int) {
         let offset = start(index)
-        resize(at: offset, removing: end(index) &- offset, inserting: 0, firstEnd: index &+ 1)
-        ends.remove(at: index)
+        let length = end(index) &- offset
+        // The bytes after the value move down; the ends after it move down a place and by its length, in one pass
+        // (a resize then `ends.remove(at:)` went over them twice).
+        let tail = bytes.count &- (offset &+ length)
+        if length > 0 {
+            bytes.withUnsafeMutableBytes { all in
+                guard tail > 0, let base = all.baseAddress else { return }
+                (base + offset).copyMemory(from: base + (offset &+ length), byteCount: tail)
+            }
+            bytes.removeLast(length)
+        }
+        let shift = length << 1
+        ends.withUnsafeMutableBufferPointer { ends in
+            var at = index
+            while at &+ 1 < ends.count {
+                ends[at] = ends[at &+ 1] &- shift
+                at &+= 1
+            }
+        }
+        ends.removeLast()
     }
 
     /// Values `range`, as their own packed values.

@@ -151,6 +151,43 @@ struct StoreState: Sendable {
         return replaced
     }
 
+    /// Replaces a row of a user table with the value `rewrite` makes of it, in one descent
+    /// (``BTree/ownedLeaf(_:key:owner:)``), its index entries changed as a put changes them. `rewrite` runs here, where
+    /// the row lies: a caller's closure kept in a ``LeafWriter`` instead would have to be made escaping (an allocation
+    /// and its release a row). Changes nothing and returns false when the row does not exist; a throw of `rewrite` or
+    /// of index maintenance leaves the table's rows as they were.
+    mutating func rewrite(
+        table id: TableID, row: UInt64, tree: BTree, owner: UInt64, deferring deferred: inout DeferredIndexChanges?,
+        _ rewrite: (LeafCell) throws -> LeafValue
+    ) throws -> Bool {
+        try resolvePending(touching: id)
+        guard let slot = tables.index(forKey: id) else { throw StorageError.noSuchTable(id.description) }
+        let (root, indexes, refused) = withTable(at: slot) { ($0.root, $0.indexes, $0.isEngineTable) }
+        if refused { throw engineTable(at: slot) }
+        guard let (top, leaf, index) = try tree.ownedLeaf(root, key: row, owner: owner) else { return false }
+        var indexing = RowIndexing(indexes, row: row, pages: tree.pages)
+        // Deferred changes are lent to the visit, which notes the entries there (see put(at:...)).
+        indexing.exchangeNoted(with: &deferred)
+        let value: LeafValue
+        do {
+            value = try leaf.values.withCell(index) { old in
+                let new = try rewrite(old)
+                try indexing.visit(old, new: new)
+                return new
+            }
+        } catch {
+            indexing.exchangeNoted(with: &deferred)
+            throw error
+        }
+        indexing.exchangeNoted(with: &deferred)
+        // The visit was the last step that can fail: the replacement reads no page.
+        let newRoot = try tree.replace(leaf, at: index, with: value, top: top, key: row, owner: owner)
+        withTable(at: slot) { $0.root = newRoot }
+        // Changes kept by the visit (none when it noted them): applied at once.
+        if indexing.keepsChanges { try apply(indexing, pages: tree.pages, owner: owner) }
+        return true
+    }
+
     /// Stores a new row of a user table under the table's next row ID, which it returns; its index entries as
     /// ``put(table:row:value:tree:owner:onlyReplacing:forUser:deferring:)`` changes them. One lookup of the table.
     mutating func insert(

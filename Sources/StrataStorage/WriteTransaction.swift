@@ -253,18 +253,25 @@ public final class WriteTransaction {
         rewriting body: (_ old: UnsafeRawBufferPointer, _ new: inout [UInt8]) throws -> Void
     ) throws {
         checkActive()
-        // One descent, as update(_:in:to:); the rewriter makes the new row where the put finds the old one.
-        let found = try withoutActuallyEscaping(body) { body in
-            var rewriter = RowRewriter(transaction: self, body: body)
-            return try lending {
-                try row.rawValue < UInt64.max
-                    && state.put(
-                        table: table, row: row.rawValue, tree: tree, owner: tag, onlyReplacing: true, forUser: true,
-                        deferring: &indexChanges, writing: &rewriter)
-            }
-        }
+        // One descent, as update(_:in:to:): `body` makes the new row where the tree finds the old one. The bytes stay
+        // in `rewritten` for the log record.
+        let found = try lending { try row.rawValue < UInt64.max && rewrite(row.rawValue, in: table, body) }
         guard found else { throw StorageError.rowNotFound(table: table, row: row) }
         try logPut(table, row.rawValue, rewritten)
+    }
+
+    /// ``update(_:in:rewriting:)``'s change: `body` is called from the state's rewrite, where the row lies, rather
+    /// than kept in a writer passed down the descent (withoutActuallyEscaping made a closure context an update for
+    /// that, and released it).
+    private func rewrite(
+        _ row: UInt64, in table: TableID, _ body: (UnsafeRawBufferPointer, inout [UInt8]) throws -> Void
+    ) throws -> Bool {
+        try state.rewrite(table: table, row: row, tree: tree, owner: tag, deferring: &indexChanges) { old in
+            rewritten.removeAll(keepingCapacity: true)
+            try tree.pages.withBytes(of: old) { try body($0, &rewritten) }
+            try checkSize(rewritten)
+            return .bytes(rewritten)
+        }
     }
 
     /// Deletes a row.

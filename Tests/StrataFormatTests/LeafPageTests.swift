@@ -211,6 +211,16 @@ import Testing
         #expect(isInvalidField(editedSample { storeLE(UInt64(999), at: 56, in: &$0) }))
     }
 
+    /// A dense leaf's row IDs follow its first one: a first row ID that makes a later one wrap past 2^64 is invalid,
+    /// reported at the first row that wraps.
+    @Test func denseRowIDsThatWrapAreInvalid() throws {
+        var page = leaf(keys: [.max - 2, .max - 1, .max], values: [.bytes([1]), .bytes([2]), .bytes([3])])
+        #expect(try decode(page).get().keys == [.max - 2, .max - 1, .max])
+        storeLE(UInt64.max - 1, at: 32, in: &page)
+        resealPage(&page, salt: salt)
+        #expect(decode(page).failure == .invalidField("leaf keys out of order at row 2"))
+    }
+
     @Test func itemCountBeyondTheBodyIsInvalidOrTruncated() {
         for count: UInt16 in [6, 100, .max] {
             let error = editedSample { storeLE(count, at: 6, in: &$0) }

@@ -4,7 +4,7 @@ import StrataStorage
 import StrataTestSupport
 import Testing
 
-/// `WriteTransaction.update(_:in:rewriting:)`: a row read and rewritten in one search (RowRewriter.swift).
+/// `WriteTransaction.update(_:in:rewriting:)`: a row read and rewritten in one search (`StoreState.rewrite`).
 @Suite struct RowRewriteTests {
     private struct Deliberate: Error {}
 
@@ -36,6 +36,15 @@ import Testing
     private static func rows(_ snapshot: Snapshot, _ table: TableID) throws -> [UInt64: [UInt8]] {
         var rows: [UInt64: [UInt8]] = [:]
         try snapshot.forEachRow(in: table) { id, bytes in
+            rows[id.rawValue] = Array(bytes)
+            return true
+        }
+        return rows
+    }
+
+    private static func rows(_ txn: WriteTransaction, _ table: TableID) throws -> [UInt64: [UInt8]] {
+        var rows: [UInt64: [UInt8]] = [:]
+        try txn.forEachRow(in: table) { id, bytes in
             rows[id.rawValue] = Array(bytes)
             return true
         }
@@ -206,6 +215,46 @@ import Testing
         #expect(try store.snapshot().row(RowID(1), in: table) == longer)
         #expect(try store.verify().isClean)
         try store.close()
+    }
+
+    /// Rewrites that lengthen rows overfill their leaves, which split (a put of the new row from the top of the path
+    /// the rewrite made the transaction's own); rewrites that shorten them again fit where they are. The tree holds
+    /// every row and the index every entry, in the transaction, after a checkpoint and after a reopen.
+    @Test func rewritesThatLengthenRowsSplitTheirLeaves() throws {
+        let fileSystem = TemporaryStore.makeFileSystem()
+        let (store, table, index) = try Self.makeStore(fileSystem)
+        try store.write { txn in
+            for k in 11...600 { try txn.insert(Self.row(Int64(k % 3), "row \(k)"), into: table) }
+        }
+        try store.checkpoint()
+        let leavesBefore = try #require(store.verify().tables.first { $0.name == "t" }).leafPages
+        var model = try Self.rows(store.snapshot(), table)
+        try store.write { txn in
+            for k in stride(from: 7, through: 600, by: 7) {
+                // Ten times longer, and every fourteenth row to another group (its index entry moves).
+                let new = Self.row(Int64(k % 14 == 0 ? 50 : k % 3), String(repeating: "longer \(k) ", count: 10))
+                try txn.update(RowID(UInt64(k)), in: table) { _, bytes in bytes.append(contentsOf: new) }
+                model[UInt64(k)] = new
+            }
+            for k in stride(from: 21, through: 600, by: 21) {
+                try txn.update(RowID(UInt64(k)), in: table) { old, new in new = try Self.renamed(old, "short") }
+                model[UInt64(k)] = try txn.row(RowID(UInt64(k)), in: table)
+            }
+            #expect(try Self.rows(txn, table) == model, "the transaction sees every row")
+            #expect(try txn.rowCount(in: table) == 600)
+        }
+        #expect(try Self.rows(store.snapshot(), table) == model)
+        #expect(try store.snapshot().rowIDs(in: index, matching: [.int64(50)]).count == 600 / 14)
+        #expect(try IndexReference.checkAllIndexes(store.snapshot(), "after the rewrites"))
+        try store.checkpoint()
+        let leavesAfter = try #require(store.verify().tables.first { $0.name == "t" }).leafPages
+        #expect(leavesAfter > leavesBefore, "leaves split: \(leavesBefore) -> \(leavesAfter)")
+        try store.close()
+        let reopened = try Store.openForTesting(fileSystem)
+        #expect(try Self.rows(reopened.snapshot(), table) == model)
+        #expect(try IndexReference.checkAllIndexes(reopened.snapshot(), "after a reopen"))
+        #expect(try reopened.verify().isClean)
+        try reopened.close()
     }
 
     /// Rewrites in a transaction past its memory bound write its full leaves out as its puts do, and commit as well.

@@ -342,6 +342,41 @@ struct BTree: Sendable {
         return (.node(node), replaced)
     }
 
+    /// The leaf holding `key`, made the transaction's own on the way down as a put makes it (each node on the path that
+    /// `owner` does not tag is copied into its parent), with the key's position in it and the path's new top; nil when
+    /// `key` has no value. For a change decided where the value lies by a caller at its own level, stored with
+    /// ``replace(_:at:with:top:key:owner:)``: one descent, with no writer carried down it.
+    func ownedLeaf(
+        _ root: NodeRef?, key: UInt64, owner: UInt64
+    ) throws -> (top: BTreeNode, leaf: BTreeNode, index: Int)? {
+        guard let root else { return nil }
+        let top = try mutable(root, owner: owner, level: nil)
+        var node = top
+        while !node.isLeaf {
+            let index = node.childIndex(for: key)
+            let child = try mutable(node.children[index], owner: owner, level: node.level - 1)
+            node.children[index] = .node(child)
+            node = child
+        }
+        let (index, found) = node.search(key)
+        return found ? (top, node, index) : nil
+    }
+
+    /// Replaces value `index` of `leaf`, which ``ownedLeaf(_:key:owner:)`` found under `key` below `top`, and returns
+    /// the tree's new root. The leaf changes in place; one the new value overfills splits through a put of that value
+    /// from `top` (a second descent, rare: through nodes the transaction owns already, so it reads no page).
+    func replace(
+        _ leaf: BTreeNode, at index: Int, with value: LeafValue, top: BTreeNode, key: UInt64, owner: UInt64
+    ) throws -> NodeRef {
+        leaf.bodySize += limits.cellSize(value) - limits.cellSize(leaf, index)
+        leaf.values.replace(index, with: value)
+        guard !limits.fits(leaf) else { return .node(top) }
+        var ignoring = IgnoringLeafVisitor()
+        let (root, _) = try put(
+            .node(top), key: key, value: value, owner: owner, onlyReplacing: true, seeing: &ignoring)
+        return root ?? .node(top)
+    }
+
     /// New right siblings of a node that split, each with the smallest key it holds.
     typealias Splits = [(separator: UInt64, node: BTreeNode)]
 

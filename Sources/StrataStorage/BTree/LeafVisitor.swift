@@ -9,8 +9,8 @@ protocol LeafVisitor {
 }
 
 /// What a put stores under its key, decided where the descent finds the key's value in the leaf, before the leaf
-/// changes (``BTree/put(_:key:owner:onlyReplacing:writing:)``): an update that rewrites the row it finds, and index
-/// maintenance that compares the old row with the new, share the put's one descent.
+/// changes (``BTree/put(_:key:owner:onlyReplacing:writing:)``): index maintenance that compares the old row with the new
+/// shares the put's one descent. (A rewrite by a caller's closure goes through ``BTree/ownedLeaf(_:key:owner:)``.)
 protocol LeafWriter {
     /// The value to store in place of `old` (nil: the key has none, and the put inserts). Throwing stops the put with
     /// the tree's contents as they were.
