@@ -113,7 +113,12 @@ extension ManagedObjectContext {
         registry.reserveCapacity(registry.count + found.count)
         // The rows of new objects go into the row cache together, under one lock.
         var rows = RowCache.Batch(coordinator.rowCache, expected: found.count)
-        let objects = found.map { object(for: $0, populate: !request.returnsObjectsAsFaults, caching: &rows) }
+        // A loop rather than `map`: the batch, captured `inout` by a closure, was checked for exclusive access at run
+        // time on every result.
+        let populate = !request.returnsObjectsAsFaults
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(found.count)
+        for match in found { objects.append(object(for: match, populate: populate, caching: &rows)) }
         rows.record()
         // Core Data's batched array: firing one fault of a batch fills the batch with one store query.
         if request.fetchBatchSize > 0, request.includesPropertyValues {
