@@ -284,6 +284,9 @@ extension ManagedObjectContext {
                 } else {
                     groups.append((id.store, root, []))
                     current = groups.count - 1
+                    // Usually the only group: room for every fault at once (grown from empty, its array was copied
+                    // seven times for a batch of 100).
+                    groups[current].members.reserveCapacity(faults.count)
                 }
                 (currentStore, currentEntity) = (id.store, id.entity)
             }
@@ -299,7 +302,8 @@ extension ManagedObjectContext {
                 group.members.sort { $0.rowID < $1.rowID }
             }
             let members = group.members
-            let rows = try store.rows(withIDs: members.map { $0.rowID }, of: group.root)
+            let (uuid, root) = (group.store.uuid, group.root)
+            let rows = try store.rows(withIDs: members.map { $0.rowID }, of: root)
             var batch = RowCache.Batch(coordinator.rowCache, expected: rows.count)
             var position = 0
             for index in rows.indices {
@@ -307,7 +311,7 @@ extension ManagedObjectContext {
                 while position < members.count, members[position].rowID < rowID { position += 1 }
                 guard position < members.count, members[position].rowID == rowID else { continue }
                 batch.append(
-                    rows[index].row, for: RowCache.Key(store: group.store.uuid, entity: group.root, rowID: rowID),
+                    rows[index].row, for: RowCache.Key(store: uuid, entity: root, rowID: rowID),
                     heldBy: members[position].object)
                 members[position].object.holdsCachedRow = true
             }
