@@ -66,9 +66,13 @@ import Testing
         let bytes = try Self.record(of: entity, owner: special)
         let coder = RowCoder(entity: entity)
         let decoded = try bytes.withUnsafeBytes { try coder.decodeRow($0, header: try RowRecord.Header.decode($0)) }
-        try bytes.withUnsafeBytes { try coder.checkRow($0, header: try RowRecord.Header.decode($0)) }
-        let record = StoredRow(entity: entity, version: 4, checkedRecord: bytes)
-        #expect(record.isRecord)
+        let referencesBlobs = try bytes.withUnsafeBytes {
+            try coder.checkRow($0, header: try RowRecord.Header.decode($0))
+        }
+        // The row keeps a value in blob 77: the check says so.
+        #expect(referencesBlobs)
+        let record = StoredRow(entity: entity, version: 4, checkedRecord: bytes, referencesBlobs: referencesBlobs)
+        #expect(record.isRecord && record.referencesBlobs)
         #expect(record.values == decoded.values)
         #expect(record.references == decoded.references)
         #expect(record.references == [StoredReference(entity: special, rowID: 5)])
@@ -83,12 +87,34 @@ import Testing
             entity: entity, version: 4, values: decoded.values, references: decoded.references,
             externalReferences: decoded.external)
         #expect(record == values && values == record)
-        #expect(record == StoredRow(entity: entity, version: 4, checkedRecord: bytes))
+        #expect(record == StoredRow(entity: entity, version: 4, checkedRecord: bytes, referencesBlobs: true))
         // A change makes it a decoded row with the change.
         var changed = record
         changed.values[0] = .integer(1)
         #expect(!changed.isRecord && changed != record)
         #expect(changed.value(atStorageIndex: 0) == .integer(1) && changed.references == record.references)
+    }
+
+    /// A row whose check found no blob reference is kept saying so: its binary value reads from the row, and no field
+    /// is searched for a blob when an object loads it.
+    @Test func aRecordWhoseCheckFoundNoBlobReferenceHasNone() throws {
+        let model = try Self.model()
+        let entity = try #require(model.entity(named: "Kept"))
+        var values = Self.values
+        values[9] = .data(Data([1, 2, 3]))
+        let coder = RowCoder(entity: entity)
+        let bytes = try coder.encode(values, rowVersion: 3)
+        let referencesBlobs = try bytes.withUnsafeBytes {
+            try coder.checkRow($0, header: try RowRecord.Header.decode($0))
+        }
+        #expect(!referencesBlobs)
+        let record = StoredRow(entity: entity, version: 3, checkedRecord: bytes, referencesBlobs: false)
+        #expect(record.isRecord && !record.referencesBlobs)
+        #expect(record.externalReferences.isEmpty)
+        #expect(record.blobReference(atStorageIndex: 9) == nil)
+        #expect(record.value(atStorageIndex: 9) == .data(Data([1, 2, 3])))
+        #expect(record.values == values)
+        #expect(ObjectState.externalReferences(of: record, entity: entity).isEmpty)
     }
 
     @Test func checkingARowAcceptsExactlyTheDamagedRowsThatDecode() throws {
@@ -132,10 +158,14 @@ import Testing
                     let decoded = Result { try coder.decodeRow(bytes, header: header) }
                     let checked = Result { try coder.checkRow(bytes, header: header) }
                     switch (decoded, checked) {
-                    case (.success(let row), .success):
+                    case (.success(let row), .success(let referencesBlobs)):
                         accepted += 1
+                        // The check finds a blob reference exactly where decodeRow does.
+                        #expect(referencesBlobs == !row.external.isEmpty, "byte \(index) ^ \(mask)")
                         // Every field of what the check accepted decodes to what decodeRow made.
-                        let kept = StoredRow(entity: entity, version: header.rowVersion, checkedRecord: damaged)
+                        let kept = StoredRow(
+                            entity: entity, version: header.rowVersion, checkedRecord: damaged,
+                            referencesBlobs: referencesBlobs)
                         #expect(kept.values == row.values, "byte \(index) ^ \(mask)")
                         #expect(kept.references == row.references, "byte \(index) ^ \(mask)")
                         #expect(kept.externalReferences == row.external, "byte \(index) ^ \(mask)")

@@ -113,7 +113,12 @@ extension ManagedObjectContext {
         registry.reserveCapacity(registry.count + found.count)
         // The rows of new objects go into the row cache together, under one lock.
         var rows = RowCache.Batch(coordinator.rowCache, expected: found.count)
-        let objects = found.map { object(for: $0, populate: !request.returnsObjectsAsFaults, caching: &rows) }
+        // A loop rather than `map`: the batch, captured `inout` by a closure, was checked for exclusive access at run
+        // time on every result.
+        let populate = !request.returnsObjectsAsFaults
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(found.count)
+        for match in found { objects.append(object(for: match, populate: populate, caching: &rows)) }
         rows.record()
         // Core Data's batched array: firing one fault of a batch fills the batch with one store query.
         if request.fetchBatchSize > 0, request.includesPropertyValues {
@@ -279,6 +284,9 @@ extension ManagedObjectContext {
                 } else {
                     groups.append((id.store, root, []))
                     current = groups.count - 1
+                    // Usually the only group: room for every fault at once (grown from empty, its array was copied
+                    // seven times for a batch of 100).
+                    groups[current].members.reserveCapacity(faults.count)
                 }
                 (currentStore, currentEntity) = (id.store, id.entity)
             }
@@ -294,7 +302,8 @@ extension ManagedObjectContext {
                 group.members.sort { $0.rowID < $1.rowID }
             }
             let members = group.members
-            let rows = try store.rows(withIDs: members.map { $0.rowID }, of: group.root)
+            let (uuid, root) = (group.store.uuid, group.root)
+            let rows = try store.rows(withIDs: members.map { $0.rowID }, of: root)
             var batch = RowCache.Batch(coordinator.rowCache, expected: rows.count)
             var position = 0
             for index in rows.indices {
@@ -302,7 +311,7 @@ extension ManagedObjectContext {
                 while position < members.count, members[position].rowID < rowID { position += 1 }
                 guard position < members.count, members[position].rowID == rowID else { continue }
                 batch.append(
-                    rows[index].row, for: RowCache.Key(store: group.store.uuid, entity: group.root, rowID: rowID),
+                    rows[index].row, for: RowCache.Key(store: uuid, entity: root, rowID: rowID),
                     heldBy: members[position].object)
                 members[position].object.holdsCachedRow = true
             }

@@ -59,14 +59,20 @@ extension RowCoder {
     /// rows as records (no transformable or URI attribute, whose values can fail to decode after their fields are
     /// checked).
     ///
+    /// - Returns: whether a field references a blob (a binary value kept outside the row): learnt here, where each such
+    ///   field is looked at anyway, so that the row kept as its record need not be searched for them again.
     /// - Throws: what ``decodeRow(_:header:)`` throws for the same bytes.
-    func checkRow(_ bytes: UnsafeRawBufferPointer, header: RowRecord.Header) throws {
+    func checkRow(_ bytes: UnsafeRawBufferPointer, header: RowRecord.Header) throws -> Bool {
         precondition(entity.keepsRowsAsRecords, "\(entity.name)'s rows are not kept as records")
         guard header.fieldCount == entity.storedFields.count else {
             throw RowCodingError.fieldCountMismatch(expected: entity.storedFields.count, found: header.fieldCount)
         }
+        var referencesBlobs = false
+        // A blob reference is never accepted in place: each one comes through `checkField`.
         for (storageIndex, check) in fieldChecks.enumerated() where !check.accepts(in: bytes, header: header) {
-            try checkField(of: entity.persistentAttributes[storageIndex], in: bytes, header: header)
+            if try checkField(of: entity.persistentAttributes[storageIndex], in: bytes, header: header) {
+                referencesBlobs = true
+            }
         }
         for (toOneIndex, field) in toOneFields.enumerated()
         where !FieldCheck.acceptsToOne(at: field, in: bytes, header: header) {
@@ -75,13 +81,14 @@ extension RowCoder {
                 try RowRecord.field(at: field + 1, in: bytes, header: header),
                 of: entity.toOneRelationships[toOneIndex])
         }
+        return referencesBlobs
     }
 
     /// Checks one attribute's field as ``decodeRow(_:header:)`` would decode it (``checkRow(_:header:)``'s road for a
-    /// field it cannot accept in place).
+    /// field it cannot accept in place), and tells whether it references a blob.
     private func checkField(
         of attribute: AttributeDescription, in bytes: UnsafeRawBufferPointer, header: RowRecord.Header
-    ) throws {
+    ) throws -> Bool {
         let (tag, field) = try RowRecord.checkField(at: attribute.fieldIndex!, in: bytes, header: header)
         if let field {
             // Kept outside the row: only binary data is (a store writes no other kind there).
@@ -90,13 +97,14 @@ extension RowCoder {
                     throw RowCodingError.fieldTypeMismatch(
                         attribute: attribute.name, expected: attribute.type, found: .blobReference)
                 }
-                return
+                return true
             }
             _ = try Self.value(from: field, of: attribute, transformers: transformers)
+            return false
         } else {
             // A string or bytes: right for its attribute's type, as value(from:of:) would find.
             switch (attribute.type, tag) {
-            case (.string, .string), (.binaryData, .bytes): return
+            case (.string, .string), (.binaryData, .bytes): return false
             default:
                 throw RowCodingError.fieldTypeMismatch(attribute: attribute.name, expected: attribute.type, found: tag)
             }

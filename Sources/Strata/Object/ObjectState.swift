@@ -282,6 +282,8 @@ final class ObjectState {
     /// The blob references by attribute index of an object that loads `row`.
     static func externalReferences(of row: StoredRow, entity: EntityDescription) -> [Int: UInt64] {
         if row.isRecord {
+            // Its check found no blob reference: nothing to look at.
+            guard row.referencesBlobs else { return [:] }
             // Only binary values are kept outside a checked record: their fields alone are looked at.
             var references: [Int: UInt64] = [:]
             for attribute in entity.binaryAttributes {

@@ -345,8 +345,10 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                 return nil
             }
             if concrete.keepsRowsAsRecords {
-                try codersByEntityID[position]!.checkRow(bytes, header: header)
-                return StoredRow(entity: concrete, version: header.rowVersion, checkedRecord: held ?? Array(bytes))
+                let referencesBlobs = try codersByEntityID[position]!.checkRow(bytes, header: header)
+                return StoredRow(
+                    entity: concrete, version: header.rowVersion, checkedRecord: held ?? Array(bytes),
+                    referencesBlobs: referencesBlobs)
             }
             let decoded = try codersByEntityID[position]!.decodeRow(bytes, header: header)
             return StoredRow(
