@@ -11,6 +11,11 @@ import Testing
         #expect(MemoryLayout<AttributeValue?>.stride <= 24)
     }
 
+    @Test func aRelationshipValueIsThreeWords() {
+        // A to-many's members and their position table, and the case: every object's state holds one a relationship.
+        #expect(MemoryLayout<RelationshipValue?>.stride <= 24)
+    }
+
     @Test func aStoredRowIsThreeWords() {
         // Its entity, its version, and one reference to its values or to its record's bytes: a row cache entry holds
         // one per cached row.

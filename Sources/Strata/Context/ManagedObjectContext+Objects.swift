@@ -94,7 +94,8 @@ extension ManagedObjectContext {
     }
 
     func rekey(_ object: ManagedObject, to id: ManagedObjectID) {
-        registry.remove(object.objectID)
+        // Found by its address, no ID compared (a save rekeys every object it inserted).
+        _ = registry.remove(ifRegistered: object)
         object.objectID = id
         registry.insert(object)
     }

@@ -68,7 +68,6 @@ extension ManagedObjectContext {
     private func writeChanges(attempt: Int) throws {
         if attempt > 1 { try callWillSave() }
         try updateDerivedAttributes(now: Date())
-        let changing = Array(inserted.values) + Array(updated.values) + Array(deleted.values)
         // Rows are written whole: faults changed only through a relationship are filled, and binary values
         // still in the store are read (and kept if unchanged).
         for object in Array(inserted.values) + Array(updated.values) {
@@ -90,14 +89,23 @@ extension ManagedObjectContext {
             return key
         }
         var insertPositions: [ObjectIdentifier: (store: ObjectIdentifier, index: Int)] = [:]
+        // The batch of the last insert's store is kept at hand: a save's inserts go to one store or a few, in runs,
+        // and a lookup of the batch by key hashed the store's identifier (three lookups an insert).
+        var lastBatch: (store: ObjectIdentifier, batch: SaveBatch)?
         for object in insertedInOrder {
-            let store = try assignedStores[ObjectIdentifier(object)] ?? coordinator.defaultStore(for: object.entity)
-            let key = batch(store)
-            insertPositions[ObjectIdentifier(object)] = (key, batches[key]!.inserted.count)
-            batches[key]!.changes.inserts.append(
+            let store =
+                try (assignedStores.isEmpty ? nil : assignedStores[ObjectIdentifier(object)])
+                ?? coordinator.defaultStore(for: object.entity)
+            if lastBatch?.store != ObjectIdentifier(store) {
+                let key = batch(store)
+                lastBatch = (key, batches[key]!)
+            }
+            let (key, saving) = lastBatch!
+            insertPositions[ObjectIdentifier(object)] = (key, saving.inserted.count)
+            saving.changes.inserts.append(
                 StoreChanges.Insert(
                     entity: object.entity, values: object.persistentValues, rowID: object.objectID.rowID))
-            batches[key]!.inserted.append(object)
+            saving.inserted.append(object)
         }
         /// How a save in the store batched as `store` names `target`, related to `source` through `key`.
         func reference(
@@ -148,12 +156,14 @@ extension ManagedObjectContext {
                     StoreChanges.Links(relationship: relationship, source: source, members: targets))
             }
         }
-        var sharedReferences = SharedArrays<ObjectReference?>(expected: insertedInOrder.count)
-        for object in insertedInOrder {
-            let (key, index) = insertPositions[ObjectIdentifier(object)]!
-            batches[key]!.changes.inserts[index].references = sharedReferences.shared(
-                try references(of: object, store: key))
-            try links(of: object, store: key, source: .inserted(index), all: true)
+        var sharedReferences = SharedArrays<ObjectReference?>(expected: insertPositions.count)
+        // Batch by batch, each in its order of insertion (each object's position without a lookup).
+        for (key, saving) in batches {
+            for (index, object) in saving.inserted.enumerated() {
+                saving.changes.inserts[index].references = sharedReferences.shared(
+                    try references(of: object, store: key))
+                try links(of: object, store: key, source: .inserted(index), all: true)
+            }
         }
         for object in updated.values {
             let key = batch(try coordinator.store(for: object.objectID))
@@ -216,7 +226,12 @@ extension ManagedObjectContext {
             apply(result, of: batch)
         }
         insertionOrder = insertedInOrder
-        for object in changing { object.didSave() }
+        // The batches list every object the save wrote (a list of its own was 8 MB of W1.graph's peak).
+        for batch in batches.values {
+            for object in batch.inserted { object.didSave() }
+            for object in batch.updated { object.didSave() }
+            for object in batch.deleted { object.didSave() }
+        }
         if !retainsRegisteredObjects { retainedObjects = [:] }
         var saved = ContextSave()
         // Room made once: a cascade's 100,000 IDs would otherwise grow the set by doubling, rehashing each time.
@@ -256,19 +271,25 @@ extension ManagedObjectContext {
                 StoredReference(entity: inserted[index].entity, rowID: result.insertedRowIDs[index])
             }
         }
-        reserveCachedRows(for: inserted, store: store.identifier)
         // Every inserted object was saved here (the usual single store): the table is emptied at once, not by one
         // removal an object, and its room is free before the rows are cached. The batch holds the objects.
-        if inserted.count == self.inserted.count { self.inserted.removeAll() }
+        if inserted.count == self.inserted.count {
+            self.inserted.removeAll()
+            // No insert is left to save in order (the objects are the batch's).
+            insertionOrder = []
+        }
+        // What the loop needs of each insert, taken out of the inserts' list so that the list (48 bytes an insert,
+        // 48 MB of W1.graph's peak at a million) goes before the row cache makes room; this one is 16 bytes an insert.
+        var settling = batch.changes.inserts.map { (values: $0.values, references: $0.references) }
+        batch.changes.inserts = []
+        reserveCachedRows(for: inserted, store: store.identifier)
         for (index, object) in inserted.enumerated() {
             let id = ManagedObjectID(entity: object.entity, store: identity, rowID: result.insertedRowIDs[index])
             if object.objectID != id { rekey(object, to: id) }
-            let references = sharedReferences.shared(
-                batch.changes.inserts[index].references.map(resolved))
-            let values = batch.changes.inserts[index].values
+            let references = sharedReferences.shared(settling[index].references.map(resolved))
+            let values = settling[index].values
             // The store is done with them: each goes as its object settles.
-            batch.changes.inserts[index].references = []
-            batch.changes.inserts[index].values = []
+            settling[index] = ([], [])
             settle(
                 object, values: values, references: references, version: result.insertedVersions[index],
                 external: index < result.insertedExternalReferences.count
@@ -406,15 +427,17 @@ extension ManagedObjectContext {
 
 /// One store's part of a save (``ManagedObjectContext/save()``): the changes handed to the store, and the objects
 /// behind them, in the same order. A class: each `batches[key]!` reads a reference, where a struct was copied whole
-/// (16 retains and as many releases an object).
+/// (16 retains and as many releases an object). Its tables are `@exclusivity(unchecked)`: a save is on its context's
+/// thread, and each access (about six an inserted object, a runtime check of about 76 instructions each) is a single
+/// read or in-place change that calls nothing reaching the batch again.
 private final class SaveBatch {
     let store: any PersistentStore
     /// Whether the store records persistent history, the one reader of an update's changed keys.
     let recordsHistory: Bool
-    var changes = StoreChanges()
-    var inserted: [ManagedObject] = []
-    var updated: [ManagedObject] = []
-    var deleted: [ManagedObject] = []
+    @exclusivity(unchecked) var changes = StoreChanges()
+    @exclusivity(unchecked) var inserted: [ManagedObject] = []
+    @exclusivity(unchecked) var updated: [ManagedObject] = []
+    @exclusivity(unchecked) var deleted: [ManagedObject] = []
 
     init(store: any PersistentStore) {
         self.store = store

@@ -1,36 +1,31 @@
-/// The objects of a to-many relationship in memory: an array for order and a position map for
-/// membership, so that `contains`, `append` and (unordered) removal take constant time.
+/// The objects of a to-many relationship in memory: an array for order and a position table for
+/// membership (``MemberPositions``), so that `contains`, `append` and (unordered) removal take constant time.
 struct RelatedObjects {
     private(set) var objects: [ManagedObject] = []
     /// Each member's index in `objects`.
-    private var positions: [ObjectIdentifier: Int] = [:]
+    private var positions = MemberPositions()
 
     init() {}
 
     init(_ objects: [ManagedObject]) {
-        // Sized once: a to-many read from the store has hundreds of members, and growing rehashed the map ~8 times.
+        // Sized once: a to-many read from the store has hundreds of members.
         self.objects.reserveCapacity(objects.count)
-        positions.reserveCapacity(objects.count)
         for object in objects { append(object) }
     }
 
     var count: Int { objects.count }
 
-    func contains(_ object: ManagedObject) -> Bool { positions[ObjectIdentifier(object)] != nil }
+    func contains(_ object: ManagedObject) -> Bool { position(of: object) != nil }
 
     /// The index of `object`, nil when it is not a member.
-    func position(of object: ManagedObject) -> Int? { positions[ObjectIdentifier(object)] }
+    func position(of object: ManagedObject) -> Int? { positions.position(of: object, in: objects) }
 
     /// Appends `object` unless it is a member already; returns whether it was added.
     @discardableResult
     mutating func append(_ object: ManagedObject) -> Bool {
-        let key = ObjectIdentifier(object)
-        // One hashing for a new member (the usual case); a member already there gets its position back.
-        if let position = positions.updateValue(objects.count, forKey: key) {
-            positions[key] = position
-            return false
-        }
+        if position(of: object) != nil { return false }
         objects.append(object)
+        positions.add(at: objects.count - 1, of: objects)
         return true
     }
 
@@ -39,22 +34,30 @@ struct RelatedObjects {
         remove(object, keepingOrder: true)
         let index = min(max(index, 0), objects.count)
         objects.insert(object, at: index)
-        renumber(from: index)
+        // From the end: each member takes the position the one after it just left.
+        for position in stride(from: objects.count - 1, to: index, by: -1) {
+            positions.move(objects[position], from: position - 1, to: position)
+        }
+        positions.add(at: index, of: objects)
     }
 
     /// Removes `object`; returns whether it was a member. Without `keepingOrder` the last member takes
     /// its place (constant time: the order of an unordered relationship means nothing).
     @discardableResult
     mutating func remove(_ object: ManagedObject, keepingOrder: Bool) -> Bool {
-        guard let index = positions.removeValue(forKey: ObjectIdentifier(object)) else { return false }
+        guard let index = position(of: object) else { return false }
+        positions.remove(object, at: index, of: objects)
         if keepingOrder {
             objects.remove(at: index)
-            renumber(from: index)
+            // From the front: each member takes the position the one before it just left.
+            for position in index..<objects.count {
+                positions.move(objects[position], from: position + 1, to: position)
+            }
         } else {
             let last = objects.removeLast()
             if index < objects.count {
                 objects[index] = last
-                positions[ObjectIdentifier(last)] = index
+                positions.move(last, from: objects.count, to: index)
             }
         }
         return true
@@ -63,10 +66,6 @@ struct RelatedObjects {
     /// Removes `object`, keeping the others' order; returns whether it was a member.
     @discardableResult
     mutating func remove(_ object: ManagedObject) -> Bool { remove(object, keepingOrder: true) }
-
-    private mutating func renumber(from index: Int) {
-        for position in index..<objects.count { positions[ObjectIdentifier(objects[position])] = position }
-    }
 }
 
 /// A relationship's value in memory: nil in ``ManagedObject/relationshipValues`` until first read (a
