@@ -1,3 +1,4 @@
+import CFileStatus
 import Synchronization
 import SystemPackage
 
@@ -67,33 +68,25 @@ public final class PosixFileHandle: FileHandle {
     ///
     /// - Throws: ``IOError`` with the system's reason, e.g. `.ioFailure`.
     ///
-    /// The corresponding C function is `fstat`.
+    /// The corresponding C function is `statx` (`fstat` where there is none), asking for no timestamp
+    /// (`cfilestatus.h` says why).
     public func identity() throws(IOError) -> FileIdentity {
         preconditionOpen()
-        do {
-            let status = try descriptor.stat()
-            return FileIdentity(
-                device: UInt64(status.deviceID.rawValue), inode: UInt64(status.inode.rawValue),
-                size: UInt64(status.size))
-        } catch {
-            throw IOError(errno: error, operation: "fstat", path: path)
+        var status = cfilestatus_result()
+        guard cfilestatus_descriptor(descriptor.rawValue, &status) == 0 else {
+            throw IOError(errno: Errno(rawValue: errno), operation: "fstat", path: path)
         }
+        return FileIdentity(device: status.device, inode: status.inode, size: status.size)
     }
 
     /// The file's current size in bytes.
     ///
     /// - Throws: ``IOError`` with the system's reason, e.g. `.ioFailure`.
     ///
-    /// The corresponding C function is `fstat`.
+    /// The corresponding C function is `statx` (`fstat` where there is none), asking for no timestamp: a store
+    /// reads its files' sizes before every write transaction (`cfilestatus.h` says why that matters).
     public func size() throws(IOError) -> UInt64 {
-        preconditionOpen()
-        do {
-            let status = try descriptor.stat()
-            // st_size of a regular file is never negative.
-            return UInt64(status.size)
-        } catch {
-            throw IOError(errno: error, operation: "fstat", path: path)
-        }
+        try identity().size
     }
 
     /// Maps the file's first `length` bytes read-only and shared (see ``FileMapping`` for what may be read).
