@@ -1,6 +1,7 @@
 /// Counters and sizes of an open store, for tools and benchmarks.
 public struct StoreStatistics: Sendable, Equatable {
-    /// Bytes in the current write-ahead log file.
+    /// Bytes of the current write-ahead log file up to the end of its records (the reserved space after them, FORMAT.md
+    /// §3.3, not counted): what the checkpoint threshold compares.
     public var walBytes: UInt64
     /// Bytes in the page file up to the end of the newest checkpoint.
     public var pageFileBytes: UInt64
