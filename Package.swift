@@ -63,16 +63,17 @@ let package = Package(
         // CRC-32C through the CPU's CRC instructions (C, because Swift has no access to target intrinsics); the
         // table-driven Swift code in StrataFormat is the fallback and the reference.
         .target(name: "CCRC32C"),
-        // A file's identity and size through `statx` without timestamps (C, because Glibc's `statx` needs
-        // _GNU_SOURCE): reading timestamps before each write made every durable commit's sync slower.
-        .target(name: "CFileStatus"),
+        // Linux calls Glibc's Swift module does not export (they need _GNU_SOURCE): a file's identity and size through
+        // `statx` without timestamps (reading timestamps before each write made every durable commit's sync slower),
+        // and `sync_file_range` to start writing a checkpoint's pages while the next ones are encoded.
+        .target(name: "CSystemCalls"),
         // Strata's one lock, below every module that locks: `Synchronization.Mutex`, or a pthread mutex under
         // STRATA_TSAN_LOCKS (see the top of this file). `package` access: not part of any public API.
         .target(name: "StrataLock"),
         .target(name: "StrataFormat", dependencies: ["CLZ4", "CCRC32C"]),
         .target(
             name: "StrataIO",
-            dependencies: ["StrataLock", "CFileStatus", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: ["StrataLock", "CSystemCalls", .product(name: "SystemPackage", package: "swift-system")]
         ),
         .target(
             name: "StrataStorage",

@@ -197,6 +197,13 @@ public protocol FileHandle: AnyObject, Sendable {
     /// The corresponding C function is `fdatasync`.
     func sync() throws(IOError)
 
+    /// Asks for `count` bytes written at `offset` to start going to the disk now, without waiting: a hint that makes
+    /// nothing durable (only ``sync()`` does), so that a sync after many writes finds them on their way. Errors are
+    /// left to the sync to report.
+    ///
+    /// The corresponding C function is `sync_file_range` with `SYNC_FILE_RANGE_WRITE`.
+    func startWriteback(at offset: UInt64, count: Int)
+
     /// Takes an advisory lock on the open file through this handle, as `flock` does on a descriptor: the lock
     /// belongs to this handle (not to its process, nor to other handles on the same file, which conflict with it as
     /// locks taken with ``FileSystem/lockFile(at:mode:waiting:)`` do), and lasts until ``unlock()``, until the handle
@@ -260,6 +267,9 @@ public protocol FileLock: AnyObject, Sendable {
 }
 
 extension FileHandle {
+    /// Nothing: a file system that keeps its files in memory, or wraps another for tests, has no disk to start on.
+    public func startWriteback(at offset: UInt64, count: Int) {}
+
     /// No mapping: reads go through ``read(into:at:)``.
     public func mapReadOnly(length: Int) throws(IOError) -> FileMapping? { nil }
 

@@ -1,4 +1,4 @@
-import CFileStatus
+import CSystemCalls
 import Synchronization
 import SystemPackage
 
@@ -69,14 +69,20 @@ public final class PosixFileHandle: FileHandle {
     /// - Throws: ``IOError`` with the system's reason, e.g. `.ioFailure`.
     ///
     /// The corresponding C function is `statx` (`fstat` where there is none), asking for no timestamp
-    /// (`cfilestatus.h` says why).
+    /// (`csystemcalls.h` says why).
     public func identity() throws(IOError) -> FileIdentity {
         preconditionOpen()
-        var status = cfilestatus_result()
-        guard cfilestatus_descriptor(descriptor.rawValue, &status) == 0 else {
+        var status = csystemcalls_file_status()
+        guard csystemcalls_file_status_descriptor(descriptor.rawValue, &status) == 0 else {
             throw IOError(errno: Errno(rawValue: errno), operation: "fstat", path: path)
         }
         return FileIdentity(device: status.device, inode: status.inode, size: status.size)
+    }
+
+    /// Starts writing `count` bytes from `offset` to the disk without waiting (``FileHandle/startWriteback(at:count:)``).
+    public func startWriteback(at offset: UInt64, count: Int) {
+        preconditionOpen()
+        csystemcalls_start_writeback(descriptor.rawValue, offset, UInt64(count))
     }
 
     /// The file's current size in bytes.
@@ -84,7 +90,7 @@ public final class PosixFileHandle: FileHandle {
     /// - Throws: ``IOError`` with the system's reason, e.g. `.ioFailure`.
     ///
     /// The corresponding C function is `statx` (`fstat` where there is none), asking for no timestamp: a store
-    /// reads its files' sizes before every write transaction (`cfilestatus.h` says why that matters).
+    /// reads its files' sizes before every write transaction (`csystemcalls.h` says why that matters).
     public func size() throws(IOError) -> UInt64 {
         try identity().size
     }

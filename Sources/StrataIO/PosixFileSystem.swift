@@ -1,4 +1,4 @@
-import CFileStatus
+import CSystemCalls
 import SystemPackage
 
 #if canImport(Glibc)
@@ -284,9 +284,9 @@ public struct PosixFileSystem: FileSystem {
         // On the C string itself: a store looks at its log's identity before every write transaction, and
         // `FilePath(path)` would parse and normalise the path each time (a quarter of a small commit's catch-up).
         // `statx` without timestamps, not `stat`: reading the log's timestamps before each commit made its sync a
-        // third slower (`cfilestatus.h`).
-        var status = cfilestatus_result()
-        guard path.withCString({ cfilestatus_path($0, &status) }) == 0 else {
+        // third slower (`csystemcalls.h`).
+        var status = csystemcalls_file_status()
+        guard path.withCString({ csystemcalls_file_status_path($0, &status) }) == 0 else {
             throw IOError(errno: Errno(rawValue: errno), operation: "stat", path: path)
         }
         return FileIdentity(device: status.device, inode: status.inode, size: status.size)

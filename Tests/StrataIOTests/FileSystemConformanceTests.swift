@@ -268,6 +268,23 @@ import Testing
         }
     }
 
+    /// Starting writeback is a hint: what was written reads the same, a range past the end is no error, and a sync
+    /// after it succeeds.
+    @Test(arguments: FileSystemKind.allCases)
+    func startingWritebackChangesNothingThatReads(kind: FileSystemKind) async throws {
+        try await kind.withFileSystem { fileSystem, directory in
+            let file = try fileSystem.openFile(at: directory.path("pages"), mode: .createNew)
+            let bytes = (0..<(1 << 16)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            try file.write(bytes, at: 0)
+            file.startWriteback(at: 0, count: bytes.count)
+            file.startWriteback(at: 1 << 20, count: 4_096)
+            try file.sync()
+            #expect(try file.read(count: bytes.count, at: 0) == bytes)
+            #expect(try file.size() == UInt64(bytes.count))
+            try file.close()
+        }
+    }
+
     @Test(arguments: FileSystemKind.allCases)
     func renameOfMissingFileThrowsNoSuchFile(kind: FileSystemKind) async throws {
         try await kind.withFileSystem { fileSystem, directory in
