@@ -82,25 +82,8 @@ public enum LeafPage {
             }
         }
         // The values lie in memory as they lie in the page: one copy, then their ends and overflow bits.
-        let dataLength = values.withPageLayout { data, layout in
-            precondition(dataStart + data.count <= page.count, "leaf does not fit its page")
-            if !data.isEmpty {
-                UnsafeMutableRawBufferPointer(rebasing: page[dataStart..<(dataStart + data.count)]).copyMemory(
-                    from: data)
-            }
-            var start = 0
-            for index in 0..<count {
-                let (end, overflow) = layout(index)
-                if overflow {
-                    page[bits + index / 8] |= 1 << (index % 8)
-                } else {
-                    precondition(end - start <= maximumInline, "long values must be moved to overflow pages first")
-                }
-                page.storeLE(UInt16(end), at: ends + valueEndSize * index)
-                start = end
-            }
-            return data.count
-        }
+        let dataLength = values.writePageLayout(
+            into: page, data: dataStart, ends: ends, bits: bits, maximumInline: maximumInline)
         PageHeader(
             type: .leaf, flags: rowIDs.flags, itemCount: count, pageNumber: pageNumber, generation: generation,
             bodyLength: dataStart + dataLength - body, extra: 0

@@ -79,14 +79,20 @@ public struct LeafValues: Sendable, Equatable {
     /// Whether an inline value is longer than `maximumInline` (one the checkpoint moves to an overflow chain), read
     /// from the value ends alone.
     public func hasInlineValue(longerThan maximumInline: Int) -> Bool {
-        ends.withUnsafeBufferPointer { ends in
-            var start = 0
-            for end in ends {
-                let stop = end >> 1
-                if end & 1 == 0, stop &- start > maximumInline { return true }
-                start = stop
+        // The longest inline value, without an early exit: a loop the compiler vectorises (the checkpoint asks this of
+        // every leaf it writes, and leaves with a long value are rare).
+        ends.withUnsafeBufferPointer { buffer in
+            guard let ends = buffer.baseAddress else { return false }
+            var previous = 0
+            var longest = 0
+            for index in 0..<buffer.count {
+                let stored = ends[index]
+                // All ones for an inline value, zero for an overflow reference.
+                let inline = (stored & 1) &- 1
+                longest = Swift.max(longest, (stored &>> 1 &- previous) & inline)
+                previous = stored &>> 1
             }
-            return false
+            return longest > maximumInline
         }
     }
 
@@ -286,18 +292,45 @@ public struct LeafValues: Sendable, Equatable {
 
     // MARK: - Encoding
 
-    /// Calls `body` with the values' bytes and, for each value, its end and whether it is an overflow reference,
-    /// as a leaf page lays them out (every value must fit inline or be an overflow reference).
-    func withPageLayout<R>(
-        _ body: (UnsafeRawBufferPointer, (Int) -> (end: Int, overflow: Bool)) throws -> R
-    )
-        rethrows -> R
-    {
-        try bytes.withUnsafeBytes { data in
-            try ends.withUnsafeBufferPointer { ends in
-                try body(data, { (ends[$0] >> 1, ends[$0] & 1 != 0) })
+    /// Writes the values as a leaf page lays them out (FORMAT.md §4.2): their bytes at `data`, each one's end as 2
+    /// bytes at `ends` + 2 i, and the overflow bit of each at `bits` (bits the caller zeroed). Returns the bytes
+    /// written at `data`. Every value must fit inline or be an overflow reference, and the page must hold them.
+    ///
+    /// One loop over the ends as they lie: asked value by value through a closure, the checkpoint spent about 3,700
+    /// instructions a leaf here (W8's callgrind, 10,434 leaves).
+    func writePageLayout(
+        into page: UnsafeMutableRawBufferPointer, data: Int, ends endsAt: Int, bits: Int, maximumInline: Int
+    ) -> Int {
+        let count = ends.count
+        precondition(
+            endsAt >= 0 && endsAt + 2 * count <= page.count && bits >= 0 && bits + (count + 7) / 8 <= page.count
+                && data >= 0 && data + bytes.count <= page.count, "leaf does not fit its page")
+        bytes.withUnsafeBytes { source in
+            guard !source.isEmpty else { return }
+            UnsafeMutableRawBufferPointer(rebasing: page[data..<(data + source.count)]).copyMemory(from: source)
+        }
+        ends.withUnsafeBufferPointer { ends in
+            let out = page.baseAddress! + endsAt
+            var start = 0
+            var longest = 0
+            var marks = 0
+            for index in 0..<count {
+                let stored = ends[index]
+                let end = stored &>> 1
+                // An overflow reference's 12 bytes are below every page's limit: no exception needed here.
+                longest = Swift.max(longest, end &- start)
+                marks |= stored
+                out.storeBytes(
+                    of: UInt16(truncatingIfNeeded: end).littleEndian, toByteOffset: index &<< 1, as: UInt16.self)
+                start = end
+            }
+            precondition(longest <= maximumInline, "long values must be moved to overflow pages first")
+            guard marks & 1 != 0 else { return }
+            for index in 0..<count where ends[index] & 1 != 0 {
+                page[bits + index / 8] |= 1 << (index % 8)
             }
         }
+        return bytes.count
     }
 }
 

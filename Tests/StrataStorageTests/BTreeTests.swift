@@ -143,6 +143,52 @@ import Testing
         #expect(throws: StorageError.self) { try harness.tree.delete(.node(root), key: 13, owner: 1) }
     }
 
+    /// A leaf finds a key of consecutive row IDs without reading its keys (``BTreeNode/search(_:)``): after every
+    /// kind of change to its keys, a search answers as a linear look at them does, and its spread is theirs.
+    @Test func aLeafsSearchFollowsEveryChangeToItsRowIDs() {
+        let node = BTreeNode(level: 0, keys: Array(100..<164), values: [], children: [], owner: 1, bodySize: 0)
+        func expectSearchesAgree(_ step: String, sourceLocation: SourceLocation = #_sourceLocation) {
+            let keys = node.keys
+            for probe in UInt64(0)..<UInt64(260) {
+                let index = keys.firstIndex { $0 >= probe } ?? keys.count
+                let expected = (index: index, found: index < keys.count && keys[index] == probe)
+                let found = node.search(probe)
+                guard found == expected else {
+                    Issue.record(
+                        "\(step): key \(probe) found \(found), expected \(expected)", sourceLocation: sourceLocation)
+                    return
+                }
+            }
+            let spread = node.leafSpread
+            #expect(spread?.count == keys.first.map { _ in keys.count }, "\(step)", sourceLocation: sourceLocation)
+            #expect(spread?.first == keys.first && spread?.last == keys.last, "\(step)", sourceLocation: sourceLocation)
+        }
+        expectSearchesAgree("consecutive")
+        node.keys.remove(at: 20)
+        expectSearchesAgree("a gap in the middle")
+        node.keys.insert(120, at: 20)
+        expectSearchesAgree("the gap filled again")
+        node.keys.removeFirst()
+        expectSearchesAgree("the first removed")
+        node.keys.append(200)
+        expectSearchesAgree("a row ID past a gap appended")
+        node.keys.removeLast()
+        node.keys.append(164)
+        expectSearchesAgree("the next row ID appended")
+        node.keys.removeSubrange(10..<30)
+        expectSearchesAgree("a run removed")
+        node.keys.withUnsafeMutableBufferPointer { keys in
+            for index in keys.indices { keys[index] = 50 + UInt64(index) }
+        }
+        expectSearchesAgree("rewritten in place")
+        node.keys = [7]
+        expectSearchesAgree("one row")
+        node.keys.removeAll()
+        expectSearchesAgree("empty")
+        let copy = BTreeNode(level: 0, keys: [3, 4, 5, 9], values: [], children: [], owner: 1, bodySize: 0)
+        #expect(copy.search(9) == (3, true) && copy.search(6) == (3, false))
+    }
+
     /// For every size N from 0 to 300: build a tree of N keys (in an order that varies with N, sometimes
     /// checkpointed), then delete every key in another order, checking after each delete.
     @Test(arguments: [512, 4096], ValueSizes.allCases)

@@ -38,8 +38,8 @@ struct BTreeLimits: Sendable {
     @inline(__always)
     func encodedSize(_ node: BTreeNode) -> Int {
         guard node.isLeaf else { return node.bodySize }
-        guard let first = node.keys.first, let last = node.keys.last else { return node.bodySize }
-        return LeafPage.bodySize(count: node.count, first: first, last: last, cellBytes: node.bodySize)
+        guard let (count, first, last) = node.leafSpread else { return node.bodySize }
+        return LeafPage.bodySize(count: count, first: first, last: last, cellBytes: node.bodySize)
     }
 
     /// Whether the node fits one page.
