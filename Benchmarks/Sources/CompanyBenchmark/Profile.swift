@@ -100,6 +100,7 @@ enum Profile {
         let company = Company(employeeCount: count)
         let (store, _, table) = try StrataCompany.open(at: directory)
         let updates = company.salaryUpdates(min(100_000, count), seed: 99)
+        let start = now()
         try store.write { txn in
             for update in updates {
                 try txn.update(RowID(UInt64(update.row)), in: table) { old, new in
@@ -107,7 +108,10 @@ enum Profile {
                 }
             }
         }
+        let committed = now()
         try store.checkpoint()
+        report("commit_seconds", committed - start)
+        report("checkpoint_seconds", now() - committed)
         try store.close()
     }
 
