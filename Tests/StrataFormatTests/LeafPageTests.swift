@@ -50,6 +50,26 @@ import Testing
         #expect(header.bodyLength == 8 + 5 * 8 + 1 + 5 * 2 + 0 + 1 + 12 + 107 + 12)
     }
 
+    /// Values whose removals near the front left unused bytes before the first (``LeafValues/remove(at:)`` moves the
+    /// shorter side) encode to the very page the same values packed afresh do, and decode to them.
+    @Test func valuesAfterRemovalsAtTheFrontEncodeAsFreshOnes() throws {
+        var values = LeafValues(sampleValues + [.bytes([1, 2, 3]), .bytes(Array(repeating: 4, count: 50))])
+        var keys: [UInt64] = [1, 2, 10, 1000, 2000, 3000, 4000]
+        values.remove(at: 1)
+        keys.remove(at: 1)
+        values.remove(at: 0)
+        keys.remove(at: 0)
+        let model = Array(values)
+        #expect(values == LeafValues(model))
+        let page = makePage(size: 512) { page in
+            LeafPage.encode(keys: keys, values: values, into: page, pageNumber: 20, generation: 1, salt: salt)
+        }
+        #expect(page == leaf(keys: keys, values: model))
+        let decoded = try decode(page).get()
+        #expect(decoded.keys == keys)
+        #expect(decoded.values == model)
+    }
+
     @Test func emptyLeafRoundTrips() throws {
         let page = leaf(keys: [], values: [])
         let decoded = try decode(page).get()

@@ -160,6 +160,16 @@ struct IndexEntries: Sendable, Equatable {
         shiftEnds(after: i &- 1, by: -length)
     }
 
+    /// Removes the entries in `range`: their bytes leave in one move, and the ends after them move back once.
+    mutating func removeEntries(in range: Range<Int>) {
+        guard !range.isEmpty else { return }
+        let from = start(range.lowerBound)
+        let length = Int(ends[range.upperBound &- 1]) &- from
+        bytes.removeSubrange(from..<(from &+ length))
+        ends.removeSubrange(range)
+        shiftEnds(after: range.lowerBound &- 1, by: -length)
+    }
+
     /// Adds `delta` to the ends of the entries after entry `i`.
     @inline(__always)
     private mutating func shiftEnds(after i: Int, by delta: Int) {

@@ -138,13 +138,19 @@ final class IndexNode: @unchecked Sendable {
     /// searching the whole node for each.
     @inline(__always)
     func search(_ key: UnsafeRawBufferPointer, from start: Int) -> (index: Int, found: Bool) {
-        keys.withEntries { keys in
-            guard start < keys.count else { return (start, false) }
-            let order = IndexKey.compare(keys[start], key)
-            if order >= 0 { return (start, order == 0) }
-            let low = Self.lowerBound(key, in: keys, from: start &+ 1)
-            return (low, low < keys.count && IndexKey.compare(keys[low], key) == 0)
-        }
+        keys.withEntries { Self.search(key, in: $0, from: start) }
+    }
+
+    /// ``search(_:from:)`` among keys lent once for many searches (each lending retains and releases the keys).
+    @inline(__always)
+    static func search(
+        _ key: UnsafeRawBufferPointer, in keys: IndexEntries.Lent, from start: Int
+    ) -> (index: Int, found: Bool) {
+        guard start < keys.count else { return (start, false) }
+        let order = IndexKey.compare(keys[start], key)
+        if order >= 0 { return (start, order == 0) }
+        let low = lowerBound(key, in: keys, from: start &+ 1)
+        return (low, low < keys.count && IndexKey.compare(keys[low], key) == 0)
     }
 
     /// ``childIndex(for:)`` of a key held in an array (writers).

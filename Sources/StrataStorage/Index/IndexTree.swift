@@ -297,6 +297,10 @@ struct IndexTree: Sendable {
         }
     }
 
+    /// At most this many runs of removals from one leaf move the bytes after each (``removeRun``); more are removed
+    /// by copying what stays, once.
+    private static let removalRunsMovedInPlace = 4
+
     /// Removes the entries from `entries[position]` on that lie in the leaf `entries[position]` belongs to (those
     /// below `upper`, the separator after that leaf), advancing `position` past them; returns how many were there.
     private func removeRun(
@@ -310,15 +314,39 @@ struct IndexTree: Sendable {
         if node.isLeaf {
             var gone: [Int] = []
             // The entries increase: each is searched for from where the one before it was (W8's removals of whole
-            // departments searched every leaf from its start, 10 comparisons an entry).
-            var from = 0
-            repeat {
-                let (index, found) = node.search(entries[position], from: from)
-                if found { gone.append(index) }
-                from = found ? index &+ 1 : index
-                position += 1
-            } while position < entries.count && isBelowUpper(entries[position])
+            // departments searched every leaf from its start, 10 comparisons an entry). An entry found here, or one
+            // that sorts before this leaf's last, belongs here; only one past the last is compared with the bound.
+            var runs = 0
+            let first = position
+            node.keys.withEntries { keys in
+                var from = 0
+                repeat {
+                    let (index, found) = IndexNode.search(entries[position], in: keys, from: from)
+                    if found {
+                        if gone.last != index &- 1 { runs += 1 }
+                        gone.append(index)
+                    } else if index == keys.count, position != first, !isBelowUpper(entries[position]) {
+                        break
+                    }
+                    from = found ? index &+ 1 : index
+                    position += 1
+                } while position < entries.count
+            }
             guard !gone.isEmpty else { return 0 }
+            // A run of removals (a department's entries in W8) leaves in one move of the bytes after it; many
+            // scattered ones, by copying what stays.
+            if runs <= Self.removalRunsMovedInPlace {
+                var end = gone.count
+                while end > 0 {
+                    var start = end &- 1
+                    while start > 0, gone[start &- 1] == gone[start] &- 1 { start &-= 1 }
+                    let range = gone[start]..<(gone[end &- 1] &+ 1)
+                    node.bodySize -= PageFormat.indexLengthSize * range.count + node.keys.byteCount(of: range)
+                    node.keys.removeEntries(in: range)
+                    end = start
+                }
+                return gone.count
+            }
             var kept = IndexEntries()
             kept.reserveCapacity(entries: node.count - gone.count, bytes: node.keys.byteCount(of: 0..<node.count))
             var next = 0
