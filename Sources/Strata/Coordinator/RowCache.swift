@@ -122,11 +122,10 @@ final class RowCache: Sendable {
             // One search (three made this a third of a fault's cost): the entry is changed in place.
             if retaining {
                 let table = state.makeTable(of: key)
-                if let slot = state.tables[table].rows.slot(of: key.rowID) {
-                    state.tables[table].rows[slot].update(row, at: now)
-                } else {
-                    state.tables[table].rows.insert(Entry(row, at: now, references: 1), for: key.rowID)
+                let (slot, inserted) = state.tables[table].rows.slot(of: key.rowID) {
+                    Entry(row, at: now, references: 1)
                 }
+                if !inserted { state.tables[table].rows[slot].update(row, at: now) }
             } else if let table = state.table(of: key), let slot = state.tables[table].rows.slot(of: key.rowID) {
                 state.tables[table].rows[slot].update(row, at: now, retaining: false)
             }
@@ -185,12 +184,11 @@ final class RowCache: Sendable {
                 if table < 0 || state.tables[table].table != key.table || state.tables[table].store != key.store {
                     table = state.makeTable(of: key)
                 }
-                // In place when the key has an entry; else one insert (no `default:` closure per row).
-                if let slot = state.tables[table].rows.slot(of: key.rowID) {
-                    state.tables[table].rows[slot].update(rows[index], at: now)
-                } else {
-                    state.tables[table].rows.insert(Entry(rows[index], at: now, references: 1), for: key.rowID)
+                // In place when the key has an entry; else made where the one search ended.
+                let (slot, inserted) = state.tables[table].rows.slot(of: key.rowID) {
+                    Entry(rows[index], at: now, references: 1)
                 }
+                if !inserted { state.tables[table].rows[slot].update(rows[index], at: now) }
             }
         }
     }
