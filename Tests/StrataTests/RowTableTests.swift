@@ -81,6 +81,62 @@ import Testing
         #expect((UInt64(1)...71_000).allSatisfy { table.slot(of: $0).map { table[$0] } == Int($0) })
     }
 
+    @Test func insertingIfAbsentFindsAnEntryOrMakesOneWithOneSearch() {
+        let table = RowTable<Int>()
+        var made = 0
+        for rowID in UInt64(0)..<3_000 {
+            let (slot, inserted) = table.slot(of: rowID) {
+                made += 1
+                return Int(rowID)
+            }
+            #expect(inserted && table[slot] == Int(rowID))
+        }
+        // Present rows are found, not made again.
+        for rowID in UInt64(0)..<3_000 where rowID % 7 == 0 {
+            let (slot, inserted) = table.slot(of: rowID) {
+                made += 1
+                return -1
+            }
+            #expect(!inserted && table[slot] == Int(rowID))
+        }
+        #expect(made == 3_000 && table.count == 3_000)
+        // A removed row's search passes its tombstone; made again, it takes the run's first free slot.
+        for rowID in UInt64(0)..<3_000 where rowID % 3 == 0 { table.remove(at: table.slot(of: rowID)!) }
+        #expect(table.count == 2_000)
+        #expect(
+            (UInt64(0)..<3_000).allSatisfy { table.slot(of: $0).map { table[$0] } == ($0 % 3 == 0 ? nil : Int($0)) })
+        for rowID in UInt64(0)..<3_000 where rowID % 3 == 0 {
+            #expect(table.slot(of: rowID) { Int(rowID) + 1 }.inserted)
+        }
+        #expect(
+            (UInt64(0)..<3_000).allSatisfy { table.slot(of: $0).map { table[$0] } == Int($0) + ($0 % 3 == 0 ? 1 : 0) })
+    }
+
+    @Test func tombstonesAreDroppedByARehashAtTheSameSizeNotByGrowing() {
+        let table = RowTable<Int>()
+        for rowID in UInt64(1)...1_000 { table.insert(Int(rowID), for: rowID) }
+        // Rows come and go with the count steady: tombstones fill the table, and it is rehashed at its size (it grows
+        // once, when a rehash finds it more than 2/3 full of entries, to half as many slots again as entries).
+        for round in UInt64(1)...20 {
+            for rowID in UInt64(1)...1_000 where rowID % 4 == round % 4 {
+                table.remove(at: table.slot(of: rowID + (round - 1) * 1_000)!)
+                table.insert(Int(rowID), for: rowID + round * 1_000)
+            }
+            for rowID in UInt64(1)...1_000 where rowID % 4 != round % 4 {
+                table.remove(at: table.slot(of: rowID + (round - 1) * 1_000)!)
+                table.insert(Int(rowID), for: rowID + round * 1_000)
+            }
+            #expect(table.count == 1_000)
+            #expect(table.count + table.tombstoneCount <= table.capacity * 7 / 8)
+        }
+        #expect(table.capacity <= 1_001 * 3 / 2)
+        #expect((UInt64(1)...1_000).allSatisfy { table.slot(of: $0 + 20_000).map { table[$0] } == Int($0) })
+        // The last entry gone, the tombstones go with it.
+        for rowID in UInt64(20_001)...21_000 { table.remove(at: table.slot(of: rowID)!) }
+        #expect(table.count == 0 && table.tombstoneCount == 0)
+        #expect(table.slot(of: 20_500) == nil)
+    }
+
     @Test func updateEachChangesEveryValueInPlace() {
         let table = RowTable<Int>()
         for rowID in UInt64(10)..<20 { table.insert(1, for: rowID) }

@@ -70,26 +70,37 @@ final class RowCache: Sendable {
 
     /// One table's rows of one store, keyed by row ID alone: a key of 8 bytes instead of 32 in every slot.
     private struct Table {
+        let rows = RowTable<Entry>()
+    }
+
+    /// Which store's table a ``Table`` holds: a plain value, so that finding a key's table copies no reference (a
+    /// search through the tables themselves copied each, retaining and releasing its rows, three times a result).
+    private struct TableName: Equatable {
         let store: UUID
         let table: ObjectIdentifier
-        let rows = RowTable<Entry>()
+
+        init(_ key: Key) { (store, table) = (key.store, key.table) }
     }
 
     private struct State {
         /// A handful (one per entity hierarchy and store): found by a linear search, cheaper than a hash.
         var tables: [Table] = []
+        /// `tables[i]`'s name at `names[i]`.
+        var names: [TableName] = []
         var hits = 0
         var misses = 0
 
         /// The position of `key`'s table in ``tables``, if it has one.
         func table(of key: Key) -> Int? {
-            tables.firstIndex { $0.table == key.table && $0.store == key.store }
+            let name = TableName(key)
+            return names.firstIndex(of: name)
         }
 
         /// The position of `key`'s table in ``tables``, made when it has none.
         mutating func makeTable(of key: Key) -> Int {
             if let index = table(of: key) { return index }
-            tables.append(Table(store: key.store, table: key.table))
+            tables.append(Table())
+            names.append(TableName(key))
             return tables.count - 1
         }
     }
@@ -122,11 +133,10 @@ final class RowCache: Sendable {
             // One search (three made this a third of a fault's cost): the entry is changed in place.
             if retaining {
                 let table = state.makeTable(of: key)
-                if let slot = state.tables[table].rows.slot(of: key.rowID) {
-                    state.tables[table].rows[slot].update(row, at: now)
-                } else {
-                    state.tables[table].rows.insert(Entry(row, at: now, references: 1), for: key.rowID)
+                let (slot, inserted) = state.tables[table].rows.slot(of: key.rowID) {
+                    Entry(row, at: now, references: 1)
                 }
+                if !inserted { state.tables[table].rows[slot].update(row, at: now) }
             } else if let table = state.table(of: key), let slot = state.tables[table].rows.slot(of: key.rowID) {
                 state.tables[table].rows[slot].update(row, at: now, retaining: false)
             }
@@ -182,15 +192,14 @@ final class RowCache: Sendable {
             for index in keys.indices {
                 let key = keys[index]
                 // Rows read together are mostly of one table: its position is looked up only when it changes.
-                if table < 0 || state.tables[table].table != key.table || state.tables[table].store != key.store {
+                if table < 0 || state.names[table] != TableName(key) {
                     table = state.makeTable(of: key)
                 }
-                // In place when the key has an entry; else one insert (no `default:` closure per row).
-                if let slot = state.tables[table].rows.slot(of: key.rowID) {
-                    state.tables[table].rows[slot].update(rows[index], at: now)
-                } else {
-                    state.tables[table].rows.insert(Entry(rows[index], at: now, references: 1), for: key.rowID)
+                // In place when the key has an entry; else made where the one search ended.
+                let (slot, inserted) = state.tables[table].rows.slot(of: key.rowID) {
+                    Entry(rows[index], at: now, references: 1)
                 }
+                if !inserted { state.tables[table].rows[slot].update(rows[index], at: now) }
             }
         }
     }
@@ -227,7 +236,7 @@ final class RowCache: Sendable {
     /// Forgets the rows of every entry of a store (it was removed).
     func invalidate(store: UUID) {
         state.withLock { state in
-            for table in state.tables.indices where state.tables[table].store == store {
+            for table in state.tables.indices where state.names[table].store == store {
                 state.tables[table].rows.updateEach { $0.forgetRow() }
             }
         }

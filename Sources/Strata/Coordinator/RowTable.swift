@@ -5,15 +5,25 @@
 /// what every fault costs. A `Dictionary` keeps between 3/8 and 3/4 of its buckets in use (a million entries
 /// take 2^21 buckets); this table grows by half when it is 7/8 full, so it keeps between 2/3 and 7/8 of its slots
 /// in use (a million entries take 1.14 to 1.5 million slots).
+///
+/// A removal leaves a tombstone (a bit of its own) rather than moving the rest of its probe run back: at 7/8 full
+/// the run after a slot is tens of slots long, and shifting it cost more than the rest of a release. Searches pass
+/// over tombstones; an insertion takes the first free slot of its run; the table is rehashed at its size when its
+/// entries and tombstones fill it (after at least 5/24 of its slots were taken), and forgets its tombstones at once
+/// when its last entry goes (its context let go of every object).
 final class RowTable<Value> {
-    /// `rowID + 1` of each slot's entry, 0 for an empty slot (a row ID is never `UInt64.max`: the engine stops
+    /// `rowID + 1` of each slot's entry, 0 for a free slot (a row ID is never `UInt64.max`: the engine stops
     /// allocating before it).
     private var keys: UnsafeMutablePointer<UInt64>
+    /// One bit a slot, set when the slot is free because of a removal: a search goes on past it.
+    private var tombstones: UnsafeMutablePointer<UInt64>
     /// The values; a slot's is initialized exactly when its key is not 0. Raw storage rather than `[Value?]`: an
     /// optional read in place through `!` was copied (with its references retained) on every access.
     private var values: UnsafeMutablePointer<Value>
     private(set) var capacity = 0
     private(set) var count = 0
+    /// How many tombstones are set.
+    private(set) var tombstoneCount = 0
 
     /// A slot of the table: valid until the next insertion or removal.
     typealias Slot = Int
@@ -21,12 +31,14 @@ final class RowTable<Value> {
     init() {
         keys = .allocate(capacity: 0)
         values = .allocate(capacity: 0)
+        tombstones = .allocate(capacity: 0)
     }
 
     deinit {
         for slot in 0..<capacity where keys[slot] != 0 { (values + slot).deinitialize(count: 1) }
         keys.deallocate()
         values.deallocate()
+        tombstones.deallocate()
     }
 
     /// The slot holding `rowID`, if the table has it.
@@ -37,9 +49,40 @@ final class RowTable<Value> {
         while true {
             let found = keys[slot]
             if found == key { return slot }
-            if found == 0 { return nil }
+            if found == 0 && !isTombstone(slot) { return nil }
             slot = slot == capacity - 1 ? 0 : slot + 1
         }
+    }
+
+    /// The slot holding `rowID`, and whether it was made now with the value `make` returns: one search for a row
+    /// the table may have (a search, then an insertion, walked the probe run twice).
+    func slot(of rowID: UInt64, insertingIfAbsent make: () -> Value) -> (slot: Slot, inserted: Bool) {
+        precondition(rowID != .max, "row ID \(rowID) out of range")
+        let key = rowID &+ 1
+        if capacity > 0 {
+            var slot = home(of: key)
+            var free: Slot?
+            while true {
+                let found = keys[slot]
+                if found == key { return (slot, false) }
+                if found == 0 {
+                    if !isTombstone(slot) { break }
+                    if free == nil { free = slot }
+                }
+                slot = slot == capacity - 1 ? 0 : slot + 1
+            }
+            // The first tombstone of the run, else the empty slot that ended it.
+            if !needsRoomForOne {
+                let target = free ?? slot
+                clearTombstone(target)
+                keys[target] = key
+                (values + target).initialize(to: make())
+                count += 1
+                return (target, true)
+            }
+        }
+        makeRoomForOne()
+        return (place(make(), key: key), true)
     }
 
     /// The value in `slot`, read and changed in place.
@@ -57,38 +100,38 @@ final class RowTable<Value> {
     /// Adds `value` for `rowID`, which the table must not have.
     func insert(_ value: Value, for rowID: UInt64) {
         precondition(rowID != .max, "row ID \(rowID) out of range")
-        if (count + 1) * 8 > capacity * 7 { grow(toHold: count + 1) }
+        makeRoomForOne()
         place(value, key: rowID &+ 1)
     }
 
     /// Makes room for `wanted` entries in all, so that insertions up to that count do not grow the table: the
     /// fewest slots that hold them at the most the table fills (7/8).
     func reserveCapacity(_ wanted: Int) {
-        guard wanted * 8 > capacity * 7 else { return }
-        resize(to: max(16, wanted * 8 / 7 + 1))
+        if wanted * 8 > capacity * 7 {
+            resize(to: max(16, wanted * 8 / 7 + 1))
+        } else if (wanted + tombstoneCount) * 8 > capacity * 7 {
+            resize(to: capacity)
+        }
     }
 
-    /// Removes the entry in `slot`, moving later entries of its probe run back so that no search stops early.
+    /// Removes the entry in `slot`. Its slot becomes a tombstone unless the next slot is empty (no probe run goes
+    /// on past it then).
     func remove(at slot: Slot) {
         precondition(slot >= 0 && slot < capacity && keys[slot] != 0, "slot \(slot) holds no entry")
         (values + slot).deinitialize(count: 1)
-        var hole = slot
-        var next = slot
-        while true {
-            next = next == capacity - 1 ? 0 : next + 1
-            let key = keys[next]
-            if key == 0 { break }
-            // An entry may fill the hole when the hole lies on its way from its home slot to where it is.
-            let home = home(of: key)
-            let reachable = hole <= next ? (home <= hole || home > next) : (home <= hole && home > next)
-            if reachable {
-                keys[hole] = key
-                (values + hole).moveInitialize(from: values + next, count: 1)
-                hole = next
-            }
-        }
-        keys[hole] = 0
+        keys[slot] = 0
         count -= 1
+        let next = slot == capacity - 1 ? 0 : slot + 1
+        if keys[next] != 0 || isTombstone(next) {
+            tombstones[slot >> 6] |= 1 << UInt64(slot & 63)
+            tombstoneCount += 1
+        }
+        // The last entry gone: every tombstone goes, for what it costs to clear a bit of each (at most a word per
+        // 64 removals).
+        if count == 0 && tombstoneCount * 64 >= capacity {
+            tombstones.update(repeating: 0, count: Self.words(capacity))
+            tombstoneCount = 0
+        }
     }
 
     /// Calls `body` with every entry's value, to change it in place.
@@ -111,33 +154,60 @@ final class RowTable<Value> {
     }
 
     /// Puts a value in the first free slot of its key's probe run (the table has room and not the key).
-    private func place(_ value: Value, key: UInt64) {
+    @discardableResult
+    private func place(_ value: Value, key: UInt64) -> Slot {
         var slot = home(of: key)
         while keys[slot] != 0 {
             assert(keys[slot] != key, "row \(key - 1) is in the table already")
             slot = slot == capacity - 1 ? 0 : slot + 1
         }
+        clearTombstone(slot)
         keys[slot] = key
         (values + slot).initialize(to: value)
         count += 1
+        return slot
     }
 
-    private func grow(toHold wanted: Int) {
-        resize(to: max(16, wanted * 3 / 2))
+    /// Whether one more entry would fill the table past 7/8 with its entries and tombstones.
+    private var needsRoomForOne: Bool { (count + tombstoneCount + 1) * 8 > capacity * 7 }
+
+    /// Makes room for one more entry: grows the table by half when its entries fill 2/3 of it, else rehashes it at
+    /// its size to drop its tombstones.
+    private func makeRoomForOne() {
+        guard needsRoomForOne else { return }
+        resize(to: (count + 1) * 3 > capacity * 2 ? max(16, (count + 1) * 3 / 2) : capacity)
     }
+
+    private func isTombstone(_ slot: Slot) -> Bool {
+        tombstones[slot >> 6] & (1 << UInt64(slot & 63)) != 0
+    }
+
+    private func clearTombstone(_ slot: Slot) {
+        let bit: UInt64 = 1 << UInt64(slot & 63)
+        guard tombstones[slot >> 6] & bit != 0 else { return }
+        tombstones[slot >> 6] &= ~bit
+        tombstoneCount -= 1
+    }
+
+    /// The words of a tombstone bitmap for `capacity` slots.
+    private static func words(_ capacity: Int) -> Int { (capacity + 63) / 64 }
 
     /// Moves every entry into a table of `newCapacity` slots, which must hold them.
     private func resize(to newCapacity: Int) {
-        let (oldKeys, oldValues, oldCapacity) = (keys, values, capacity)
+        let (oldKeys, oldValues, oldTombstones, oldCapacity) = (keys, values, tombstones, capacity)
         capacity = newCapacity
         keys = .allocate(capacity: capacity)
         keys.initialize(repeating: 0, count: capacity)
         values = .allocate(capacity: capacity)
+        tombstones = .allocate(capacity: Self.words(capacity))
+        tombstones.initialize(repeating: 0, count: Self.words(capacity))
         count = 0
+        tombstoneCount = 0
         for slot in 0..<oldCapacity where oldKeys[slot] != 0 {
             place((oldValues + slot).move(), key: oldKeys[slot])
         }
         oldKeys.deallocate()
         oldValues.deallocate()
+        oldTombstones.deallocate()
     }
 }

@@ -260,17 +260,15 @@ extension ManagedObjectContext {
 
 extension ManagedObjectContext {
     /// Reads the rows of faults into the coordinator's row cache, one store read per store and entity hierarchy
-    /// (``PersistentStore/rows(withIDs:of:)``: the Strata store reads them in one walk of its table's tree), without
-    /// filling them: each fault holds its row's entry from then on, as a fetched fault does, and fills from it when
-    /// it fires. Faults that hold a row already are not read again; a fault whose row is gone gets none (it finds
-    /// out when it fires).
+    /// (``PersistentStore/forEachRow(withIDs:of:_:)``: the Strata store reads them in one walk of its table's tree,
+    /// handing each row over as it decodes it), without filling them: each fault holds its row's entry from then on,
+    /// as a fetched fault does, and fills from it when it fires. Faults that hold a row already are not read again; a
+    /// fault whose row is gone gets none (it finds out when it fires).
     func cacheRows(of faults: [ManagedObject]) throws {
-        // Grouped by store and hierarchy: a to-many's members are all of one, so this is usually one group. Each
-        // member is listed with its row ID as it is grouped: its ID is read once.
-        typealias Member = (rowID: UInt64, object: ManagedObject)
-        var groups: [(store: StoreIdentity, root: EntityDescription, members: [Member])] = []
-        // The group of the fault before, and its entity, compared through these (reading the group's tuple copied
-        // it twice a member, and a hierarchy's root is looked up only when the entity changes).
+        // Grouped by store and hierarchy: a to-many's members are all of one, so this is usually one group.
+        var groups: [FaultGroup] = []
+        // The group of the fault before, and its entity, compared through these (a hierarchy's root is looked up
+        // only when the entity changes).
         var current = -1
         var currentStore: StoreIdentity?
         var currentEntity: EntityDescription?
@@ -282,41 +280,57 @@ extension ManagedObjectContext {
                 if let index = groups.firstIndex(where: { $0.store === id.store && $0.root === root }) {
                     current = index
                 } else {
-                    groups.append((id.store, root, []))
+                    // Usually the only group: room for every fault at once.
+                    groups.append(FaultGroup(store: id.store, root: root, capacity: faults.count))
                     current = groups.count - 1
-                    // Usually the only group: room for every fault at once (grown from empty, its array was copied
-                    // seven times for a batch of 100).
-                    groups[current].members.reserveCapacity(faults.count)
                 }
                 (currentStore, currentEntity) = (id.store, id.entity)
             }
-            groups[current].members.append((id.number, fault))
+            groups[current].append(fault, rowID: id.number)
         }
         for var group in groups {
             guard let store = coordinator.persistentStore(for: group.store.uuid) else {
                 throw ObjectGraphError.unknownStore(group.store.uuid)
             }
-            // Members by row ID, to match the rows (which come in row-ID order); a to-many's usually are.
-            if !group.members.indices.dropFirst().allSatisfy({ group.members[$0 - 1].rowID < group.members[$0].rowID })
-            {
-                group.members.sort { $0.rowID < $1.rowID }
-            }
-            let members = group.members
-            let (uuid, root) = (group.store.uuid, group.root)
-            let rows = try store.rows(withIDs: members.map { $0.rowID }, of: root)
-            var batch = RowCache.Batch(coordinator.rowCache, expected: rows.count)
-            var position = 0
-            for index in rows.indices {
-                let rowID = rows[index].rowID
-                while position < members.count, members[position].rowID < rowID { position += 1 }
-                guard position < members.count, members[position].rowID == rowID else { continue }
+            group.sortByRowID()
+            let (uuid, root, rowIDs, members) = (group.store.uuid, group.root, group.rowIDs, group.members)
+            var batch = RowCache.Batch(coordinator.rowCache, expected: rowIDs.count)
+            // Each row goes to its member's entry as the store decodes it: no array of the rows, no matching pass.
+            try store.forEachRow(withIDs: rowIDs, of: root) { position, row in
                 batch.append(
-                    rows[index].row, for: RowCache.Key(store: uuid, entity: root, rowID: rowID),
-                    heldBy: members[position].object)
-                members[position].object.holdsCachedRow = true
+                    row, for: RowCache.Key(store: uuid, entity: root, rowID: rowIDs[position]),
+                    heldBy: members[position])
+                members[position].holdsCachedRow = true
             }
             batch.record()
         }
+    }
+}
+
+/// The faults of one store and entity hierarchy that ``ManagedObjectContext/cacheRows(of:)`` reads together: their
+/// row IDs in one array, as the store takes them, and the faults at the same positions.
+private struct FaultGroup {
+    let store: StoreIdentity
+    let root: EntityDescription
+    private(set) var rowIDs: [UInt64] = []
+    private(set) var members: [ManagedObject] = []
+
+    init(store: StoreIdentity, root: EntityDescription, capacity: Int) {
+        (self.store, self.root) = (store, root)
+        rowIDs.reserveCapacity(capacity)
+        members.reserveCapacity(capacity)
+    }
+
+    mutating func append(_ fault: ManagedObject, rowID: UInt64) {
+        rowIDs.append(rowID)
+        members.append(fault)
+    }
+
+    /// Puts the faults in increasing row-ID order, as the store reads them (a to-many's usually are already).
+    mutating func sortByRowID() {
+        guard !rowIDs.indices.dropFirst().allSatisfy({ rowIDs[$0 - 1] < rowIDs[$0] }) else { return }
+        let order = rowIDs.indices.sorted { rowIDs[$0] < rowIDs[$1] }
+        (rowIDs, members) = (order.map { rowIDs[$0] }, order.map { members[$0] })
     }
 }
 

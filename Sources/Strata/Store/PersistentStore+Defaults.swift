@@ -24,6 +24,21 @@ extension PersistentStore {
         return zip(result.references, result.rows).map { (rowID: $0.rowID, row: $1) }.sorted { $0.rowID < $1.rowID }
     }
 
+    /// The rows ``rows(withIDs:of:)`` returns, each handed to `body` with its position in `rowIDs`.
+    ///
+    /// - Throws: what ``rows(withIDs:of:)`` or `body` throws.
+    public func forEachRow(
+        withIDs rowIDs: [UInt64], of entity: EntityDescription,
+        _ body: (_ position: Int, _ row: StoredRow) throws -> Void
+    ) throws {
+        var position = 0
+        for (rowID, row) in try rows(withIDs: rowIDs, of: entity) {
+            while position < rowIDs.count, rowIDs[position] < rowID { position += 1 }
+            guard position < rowIDs.count, rowIDs[position] == rowID else { continue }
+            try body(position, row)
+        }
+    }
+
     /// No token.
     public func currentHistoryToken() throws -> PersistentHistoryToken? { nil }
 

@@ -38,6 +38,22 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// - Throws: ``ObjectGraphError/storage(_:)`` when a row cannot be read or decoded.
     func rows(withIDs rowIDs: [UInt64], of entity: EntityDescription) throws -> [(rowID: UInt64, row: StoredRow)]
 
+    /// Reads the rows of several row IDs of `entity`'s hierarchy together, as ``rows(withIDs:of:)`` does, and hands
+    /// each to `body` with its position in `rowIDs` as it is read: no array of the rows is made. A default
+    /// implementation matches what ``rows(withIDs:of:)`` returns; the Strata store calls `body` from its walk.
+    ///
+    /// - Parameters:
+    ///   - rowIDs: row IDs in the table of `entity`'s hierarchy, in increasing order; a row ID given more than once
+    ///     is read once, for its first position.
+    ///   - entity: the entity asked for; each row's own entity must be it or one of its subentities.
+    ///   - body: called with the position in `rowIDs` of each row that exists and is of `entity` or one of its
+    ///     subentities, and the row, in increasing row-ID order.
+    /// - Throws: ``ObjectGraphError/storage(_:)`` when a row cannot be read or decoded, or what `body` throws.
+    func forEachRow(
+        withIDs rowIDs: [UInt64], of entity: EntityDescription,
+        _ body: (_ position: Int, _ row: StoredRow) throws -> Void
+    ) throws
+
     /// Every row of `entity` (and of its subentities when asked), in row-ID order.
     ///
     /// - Parameters:

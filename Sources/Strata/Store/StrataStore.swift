@@ -381,34 +381,46 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
         return try decode(bytes, rowID: rowID, as: entity)
     }
 
-    /// Reads rows of `entity`'s hierarchy in one snapshot and one walk of its table's tree (rows in increasing order
-    /// share the descent: a row in the leaf of the one before needs none), decoding each where it lies.
+    /// Reads rows of `entity`'s hierarchy in one snapshot and one walk of its table's tree (``forEachRow(withIDs:of:_:)``).
     ///
     /// - Returns: the rows that exist and are of `entity` or one of its subentities, in increasing row-ID order.
     /// - Throws: ``ObjectGraphError/storage(_:)`` for an engine failure or an undecodable row.
     public func rows(withIDs rowIDs: [UInt64], of entity: EntityDescription) throws -> [(rowID: UInt64, row: StoredRow)]
     {
-        let snapshot = engine.snapshot()
         var sorted = rowIDs
         sorted.sort()
         var rows: [(rowID: UInt64, row: StoredRow)] = []
         rows.reserveCapacity(sorted.count)
+        try forEachRow(withIDs: sorted, of: entity) { position, row in rows.append((sorted[position], row)) }
+        return rows
+    }
+
+    /// Reads rows of `entity`'s hierarchy in one snapshot and one walk of its table's tree (rows in increasing order
+    /// share the descent: a row in the leaf of the one before needs none), decoding each where it lies and handing it
+    /// to `body` there.
+    ///
+    /// - Throws: ``ObjectGraphError/storage(_:)`` for an engine failure or an undecodable row, or what `body` throws.
+    public func forEachRow(
+        withIDs rowIDs: [UInt64], of entity: EntityDescription,
+        _ body: (_ position: Int, _ row: StoredRow) throws -> Void
+    ) throws {
+        let snapshot = engine.snapshot()
         var read = 0
         defer { reads.add(read, ordering: .relaxed) }
         do {
+            // The engine calls back once per row ID, in the order given: the position is the count of calls.
+            var position = -1
             var previous: UInt64?
-            try snapshot.forEachRow(sorted.map(RowID.init), in: table(for: entity)) { id, bytes in
+            try snapshot.forEachRow(rowIDs.map(RowID.init), in: table(for: entity)) { id, bytes in
+                position += 1
                 // Duplicates were given twice: read once.
                 defer { previous = id.rawValue }
                 guard let bytes, previous != id.rawValue else { return true }
                 read += 1
-                if let row = try decode(bytes, rowID: id.rawValue, as: entity) {
-                    rows.append((id.rawValue, row))
-                }
+                if let row = try decode(bytes, rowID: id.rawValue, as: entity) { try body(position, row) }
                 return true
             }
         } catch let error as StorageError { throw ObjectGraphError.storage(error) }
-        return rows
     }
 
     /// Scans the hierarchy's table in one snapshot and decodes the rows of `entity` (and of its
