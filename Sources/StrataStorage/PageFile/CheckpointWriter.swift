@@ -48,10 +48,15 @@ struct CheckpointWriter {
             node = inMemory
         }
         if node.isLeaf {
-            let (number, values) = try writeLeafPage(node)
+            let (number, moved) = try writeLeafPage(node)
+            // The leaf goes to the page cache as it is: its owner's tag is never a later transaction's, so a later
+            // transaction copies it before changing it, as it copies a frozen node (a new node per leaf cost W7's and
+            // W8's checkpoint an allocation, and the freeing of the old one). A leaf whose long values moved to
+            // overflow chains is cached as written.
             pages.cache.insert(
-                BTreeNode(level: 0, keys: node.keys, values: values, children: [], owner: 0, bodySize: node.bodySize),
-                at: number)
+                moved.map {
+                    BTreeNode(level: 0, keys: node.keys, values: $0, children: [], owner: 0, bodySize: node.bodySize)
+                } ?? node, at: number)
             return (number, 0)
         }
         var childPages: [UInt64] = []
@@ -83,14 +88,15 @@ struct CheckpointWriter {
         try appender.writeIndexLeaf(entries: node.keys)
     }
 
-    /// Writes a leaf, its long values as overflow chains first; returns its page and the values as written.
-    private mutating func writeLeafPage(_ node: BTreeNode) throws -> (page: UInt64, values: LeafValues) {
-        var values = node.values
+    /// Writes a leaf, its long values as overflow chains first; returns its page and, when long values moved, the
+    /// values as written.
+    private mutating func writeLeafPage(_ node: BTreeNode) throws -> (page: UInt64, moved: LeafValues?) {
         // Most leaves have no long value: one pass over the value ends says so (the loop below asks each value's length
         // and kind through two calls, 2,400 instructions a leaf).
-        guard values.hasInlineValue(longerThan: limits.maximumInline) else {
-            return (try appender.writeLeaf(keys: node.keys, values: values), values)
+        guard node.values.hasInlineValue(longerThan: limits.maximumInline) else {
+            return (try appender.writeLeaf(keys: node.keys, values: node.values), nil)
         }
+        var values = node.values
         for index in values.indices where !values.isOverflow(index) && values.length(index) > limits.maximumInline {
             guard case .bytes(let bytes) = values[index] else { continue }
             values.replace(index, with: .overflow(firstPage: try appender.writeOverflow(bytes), length: bytes.count))
