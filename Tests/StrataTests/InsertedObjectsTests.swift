@@ -124,6 +124,30 @@ import Testing
         #expect(received.last!.inserted.contains(kept.objectID))
     }
 
+    @Test(arguments: StoreKind.allCases)
+    func aSaveNobodyObservesStillReachesAContextThatMergesIt(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let saver = stack.context()
+        let object = inserted(saver, ["A"])[0]
+        try saver.save()
+        let merging = stack.context()
+        merging.automaticallyMergesChangesFromParent = true
+        let copy = try employee(object.objectID, in: merging)
+        #expect(copy.firstName == "A")
+
+        // The saver has no observer: the did-save is still named for the merging context.
+        object.firstName = "B"
+        let added = inserted(saver, ["C"])[0]
+        var heard: [ContextNotification] = []
+        let token = merging.addObserver { heard.append($0) }
+        defer { withExtendedLifetime(token) {} }
+        try saver.save()
+        #expect(copy.firstName == "B")
+        let merged = heard.compactMap { if case .objectsDidChange(let changes) = $0 { changes } else { nil } }
+        #expect(merged.contains { $0.refreshed.contains(object.objectID) })
+        #expect(!added.objectID.isTemporaryID)
+    }
+
     @Test func aSaveToTwoStoresLeavesNoObjectInserted() throws {
         let stack = try TestStack(.strata)
         let secondDirectory = temporaryStoreDirectory()

@@ -37,6 +37,14 @@ extension ManagedObjectContext {
             || !notificationStreams.continuations.withLock { $0.isEmpty }
     }
 
+    /// Whether a did-save may be heard: by an observer or a stream, a child that merges it, or another context on
+    /// the coordinator that merges what is saved (``automaticallyMergesChangesFromParent``).
+    var hasSaveListeners: Bool {
+        !notificationObservers.isEmpty || !notificationStreams.continuations.withLock { $0.isEmpty }
+            || children.contains { $0.context?.automaticallyMergesChangesFromParent == true }
+            || coordinator.saveBroadcaster.hasListeners(besides: self)
+    }
+
     /// Delivers a notification to the observers and the streams.
     func post(_ notification: ContextNotification) {
         for handler in notificationObservers.values { handler(notification) }
