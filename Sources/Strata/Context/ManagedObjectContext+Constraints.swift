@@ -89,7 +89,7 @@ extension ManagedObjectContext {
         // constraint was 5% of W7.graph's samples.
         let constrained = { (object: ManagedObject) in !object.entity.uniquenessConstraints.isEmpty }
         let updates = updated.values.filter(constrained).sorted { $0.objectID.precedes($1.objectID) }
-        let inserts = inserted.values.contains(where: constrained) ? insertedInOrder.filter(constrained) : []
+        let inserts = inserted.objects.filter(constrained)
         for object in inserts + updates {
             for constraint in object.entity.uniquenessConstraints {
                 if !object.isInserted,

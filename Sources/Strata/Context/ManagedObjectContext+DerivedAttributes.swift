@@ -18,7 +18,7 @@ extension ManagedObjectContext {
     func updateDerivedAttributes(now: Date) throws {
         // The save path of every model runs this: one flag when there is nothing to compute.
         guard coordinator.model.hasDerivedAttributes else { return }
-        let changed = Array(inserted.values) + Array(updated.values) + Array(deleted.values)
+        let changed = inserted.objects + Array(updated.values) + Array(deleted.values)
         var owners: [ObjectIdentifier: ManagedObject] = [:]
         for object in changed {
             for owner in try Self.derivationOwners(of: object) where owner.managedObjectContext === self {
@@ -27,9 +27,9 @@ extension ManagedObjectContext {
         }
         // Objects the save writes get every derived value; owners only those that read relationships (an owner
         // not otherwise changed keeps its `now()`, which is the date of its own last save).
-        var due = (Array(inserted.values) + Array(updated.values)).map { ($0, true) }
+        var due = (inserted.objects + Array(updated.values)).map { ($0, true) }
         for owner in owners.values
-        where !owner.isDeleted && inserted[ObjectIdentifier(owner)] == nil && updated[ObjectIdentifier(owner)] == nil {
+        where !owner.isDeleted && !isInsertedHere(owner) && updated[ObjectIdentifier(owner)] == nil {
             due.append((owner, false))
         }
         for (object, isSaved) in due {

@@ -31,6 +31,20 @@ extension ManagedObjectContext {
         return stream
     }
 
+    /// Whether an observer, a stream or a change tracker may hear of the context's changes.
+    var hasChangeListeners: Bool {
+        !notificationObservers.isEmpty || !changeTrackers.isEmpty
+            || !notificationStreams.continuations.withLock { $0.isEmpty }
+    }
+
+    /// Whether a did-save may be heard: by an observer or a stream, a child that merges it, or another context on
+    /// the coordinator that merges what is saved (``automaticallyMergesChangesFromParent``).
+    var hasSaveListeners: Bool {
+        !notificationObservers.isEmpty || !notificationStreams.continuations.withLock { $0.isEmpty }
+            || children.contains { $0.context?.automaticallyMergesChangesFromParent == true }
+            || coordinator.saveBroadcaster.hasListeners(besides: self)
+    }
+
     /// Delivers a notification to the observers and the streams.
     func post(_ notification: ContextNotification) {
         for handler in notificationObservers.values { handler(notification) }
@@ -42,8 +56,10 @@ extension ManagedObjectContext {
     /// Posts the objects changed since the last call, if any, and tells the change trackers (with the save a
     /// merge brings in, which may name objects the context does not have).
     func postObjectsDidChange(merged: ContextSave? = nil) {
-        guard !changes.isEmpty || merged != nil else { return }
-        let pending = changes
+        // Nobody to tell: the changes are dropped unnamed (naming a million inserts hashed each one's ID).
+        guard hasChangeListeners else { return resetChanges() }
+        let pending = pendingChanges
+        guard !pending.isEmpty || merged != nil else { return }
         resetChanges()
         if !pending.isEmpty { post(.objectsDidChange(pending)) }
         notifyTrackers { try $0.contextDidChange(pending, merged: merged) }

@@ -46,7 +46,7 @@ extension ManagedObjectContext {
         var deleted: [ManagedObjectID] = []
         var context = parent
         while let current = context {
-            changed += current.insertedInOrder.map(\.objectID) + current.updated.values.map(\.objectID)
+            changed += current.inserted.objects.map(\.objectID) + current.updated.values.map(\.objectID)
             deleted += current.deleted.values.map(\.objectID)
             context = current.parent
         }
@@ -59,14 +59,14 @@ extension ManagedObjectContext {
     /// (inserted objects get permanent IDs first, so that both contexts name them alike after the parent's
     /// save); the child's objects are then unchanged.
     func pushChangesToParent(_ parent: ManagedObjectContext) throws {
-        let changing = Array(inserted.values) + Array(updated.values) + Array(deleted.values)
+        let changing = inserted.objects + Array(updated.values) + Array(deleted.values)
         for object in changing { object.willSave() }
-        for object in Array(inserted.values) + Array(updated.values) {
+        for object in inserted.objects + Array(updated.values) {
             try object.fulfillFaultIfNeeded()
             try object.resolveExternalValues()
         }
         try validateForSave()
-        let insertedObjects = insertedInOrder
+        let insertedObjects = inserted.objects
         try obtainPermanentIDs(for: insertedObjects)
 
         // New objects first, so that relationships can name them.
@@ -114,10 +114,9 @@ extension ManagedObjectContext {
             unregister(object)
             object.isDeleted = false
         }
-        inserted = [:]
+        inserted.removeAll()
         updated = [:]
         deleted = [:]
-        insertionOrder = []
         for object in changing { object.didSave() }
         if !retainsRegisteredObjects { retainedObjects = [:] }
         resetChanges()
@@ -137,12 +136,10 @@ extension ManagedObjectContext {
     private func insertPushed(_ object: ManagedObject, store: (any PersistentStore)?) {
         insertionCounter += 1
         object.insertionSequence = insertionCounter
-        insertionOrder.append(object)
         register(object)
-        inserted[ObjectIdentifier(object)] = object
+        inserted.append(object)
         object.isInserted = true
         if let store { assignedStores[ObjectIdentifier(object)] = store }
-        changes.inserted.insert(object.objectID)
         registerUndoOfInsertion(object)
     }
 

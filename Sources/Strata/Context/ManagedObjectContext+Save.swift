@@ -44,7 +44,7 @@ extension ManagedObjectContext {
     ///   ``processPendingChanges()`` throws.
     func callWillSave() throws {
         for pass in 1... {
-            let changed = insertedInOrder + Array(updated.values) + Array(deleted.values)
+            let changed = inserted.objects + Array(updated.values) + Array(deleted.values)
             // Before the first call every object is due (a cascade makes 100,000 of them: no test each). After it,
             // an object is due when it changed since its call: every change counts in `changeCount`, so a mark
             // left by an earlier save is never equal unless the object was due in this save's first pass.
@@ -70,7 +70,7 @@ extension ManagedObjectContext {
         try updateDerivedAttributes(now: Date())
         // Rows are written whole: faults changed only through a relationship are filled, and binary values
         // still in the store are read (and kept if unchanged).
-        for object in Array(inserted.values) + Array(updated.values) {
+        for object in inserted.objects + Array(updated.values) {
             try object.fulfillFaultIfNeeded()
             try object.resolveExternalValues()
         }
@@ -92,7 +92,7 @@ extension ManagedObjectContext {
         // The batch of the last insert's store is kept at hand: a save's inserts go to one store or a few, in runs,
         // and a lookup of the batch by key hashed the store's identifier (three lookups an insert).
         var lastBatch: (store: ObjectIdentifier, batch: SaveBatch)?
-        for object in insertedInOrder {
+        for object in inserted.objects {
             let store =
                 try (assignedStores.isEmpty ? nil : assignedStores[ObjectIdentifier(object)])
                 ?? coordinator.defaultStore(for: object.entity)
@@ -225,7 +225,6 @@ extension ManagedObjectContext {
             }
             apply(result, of: batch)
         }
-        insertionOrder = insertedInOrder
         // The batches list every object the save wrote (a list of its own was 8 MB of W1.graph's peak).
         for batch in batches.values {
             for object in batch.inserted { object.didSave() }
@@ -235,10 +234,13 @@ extension ManagedObjectContext {
         if !retainsRegisteredObjects { retainedObjects = [:] }
         var saved = ContextSave()
         // Room made once: a cascade's 100,000 IDs would otherwise grow the set by doubling, rehashing each time.
-        saved.inserted.reserveCapacity(batches.values.reduce(0) { $0 + $1.inserted.count })
-        saved.updated.reserveCapacity(batches.values.reduce(0) { $0 + $1.updated.count })
-        saved.deleted.reserveCapacity(batches.values.reduce(0) { $0 + $1.deleted.count })
-        for batch in batches.values {
+        // Named only for someone to hear it: hashing each saved object's ID was 1,700 instructions an insert of
+        // W1.graph, where nobody listens.
+        let isHeard = hasSaveListeners
+        saved.inserted.reserveCapacity(isHeard ? batches.values.reduce(0) { $0 + $1.inserted.count } : 0)
+        saved.updated.reserveCapacity(isHeard ? batches.values.reduce(0) { $0 + $1.updated.count } : 0)
+        saved.deleted.reserveCapacity(isHeard ? batches.values.reduce(0) { $0 + $1.deleted.count } : 0)
+        for batch in batches.values where isHeard {
             saved.inserted.formUnion(batch.inserted.map(\.objectID))
             saved.updated.formUnion(batch.updated.map(\.objectID))
             saved.deleted.formUnion(batch.deleted.map(\.objectID))
@@ -273,11 +275,8 @@ extension ManagedObjectContext {
         }
         // Every inserted object was saved here (the usual single store): the table is emptied at once, not by one
         // removal an object, and its room is free before the rows are cached. The batch holds the objects.
-        if inserted.count == self.inserted.count {
-            self.inserted.removeAll()
-            // No insert is left to save in order (the objects are the batch's).
-            insertionOrder = []
-        }
+        let insertedAll = inserted.count == self.inserted.count
+        if insertedAll { self.inserted.removeAll() }
         // What the loop needs of each insert, taken out of the inserts' list so that the list (48 bytes an insert,
         // 48 MB of W1.graph's peak at a million) goes before the row cache makes room; this one is 16 bytes an insert.
         var settling = batch.changes.inserts.map { (values: $0.values, references: $0.references) }
@@ -295,9 +294,10 @@ extension ManagedObjectContext {
                 external: index < result.insertedExternalReferences.count
                     ? result.insertedExternalReferences[index] : [:])
             object.isInserted = false
-            if !self.inserted.isEmpty { self.inserted[ObjectIdentifier(object)] = nil }
             if !assignedStores.isEmpty { assignedStores[ObjectIdentifier(object)] = nil }
         }
+        // Another store's inserts are left: this batch's leave in one pass (they are no longer flagged inserted).
+        if !insertedAll { self.inserted.removeAll { !$0.isInserted } }
         for (index, object) in updated.enumerated() {
             settle(
                 object, values: batch.changes.updates[index].values,
@@ -367,7 +367,9 @@ extension ManagedObjectContext {
     /// Discards every unsaved change: inserted objects leave the context, deleted ones come back, updated ones
     /// return to their last saved values.
     public func rollback() {
-        for object in inserted.values {
+        let insertedObjects = inserted.objects
+        inserted.removeAll()
+        for object in insertedObjects {
             object.isInserted = false
             unregister(object)
         }
@@ -378,7 +380,6 @@ extension ManagedObjectContext {
         updated = [:]
         deleted = [:]
         pendingDeletions = []
-        insertionOrder = []
         if !retainsRegisteredObjects { retainedObjects = [:] }
         // As in Core Data: the undo stack describes changes that no longer exist.
         undoManager?.removeAllActions()
@@ -412,13 +413,12 @@ extension ManagedObjectContext {
             releaseCachedRow(of: object, id: object.objectID)
         }
         registry.removeAll()
-        inserted = [:]
+        inserted.removeAll()
         updated = [:]
         deleted = [:]
         retainedObjects = [:]
         assignedStores = [:]
         pendingDeletions = []
-        insertionOrder = []
         undoManager?.removeAllActions()
         resetChanges()
         notifyTrackers { try $0.contextDidDiscardChanges() }

@@ -7,7 +7,7 @@ extension ManagedObjectContext {
     /// Called when undo brings an object back to its unchanged state: the context stops holding it.
     func objectBecameUnchanged(_ object: ManagedObject) {
         let key = ObjectIdentifier(object)
-        guard inserted[key] == nil, deleted[key] == nil, updated[key] === object else { return }
+        guard !isInsertedHere(object), deleted[key] == nil, updated[key] === object else { return }
         updated[key] = nil
         if !retainsRegisteredObjects { retainedObjects[key] = nil }
     }
@@ -22,10 +22,8 @@ extension ManagedObjectContext {
 
     /// Takes an inserted object out of the context again (it keeps its values, ready for a redo).
     private func undoInsertion(_ object: ManagedObject) {
-        let key = ObjectIdentifier(object)
-        guard inserted[key] === object else { return }
-        inserted[key] = nil
-        insertionOrder.removeAll { $0 === object }
+        guard isInsertedHere(object) else { return }
+        inserted.remove(object)
         object.isInserted = false
         unregister(object)
         noteRemovalOfInsertedObject(object)
@@ -34,17 +32,15 @@ extension ManagedObjectContext {
 
     /// Puts an object whose insert was undone back, without calling `awakeFromInsert` again.
     private func reinsert(_ object: ManagedObject) {
-        let key = ObjectIdentifier(object)
-        guard object.managedObjectContext == nil, inserted[key] == nil else { return }
+        // Out of every context, so in no context's inserted objects.
+        guard object.managedObjectContext == nil else { return }
         // Numbered anew: it is last in insertion order, and named by the next notification.
         insertionCounter += 1
         object.insertionSequence = insertionCounter
-        insertionOrder.append(object)
         register(object)
-        inserted[key] = object
+        inserted.append(object)
         object.isInserted = true
         object.isDeleted = false
-        changes.inserted.insert(object.objectID)
         registerUndo { [unowned self] in undoInsertion(object) }
     }
 
@@ -80,9 +76,8 @@ extension ManagedObjectContext {
     private func redoDeletion(_ object: ManagedObject) {
         let key = ObjectIdentifier(object)
         if object.objectID.isTemporaryID {
-            guard inserted[key] === object else { return }
-            inserted[key] = nil
-            insertionOrder.removeAll { $0 === object }
+            guard isInsertedHere(object) else { return }
+            inserted.remove(object)
             object.isInserted = false
             unregister(object)
             noteRemovalOfInsertedObject(object)

@@ -62,14 +62,12 @@ public final class ManagedObjectContext {
     // The tables marked `@exclusivity(unchecked)` are touched for every object a save or a cascade handles (nine
     // runtime access checks an unregistering, 5% of W8.graph's save): a context is used on one thread, and each
     // access is a single read or in-place change that calls nothing that could reach the table again.
-    @exclusivity(unchecked) var inserted: [ObjectIdentifier: ManagedObject] = [:]
+    @exclusivity(unchecked) var inserted = InsertedObjects()
     @exclusivity(unchecked) var updated: [ObjectIdentifier: ManagedObject] = [:]
     @exclusivity(unchecked) var deleted: [ObjectIdentifier: ManagedObject] = [:]
     @exclusivity(unchecked) var retainedObjects: [ObjectIdentifier: ManagedObject] = [:]
     /// Numbers inserted objects in order.
     @exclusivity(unchecked) var insertionCounter: UInt64 = 0
-    /// Inserted objects in the order they were inserted (saves write them in this order, without sorting).
-    @exclusivity(unchecked) var insertionOrder: [ManagedObject] = []
     /// Deleted objects whose delete rules have not run yet (``processPendingChanges()``).
     @exclusivity(unchecked) var pendingDeletions: [ManagedObject] = []
     /// The context this one reads through and saves into (``init(parent:)``); nil for a context on the
@@ -136,12 +134,10 @@ public final class ManagedObjectContext {
     /// Whether ``processPendingChanges()`` is running (a cascade's deletes only queue).
     var isProcessingDeletions = false
 
-    /// The objects inserted and not yet saved, in insertion order.
-    var insertedInOrder: [ManagedObject] {
-        // Every object leaving `inserted` leaves `insertionOrder` too, so equal counts mean the same objects:
-        // no lookup per object (a save asks for this three times).
-        if insertionOrder.count == inserted.count { return insertionOrder }
-        return insertionOrder.filter { inserted[ObjectIdentifier($0)] === $0 }
+    /// Whether `object` is one of this context's inserted objects (in ``inserted``): an object of this context is
+    /// there exactly when its flag says so, as the context sets the flag and the list together.
+    func isInsertedHere(_ object: ManagedObject) -> Bool {
+        object.isInserted && object.managedObjectContext === self
     }
     /// Stores chosen for inserted objects by ``assign(_:to:)`` or ``obtainPermanentIDs(for:)``.
     @exclusivity(unchecked) var assignedStores: [ObjectIdentifier: any PersistentStore] = [:]
@@ -171,7 +167,7 @@ public final class ManagedObjectContext {
     public var registeredObjects: Set<ManagedObject> { Set(registry.objects) }
 
     /// Objects inserted since the last save.
-    public var insertedObjects: Set<ManagedObject> { Set(inserted.values) }
+    public var insertedObjects: Set<ManagedObject> { Set(inserted.objects) }
     /// Objects with changed properties since the last save (neither inserted nor deleted).
     public var updatedObjects: Set<ManagedObject> { Set(updated.values) }
     /// Objects deleted since the last save.
@@ -220,7 +216,7 @@ public final class ManagedObjectContext {
         if registry.remove(ifRegistered: object) { releaseCachedRow(of: object, id: object.objectID) }
         // Empty tables are not searched: a save unregisters each object it deleted (a cascade's 100,000), which is
         // in none of them but `deleted` and `retainedObjects`.
-        if !inserted.isEmpty { inserted[key] = nil }
+        if isInsertedHere(object) { inserted.remove(object) }
         if !updated.isEmpty { updated[key] = nil }
         if !deleted.isEmpty { deleted[key] = nil }
         if !retainedObjects.isEmpty { retainedObjects[key] = nil }
@@ -265,15 +261,13 @@ public final class ManagedObjectContext {
             object.isDeleted = false
             return
         }
-        guard object.objectID.isTemporaryID, inserted[ObjectIdentifier(object)] == nil else { return }
+        guard object.objectID.isTemporaryID, !isInsertedHere(object) else { return }
         precondition(!object.entity.isAbstract, "\(object.entity.name) is abstract: it has no objects of its own")
         insertionCounter += 1
         object.insertionSequence = insertionCounter
-        insertionOrder.append(object)
         register(object)
-        inserted[ObjectIdentifier(object)] = object
+        inserted.append(object)
         object.isInserted = true
-        changes.inserted.insert(object.objectID)
         registerUndoOfInsertion(object)
         object.awakeFromInsert()
     }
@@ -299,8 +293,7 @@ public final class ManagedObjectContext {
         if object.isInserted {
             object.isInserted = false
             object.isDeleted = true
-            inserted[key] = nil
-            insertionOrder.removeAll { $0 === object }
+            inserted.remove(object)
             noteRemovalOfInsertedObject(object)
         } else {
             if !updated.isEmpty { updated[key] = nil }
@@ -328,7 +321,7 @@ public final class ManagedObjectContext {
         // flagged deleted: the flags spare two dictionary lookups per property write.
         if object.isInserted {
             // An insert already notified changed since: observers hear of it as an update. Told by its number, not
-            // by a search of `changes.inserted` (hashing its ID was 4% of W1.graph).
+            // by a search of the notification's inserted IDs (hashing its ID was 4% of W1.graph).
             if object.insertionSequence <= insertionsNamed { changes.updated.insert(object.objectID) }
             return
         }

@@ -35,6 +35,12 @@ final class SaveBroadcaster: Sendable {
     }
 
     /// Delivers `save`, made by `sender`, to every other registered context.
+    /// Whether a context other than `sender` is registered.
+    func hasListeners(besides sender: ManagedObjectContext) -> Bool {
+        let senderKey = ObjectIdentifier(sender)
+        return listeners.withLock { listeners in listeners.keys.contains { $0 != senderKey } }
+    }
+
     func broadcast(_ save: ContextSave, from sender: ManagedObjectContext) {
         let senderKey = ObjectIdentifier(sender)
         let targets = listeners.withLock { listeners in

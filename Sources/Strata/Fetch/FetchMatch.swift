@@ -53,7 +53,7 @@ extension ManagedObjectContext {
                 pendingObjects.append(object)
             }
             for object in deleted.values where includes(object.entity) { changed.insert(object.objectID) }
-            pendingObjects += insertedInOrder.filter { includes($0.entity) }
+            pendingObjects += inserted.objects.filter { includes($0.entity) }
             // A child context sees its ancestors' unsaved changes, through its own objects.
             let ancestors = ancestorsPendingChanges()
             for id in ancestors.deleted where includes(id.entity) { changed.insert(id) }

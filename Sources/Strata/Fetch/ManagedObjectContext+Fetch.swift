@@ -148,7 +148,7 @@ extension ManagedObjectContext {
         func includes(_ candidate: EntityDescription) -> Bool {
             request.includesSubentities ? candidate.isKind(of: entity) : candidate === entity
         }
-        return inserted.values.contains { includes($0.entity) } || updated.values.contains { includes($0.entity) }
+        return inserted.objects.contains { includes($0.entity) } || updated.values.contains { includes($0.entity) }
             || deleted.values.contains { includes($0.entity) } || parent?.hasChanges == true
     }
 
