@@ -35,6 +35,7 @@ extension ManagedObjectContext {
     /// Empties ``changes`` (they were notified, saved or discarded): objects inserted so far are named.
     func resetChanges() {
         changes = ObjectChanges()
+        unhashedDeletions.removeAll()
         insertionsNamed = insertionCounter
     }
 

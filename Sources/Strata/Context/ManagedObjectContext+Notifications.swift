@@ -31,6 +31,11 @@ extension ManagedObjectContext {
         return stream
     }
 
+    /// Whether a notification posted now goes to anyone (an observer or a stream).
+    var hasNotificationListeners: Bool {
+        !notificationObservers.isEmpty || !notificationStreams.continuations.withLock { $0.isEmpty }
+    }
+
     /// Delivers a notification to the observers and the streams.
     func post(_ notification: ContextNotification) {
         for handler in notificationObservers.values { handler(notification) }
@@ -42,7 +47,9 @@ extension ManagedObjectContext {
     /// Posts the objects changed since the last call, if any, and tells the change trackers (with the save a
     /// merge brings in, which may name objects the context does not have).
     func postObjectsDidChange(merged: ContextSave? = nil) {
-        guard !changes.isEmpty || merged != nil else { return }
+        guard !changes.isEmpty || !unhashedDeletions.isEmpty || merged != nil else { return }
+        // A cascade's deletions are hashed into their set only for someone to read it.
+        if hasNotificationListeners || !changeTrackers.isEmpty { unhashedDeletions.hash(into: &changes.deleted) }
         let pending = changes
         resetChanges()
         if !pending.isEmpty { post(.objectsDidChange(pending)) }

@@ -70,6 +70,7 @@ extension ManagedObjectContext {
             deleted[key] = nil
             object.isDeleted = false
             if !object.changedIndexes.isEmpty || !object.changedRelationships.isEmpty { updated[key] = object }
+            unhashedDeletions.hash(into: &changes.deleted)
             changes.deleted.remove(object.objectID)
         }
         registerUndo { [unowned self] in redoDeletion(object) }

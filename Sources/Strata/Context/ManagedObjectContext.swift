@@ -108,6 +108,9 @@ public final class ManagedObjectContext {
     public var userInfo: [AnyHashable: Any] = [:]
     /// Objects changed since the last objects-did-change notification. Emptied only by ``resetChanges()``.
     @exclusivity(unchecked) var changes = ObjectChanges()
+    /// Objects deleted since the last objects-did-change notification, not yet in `changes.deleted`: hashed into it
+    /// when the notification is posted to someone, or when a deletion is taken back.
+    @exclusivity(unchecked) var unhashedDeletions = UnhashedIDs()
     /// ``insertionCounter`` when ``changes`` was last emptied: an inserted object numbered up to it is no longer
     /// in `changes.inserted` (a notification named it), so a change of it is an update. Unchecked: read at every
     /// change of an inserted object.
@@ -306,7 +309,7 @@ public final class ManagedObjectContext {
             if !updated.isEmpty { updated[key] = nil }
             deleted[key] = object
             object.isDeleted = true
-            changes.deleted.insert(object.objectID)
+            unhashedDeletions.append(object.objectID)
         }
         // Delete rules run at the end of the event (processPendingChanges(), save()), as in Core Data.
     }
