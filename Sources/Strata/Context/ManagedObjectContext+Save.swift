@@ -44,23 +44,37 @@ extension ManagedObjectContext {
     ///   ``processPendingChanges()`` throws.
     func callWillSave() throws {
         for pass in 1... {
-            let changed = insertedInOrder + Array(updated.values) + Array(deleted.values)
-            // Before the first call every object is due (a cascade makes 100,000 of them: no test each). After it,
-            // an object is due when it changed since its call: every change counts in `changeCount`, so a mark
-            // left by an earlier save is never equal unless the object was due in this save's first pass.
-            let due = calledWillSave ? changed.filter { $0.willSaveMark != $0.changeCount &+ 1 } : changed
-            if due.isEmpty { return }
-            guard pass <= Self.willSavePassLimit else {
-                throw ObjectGraphError.willSaveDidNotSettle(due.map(\.objectID), passes: Self.willSavePassLimit)
-            }
-            calledWillSave = true
-            for object in due {
-                // Marked before the call: a change the call makes calls it again in the next pass.
-                object.willSaveMark = object.changeCount &+ 1
-                object.willSave()
+            // The objects are called where they lie, in the tables' order (inserted, updated, deleted): a list of them
+            // all, made for each pass, was 9% of W8.graph's save at a million deleted objects.
+            let (inserted, updated, deleted) = (insertedInOrder, self.updated.values, self.deleted.values)
+            if calledWillSave {
+                // An object is due when it changed since its call: every change counts in `changeCount`, so a mark
+                // left by an earlier save is never equal unless the object was due in this save's first pass.
+                func isDue(_ object: ManagedObject) -> Bool { object.willSaveMark != object.changeCount &+ 1 }
+                var due = inserted.filter(isDue)
+                for object in updated where isDue(object) { due.append(object) }
+                for object in deleted where isDue(object) { due.append(object) }
+                if due.isEmpty { return }
+                guard pass <= Self.willSavePassLimit else {
+                    throw ObjectGraphError.willSaveDidNotSettle(due.map(\.objectID), passes: Self.willSavePassLimit)
+                }
+                for object in due { callWillSave(of: object) }
+            } else {
+                // Before the first call every object is due (a cascade makes 100,000 of them: no test each).
+                if inserted.isEmpty && updated.isEmpty && deleted.isEmpty { return }
+                calledWillSave = true
+                for object in inserted { callWillSave(of: object) }
+                for object in updated { callWillSave(of: object) }
+                for object in deleted { callWillSave(of: object) }
             }
             try processPendingChanges(propagatingDeletes: true)
         }
+    }
+
+    private func callWillSave(of object: ManagedObject) {
+        // Marked before the call: a change the call makes calls it again in the next pass.
+        object.willSaveMark = object.changeCount &+ 1
+        object.willSave()
     }
 
     /// Steps 2 to 4 of ``save()``: they run again when the merge policy resolved conflicts (`attempt` counts),
