@@ -196,15 +196,28 @@ extension ManagedObjectContext {
         }
         // In row-ID order: the store's deletes then walk each table's tree from one end to the other, where the
         // dictionary's order sent each one down a cold path (a cascade deletes 100,000 rows).
-        // Sorted by keys taken out once: a comparison that reads each object's ID costs more than the sort saves.
-        let deletions = deleted.values.map { (rowID: $0.objectID.rowID!, object: $0) }.sorted { $0.rowID < $1.rowID }
-        for (_, object) in deletions {
-            let key = batch(try coordinator.store(for: object.objectID))
-            batches[key]!.changes.deletes.append(
-                StoreChanges.Delete(
-                    entity: object.entity, rowID: object.objectID.rowID!,
-                    expectedVersion: object.isFault ? nil : object.version))
-            batches[key]!.deleted.append(object)
+        // Each object is read once, for its delete and its batch, before the sort: a cascade's objects are cold, and
+        // a pass for the sort's keys, then one for the deletes, missed the cache twice an object. The store is
+        // looked up when the ID names another than the last one's (a lock and a search each).
+        var deletions: [(delete: StoreChanges.Delete, batch: SaveBatch, object: ManagedObject)] = []
+        deletions.reserveCapacity(deleted.count)
+        var lastStore: (identity: StoreIdentity, batch: SaveBatch)?
+        for object in deleted.values {
+            let id = object.objectID
+            if lastStore?.identity !== id.store {
+                lastStore = (id.store, batches[batch(try coordinator.store(for: id))]!)
+            }
+            deletions.append(
+                (
+                    StoreChanges.Delete(
+                        entity: object.entity, rowID: id.rowID!, expectedVersion: object.isFault ? nil : object.version),
+                    lastStore!.batch, object
+                ))
+        }
+        deletions.sort { $0.delete.rowID < $1.delete.rowID }
+        for (delete, saving, object) in deletions {
+            saving.changes.deletes.append(delete)
+            saving.deleted.append(object)
         }
 
         // Every reference is made: the positions go before the stores write (a million inserts' took 50 MB).
