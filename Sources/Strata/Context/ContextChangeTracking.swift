@@ -36,6 +36,7 @@ extension ManagedObjectContext {
     func resetChanges() {
         changes = ObjectChanges()
         unhashedDeletions.removeAll()
+        unhashedUpdates.removeAll()
         insertionsNamed = insertionCounter
     }
 

@@ -47,9 +47,14 @@ extension ManagedObjectContext {
     /// Posts the objects changed since the last call, if any, and tells the change trackers (with the save a
     /// merge brings in, which may name objects the context does not have).
     func postObjectsDidChange(merged: ContextSave? = nil) {
-        guard !changes.isEmpty || !unhashedDeletions.isEmpty || merged != nil else { return }
-        // A cascade's deletions are hashed into their set only for someone to read it.
-        if hasNotificationListeners || !changeTrackers.isEmpty { unhashedDeletions.hash(into: &changes.deleted) }
+        guard !changes.isEmpty || !unhashedDeletions.isEmpty || !unhashedUpdates.isEmpty || merged != nil else {
+            return
+        }
+        // A cascade's deletions and an event's updates are hashed into their sets only for someone to read them.
+        if hasNotificationListeners || !changeTrackers.isEmpty {
+            unhashedDeletions.hash(into: &changes.deleted)
+            unhashedUpdates.hash(into: &changes.updated)
+        }
         let pending = changes
         resetChanges()
         if !pending.isEmpty { post(.objectsDidChange(pending)) }

@@ -4,13 +4,20 @@
 /// hashed, a random slot of a table that grows as the cascade goes) was 13% of W8.graph's save at a million
 /// objects, for a notification nobody observed.
 ///
-/// The same ID may be noted twice (deleted, undone, deleted again): the set takes it once.
+/// So are the objects a property write changes (W7.graph's 100,000 updates).
+///
+/// The same ID may be noted more than once (deleted, undone, deleted again; changed twice): the set takes it once.
+/// An object changed again right after its last change is not noted again, so a loop writing one object's
+/// properties adds one ID, not one per write.
 struct UnhashedIDs {
     private var ids: [ManagedObjectID] = []
 
     var isEmpty: Bool { ids.isEmpty }
 
-    mutating func append(_ id: ManagedObjectID) { ids.append(id) }
+    mutating func append(_ id: ManagedObjectID) {
+        if let last = ids.last, last === id { return }
+        ids.append(id)
+    }
 
     /// Room for `count` more IDs.
     mutating func reserveCapacity(forAdding count: Int) { ids.reserveCapacity(ids.count + count) }
