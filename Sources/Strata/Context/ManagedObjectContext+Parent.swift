@@ -138,6 +138,7 @@ extension ManagedObjectContext {
         insertionCounter += 1
         object.insertionSequence = insertionCounter
         insertionOrder.append(object)
+        changesMade &+= 1
         register(object)
         inserted[ObjectIdentifier(object)] = object
         object.isInserted = true

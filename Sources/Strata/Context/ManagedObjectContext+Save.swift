@@ -63,9 +63,15 @@ extension ManagedObjectContext {
                 // Before the first call every object is due (a cascade makes 100,000 of them: no test each).
                 if inserted.isEmpty && updated.isEmpty && deleted.isEmpty { return }
                 calledWillSave = true
+                let changesBefore = changesMade
                 for object in inserted { callWillSave(of: object) }
                 for object in updated { callWillSave(of: object) }
                 for object in deleted { callWillSave(of: object) }
+                try processPendingChanges(propagatingDeletes: true)
+                // Every object was called, and nothing changed since: none is due (each one's mark would be read,
+                // cold in a cascade, to find none).
+                if changesMade == changesBefore { return }
+                continue
             }
             try processPendingChanges(propagatingDeletes: true)
         }

@@ -40,6 +40,7 @@ extension ManagedObjectContext {
         insertionCounter += 1
         object.insertionSequence = insertionCounter
         insertionOrder.append(object)
+        changesMade &+= 1
         register(object)
         inserted[key] = object
         object.isInserted = true
@@ -70,6 +71,7 @@ extension ManagedObjectContext {
             deleted[key] = nil
             object.isDeleted = false
             if !object.changedIndexes.isEmpty || !object.changedRelationships.isEmpty { updated[key] = object }
+            changesMade &+= 1
             unhashedDeletions.hash(into: &changes.deleted)
             changes.deleted.remove(object.objectID)
         }
@@ -92,6 +94,7 @@ extension ManagedObjectContext {
             updated[key] = nil
             deleted[key] = object
             object.isDeleted = true
+            changesMade &+= 1
             changes.deleted.insert(object.objectID)
         }
         registerUndo { [unowned self] in undoDeletion(object) }
