@@ -161,4 +161,79 @@ import Testing
         #expect(transaction.changes.allSatisfy { $0.changeType == .delete })
         #expect(Set(transaction.changes.map(\.changedObjectID)) == Set(projectIDs + [departmentID]))
     }
+
+    // A cascade's deletions are hashed into the notifications' sets only when someone listens: who listens by the
+    // time the event ends hears of every one, and what nobody heard is not named again.
+
+    @Test(arguments: StoreKind.allCases)
+    func anObserverAddedAfterTheDeletesHearsOfEveryDeletion(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let (departmentID, projectIDs) = try Self.savedDepartment(stack, projects: 5)
+        let context = stack.context()
+        context.delete(context.object(with: departmentID))
+        var notified: [ContextNotification] = []
+        let listener = context.addObserver { notified.append($0) }
+        try context.processPendingChanges()
+        let changed = notified.compactMap { if case .objectsDidChange(let changes) = $0 { changes } else { nil } }
+        #expect(changed.map(\.deleted) == [Set(projectIDs + [departmentID])])
+        context.removeObserver(listener)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func deletionsNobodyHeardOfAreNotNamedByTheNextNotificationOrSave(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let (departmentID, projectIDs) = try Self.savedDepartment(stack, projects: 3)
+        let context = stack.context()
+        context.delete(context.object(with: departmentID))
+        try context.processPendingChanges()
+
+        var notified: [ContextNotification] = []
+        let listener = context.addObserver { notified.append($0) }
+        let other = try context.make("RelDepartment", ["name": "E"])
+        try context.processPendingChanges()
+        let changed = notified.compactMap { if case .objectsDidChange(let changes) = $0 { changes } else { nil } }
+        #expect(changed.map(\.deleted) == [[]])
+        #expect(changed.map(\.inserted) == [[other.objectID]])
+
+        // The save names every deletion it wrote, heard of or not.
+        try context.save()
+        let saved = notified.compactMap { if case .didSave(let save) = $0 { save } else { nil } }
+        #expect(saved.map(\.deleted) == [Set(projectIDs + [departmentID])])
+        #expect(saved.map(\.inserted) == [[other.objectID]])
+        context.removeObserver(listener)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aDeletionUndoneBeforeTheEventEndsIsNotNamed(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let (_, projectIDs) = try Self.savedDepartment(stack, projects: 3)
+        let context = stack.contextWithUndo()
+        var notified: [ContextNotification] = []
+        let listener = context.addObserver { notified.append($0) }
+        context.delete(context.object(with: projectIDs[0]))
+        try context.processPendingChanges()
+        context.delete(context.object(with: projectIDs[1]))
+        context.undoManager?.undo()
+        try context.processPendingChanges()
+        let changed = notified.compactMap { if case .objectsDidChange(let changes) = $0 { changes } else { nil } }
+        #expect(changed.map(\.deleted) == [[projectIDs[0]]])
+        #expect(context.deletedObjects.map(\.objectID) == [projectIDs[0]])
+        context.removeObserver(listener)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aSaveHeardByAnotherContextNamesEveryDeletion(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let (departmentID, projectIDs) = try Self.savedDepartment(stack, projects: 3)
+        // A context that merges the coordinator's saves: the did-save's sets are made for it alone.
+        let other = stack.context()
+        let otherMember = try other.existingObject(with: projectIDs[0])
+        other.automaticallyMergesChangesFromParent = true
+        let context = stack.context()
+        context.delete(context.object(with: departmentID))
+        try context.save()
+        #expect(otherMember.managedObjectContext == nil)
+        #expect(other.registeredObject(for: projectIDs[0]) == nil)
+        other.automaticallyMergesChangesFromParent = false
+    }
 }

@@ -45,6 +45,35 @@ import Testing
         #expect(received.count == 2)
     }
 
+    /// Updated objects are hashed into the notification's set only when someone listens: who listens by the time
+    /// the event ends hears of each once, however many writes; what nobody heard is not named again.
+    @Test(arguments: StoreKind.allCases)
+    func updatesAreNamedOnceToWhoListensWhenTheEventEnds(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let (_, ids) = try seedDepartment(stack, employees: 3)
+        let context = stack.context()
+        let first = try context.existingObject(with: ids[0])
+        let second = try context.existingObject(with: ids[1])
+        try first.setValue("Unheard", forKey: "name")
+        try context.processPendingChanges()
+
+        try first.setValue("A", forKey: "name")
+        try second.setValue("B", forKey: "name")
+        try first.setValue("C", forKey: "name")
+        try first.setValue("D", forKey: "name")
+        var received: [ContextNotification] = []
+        let token = context.addObserver { received.append($0) }
+        try context.processPendingChanges()
+        let changes = received.compactMap { if case .objectsDidChange(let changes) = $0 { changes } else { nil } }
+        #expect(changes.map(\.updated) == [[ids[0], ids[1]]])
+
+        received = []
+        try context.save()
+        let saves = received.compactMap { if case .didSave(let save) = $0 { save } else { nil } }
+        #expect(saves.map(\.updated) == [[ids[0], ids[1]]])
+        context.removeObserver(token)
+    }
+
     @Test func notificationsArriveAsAnAsyncSequence() async throws {
         let stack = try TestStack.relationships(.inMemory)
         let context = stack.context()

@@ -35,6 +35,8 @@ extension ManagedObjectContext {
     /// Empties ``changes`` (they were notified, saved or discarded): objects inserted so far are named.
     func resetChanges() {
         changes = ObjectChanges()
+        unhashedDeletions.removeAll()
+        unhashedUpdates.removeAll()
         insertionsNamed = insertionCounter
     }
 

@@ -45,6 +45,11 @@ extension ManagedObjectContext {
             || coordinator.saveBroadcaster.hasListeners(besides: self)
     }
 
+    /// Whether a notification posted now goes to anyone (an observer or a stream).
+    var hasNotificationListeners: Bool {
+        !notificationObservers.isEmpty || !notificationStreams.continuations.withLock { $0.isEmpty }
+    }
+
     /// Delivers a notification to the observers and the streams.
     func post(_ notification: ContextNotification) {
         for handler in notificationObservers.values { handler(notification) }
@@ -56,8 +61,11 @@ extension ManagedObjectContext {
     /// Posts the objects changed since the last call, if any, and tells the change trackers (with the save a
     /// merge brings in, which may name objects the context does not have).
     func postObjectsDidChange(merged: ContextSave? = nil) {
-        // Nobody to tell: the changes are dropped unnamed (naming a million inserts hashed each one's ID).
+        // Nobody to tell: the changes are dropped unnamed (naming a million inserts hashed each one's ID; a cascade's
+        // deletions and an event's updates are hashed into their sets only for someone to read them).
         guard hasChangeListeners else { return resetChanges() }
+        unhashedDeletions.hash(into: &changes.deleted)
+        unhashedUpdates.hash(into: &changes.updated)
         let pending = pendingChanges
         guard !pending.isEmpty || merged != nil else { return }
         resetChanges()

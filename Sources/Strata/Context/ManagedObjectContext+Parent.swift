@@ -136,6 +136,7 @@ extension ManagedObjectContext {
     private func insertPushed(_ object: ManagedObject, store: (any PersistentStore)?) {
         insertionCounter += 1
         object.insertionSequence = insertionCounter
+        changesMade &+= 1
         register(object)
         inserted.append(object)
         object.isInserted = true

@@ -44,23 +44,43 @@ extension ManagedObjectContext {
     ///   ``processPendingChanges()`` throws.
     func callWillSave() throws {
         for pass in 1... {
-            let changed = inserted.objects + Array(updated.values) + Array(deleted.values)
-            // Before the first call every object is due (a cascade makes 100,000 of them: no test each). After it,
-            // an object is due when it changed since its call: every change counts in `changeCount`, so a mark
-            // left by an earlier save is never equal unless the object was due in this save's first pass.
-            let due = calledWillSave ? changed.filter { $0.willSaveMark != $0.changeCount &+ 1 } : changed
-            if due.isEmpty { return }
-            guard pass <= Self.willSavePassLimit else {
-                throw ObjectGraphError.willSaveDidNotSettle(due.map(\.objectID), passes: Self.willSavePassLimit)
-            }
-            calledWillSave = true
-            for object in due {
-                // Marked before the call: a change the call makes calls it again in the next pass.
-                object.willSaveMark = object.changeCount &+ 1
-                object.willSave()
+            // The objects are called where they lie, in the tables' order (inserted, updated, deleted): a list of them
+            // all, made for each pass, was 9% of W8.graph's save at a million deleted objects.
+            let (inserted, updated, deleted) = (self.inserted.objects, self.updated.values, self.deleted.values)
+            if calledWillSave {
+                // An object is due when it changed since its call: every change counts in `changeCount`, so a mark
+                // left by an earlier save is never equal unless the object was due in this save's first pass.
+                func isDue(_ object: ManagedObject) -> Bool { object.willSaveMark != object.changeCount &+ 1 }
+                var due = inserted.filter(isDue)
+                for object in updated where isDue(object) { due.append(object) }
+                for object in deleted where isDue(object) { due.append(object) }
+                if due.isEmpty { return }
+                guard pass <= Self.willSavePassLimit else {
+                    throw ObjectGraphError.willSaveDidNotSettle(due.map(\.objectID), passes: Self.willSavePassLimit)
+                }
+                for object in due { callWillSave(of: object) }
+            } else {
+                // Before the first call every object is due (a cascade makes 100,000 of them: no test each).
+                if inserted.isEmpty && updated.isEmpty && deleted.isEmpty { return }
+                calledWillSave = true
+                let changesBefore = changesMade
+                for object in inserted { callWillSave(of: object) }
+                for object in updated { callWillSave(of: object) }
+                for object in deleted { callWillSave(of: object) }
+                try processPendingChanges(propagatingDeletes: true)
+                // Every object was called, and nothing changed since: none is due (each one's mark would be read,
+                // cold in a cascade, to find none).
+                if changesMade == changesBefore { return }
+                continue
             }
             try processPendingChanges(propagatingDeletes: true)
         }
+    }
+
+    private func callWillSave(of object: ManagedObject) {
+        // Marked before the call: a change the call makes calls it again in the next pass.
+        object.willSaveMark = object.changeCount &+ 1
+        object.willSave()
     }
 
     /// Steps 2 to 4 of ``save()``: they run again when the merge policy resolved conflicts (`attempt` counts),
@@ -182,15 +202,28 @@ extension ManagedObjectContext {
         }
         // In row-ID order: the store's deletes then walk each table's tree from one end to the other, where the
         // dictionary's order sent each one down a cold path (a cascade deletes 100,000 rows).
-        // Sorted by keys taken out once: a comparison that reads each object's ID costs more than the sort saves.
-        let deletions = deleted.values.map { (rowID: $0.objectID.rowID!, object: $0) }.sorted { $0.rowID < $1.rowID }
-        for (_, object) in deletions {
-            let key = batch(try coordinator.store(for: object.objectID))
-            batches[key]!.changes.deletes.append(
-                StoreChanges.Delete(
-                    entity: object.entity, rowID: object.objectID.rowID!,
-                    expectedVersion: object.isFault ? nil : object.version))
-            batches[key]!.deleted.append(object)
+        // Each object is read once, for its delete and its batch, before the sort: a cascade's objects are cold, and
+        // a pass for the sort's keys, then one for the deletes, missed the cache twice an object. The store is
+        // looked up when the ID names another than the last one's (a lock and a search each).
+        var deletions: [(delete: StoreChanges.Delete, batch: SaveBatch, object: ManagedObject)] = []
+        deletions.reserveCapacity(deleted.count)
+        var lastStore: (identity: StoreIdentity, batch: SaveBatch)?
+        for object in deleted.values {
+            let id = object.objectID
+            if lastStore?.identity !== id.store {
+                lastStore = (id.store, batches[batch(try coordinator.store(for: id))]!)
+            }
+            deletions.append(
+                (
+                    StoreChanges.Delete(
+                        entity: object.entity, rowID: id.rowID!, expectedVersion: object.isFault ? nil : object.version),
+                    lastStore!.batch, object
+                ))
+        }
+        deletions.sort { $0.delete.rowID < $1.delete.rowID }
+        for (delete, saving, object) in deletions {
+            saving.changes.deletes.append(delete)
+            saving.deleted.append(object)
         }
 
         // Every reference is made: the positions go before the stores write (a million inserts' took 50 MB).
@@ -232,18 +265,19 @@ extension ManagedObjectContext {
             for object in batch.deleted { object.didSave() }
         }
         if !retainsRegisteredObjects { retainedObjects = [:] }
+        // The saved objects' IDs are hashed into sets only for someone to read them: a cascade's 100,000 (each ID
+        // read and hashed, a random slot of a large table) were 7% of W8.graph's save at a million, for nobody.
         var saved = ContextSave()
-        // Room made once: a cascade's 100,000 IDs would otherwise grow the set by doubling, rehashing each time.
-        // Named only for someone to hear it: hashing each saved object's ID was 1,700 instructions an insert of
-        // W1.graph, where nobody listens.
-        let isHeard = hasSaveListeners
-        saved.inserted.reserveCapacity(isHeard ? batches.values.reduce(0) { $0 + $1.inserted.count } : 0)
-        saved.updated.reserveCapacity(isHeard ? batches.values.reduce(0) { $0 + $1.updated.count } : 0)
-        saved.deleted.reserveCapacity(isHeard ? batches.values.reduce(0) { $0 + $1.deleted.count } : 0)
-        for batch in batches.values where isHeard {
-            saved.inserted.formUnion(batch.inserted.map(\.objectID))
-            saved.updated.formUnion(batch.updated.map(\.objectID))
-            saved.deleted.formUnion(batch.deleted.map(\.objectID))
+        if hasSaveListeners {
+            // Room made once: a cascade's 100,000 IDs would otherwise grow the set by doubling, rehashing each time.
+            saved.inserted.reserveCapacity(batches.values.reduce(0) { $0 + $1.inserted.count })
+            saved.updated.reserveCapacity(batches.values.reduce(0) { $0 + $1.updated.count })
+            saved.deleted.reserveCapacity(batches.values.reduce(0) { $0 + $1.deleted.count })
+            for batch in batches.values {
+                saved.inserted.formUnion(batch.inserted.map(\.objectID))
+                saved.updated.formUnion(batch.updated.map(\.objectID))
+                saved.deleted.formUnion(batch.deleted.map(\.objectID))
+            }
         }
         resetChanges()
         post(.didSave(saved))

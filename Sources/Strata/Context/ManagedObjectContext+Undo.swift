@@ -37,6 +37,7 @@ extension ManagedObjectContext {
         // Numbered anew: it is last in insertion order, and named by the next notification.
         insertionCounter += 1
         object.insertionSequence = insertionCounter
+        changesMade &+= 1
         register(object)
         inserted.append(object)
         object.isInserted = true
@@ -66,6 +67,8 @@ extension ManagedObjectContext {
             deleted[key] = nil
             object.isDeleted = false
             if !object.changedIndexes.isEmpty || !object.changedRelationships.isEmpty { updated[key] = object }
+            changesMade &+= 1
+            unhashedDeletions.hash(into: &changes.deleted)
             changes.deleted.remove(object.objectID)
         }
         registerUndo { [unowned self] in redoDeletion(object) }
@@ -86,6 +89,7 @@ extension ManagedObjectContext {
             updated[key] = nil
             deleted[key] = object
             object.isDeleted = true
+            changesMade &+= 1
             changes.deleted.insert(object.objectID)
         }
         registerUndo { [unowned self] in undoDeletion(object) }

@@ -34,13 +34,13 @@ final class SaveBroadcaster: Sendable {
         _ = listeners.withLock { $0.removeValue(forKey: ObjectIdentifier(context)) }
     }
 
-    /// Delivers `save`, made by `sender`, to every other registered context.
-    /// Whether a context other than `sender` is registered.
+    /// Whether a context other than `sender` is registered (a save of `sender` goes to someone).
     func hasListeners(besides sender: ManagedObjectContext) -> Bool {
         let senderKey = ObjectIdentifier(sender)
-        return listeners.withLock { listeners in listeners.keys.contains { $0 != senderKey } }
+        return listeners.withLock { $0.keys.contains { $0 != senderKey } }
     }
 
+    /// Delivers `save`, made by `sender`, to every other registered context.
     func broadcast(_ save: ContextSave, from sender: ManagedObjectContext) {
         let senderKey = ObjectIdentifier(sender)
         let targets = listeners.withLock { listeners in
