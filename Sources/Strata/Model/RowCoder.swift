@@ -45,7 +45,7 @@ import StrataFormat
 /// - ``value(of:in:)``
 /// - ``field(for:of:transformers:)``
 /// - ``value(from:of:transformers:)``
-public struct RowCoder: Sendable {
+public final class RowCoder: Sendable {
     /// The entity whose rows this coder reads and writes.
     public let entity: EntityDescription
     /// Where transformable attributes find their transformers.
