@@ -240,12 +240,15 @@ public struct LeafValues: Sendable {
                     (base + (leading &+ length)).copyMemory(from: base + leading, byteCount: head)
                 }
                 leading &+= length
-            }
-            let shift = length << 1
-            ends.withUnsafeMutableBufferPointer { ends in
-                for at in 0..<index { ends[at] &+= shift }
+                let shift = length << 1
+                ends.withUnsafeMutableBufferPointer { ends in
+                    for at in 0..<index { ends[at] &+= shift }
+                }
             }
             ends.remove(at: index)
+            // Unused bytes never outgrow the values: a leaf that loses rows at its front and gains them at its end (a
+            // small queue table) would otherwise grow its buffer with every removal.
+            if leading > bytes.count &- leading { dropLeading() }
             return
         }
         // The bytes after the value move back; the ends after it move down a place and by its length, in one pass
@@ -267,6 +270,20 @@ public struct LeafValues: Sendable {
         }
         ends.removeLast()
     }
+
+    /// Moves the values to the buffer's start, freeing the unused bytes before them.
+    private mutating func dropLeading() {
+        let cut = leading
+        bytes.removeSubrange(..<cut)
+        leading = 0
+        let shift = cut << 1
+        ends.withUnsafeMutableBufferPointer { ends in
+            for index in ends.indices { ends[index] &-= shift }
+        }
+    }
+
+    /// The bytes the buffer holds, unused leading ones included (tests bound them).
+    var storedByteCount: Int { bytes.count }
 
     /// Values `range`, as their own packed values.
     public func extracting(_ range: Range<Int>) -> LeafValues {
@@ -290,14 +307,9 @@ public struct LeafValues: Sendable {
     /// Removes the first `count` values.
     public mutating func removePrefix(_ count: Int) {
         guard count > 0 else { return }
-        let cut = start(count)
-        bytes.removeSubrange(..<cut)
+        leading = start(count)
         ends.removeSubrange(..<count)
-        leading = 0
-        let shift = cut << 1
-        ends.withUnsafeMutableBufferPointer { ends in
-            for index in ends.indices { ends[index] &-= shift }
-        }
+        dropLeading()
     }
 
     /// Removes every value.

@@ -1,5 +1,6 @@
-import StrataFormat
 import Testing
+
+@testable import StrataFormat
 
 /// Packed leaf values against an array of values: every change keeps them equal, value by value and in cell sizes.
 @Suite struct LeafValuesTests {
@@ -77,6 +78,29 @@ import Testing
                         == model.reduce(0) { $0 + $1.cellSize(maximumInline: 256) })
             }
             #expect(Array(packed) == model)
+        }
+        expectSame(packed, model)
+        #expect(packed == LeafValues(model))
+    }
+
+    /// A leaf used as a queue (rows removed at the front, added at the end) keeps its buffer within twice its values:
+    /// removals at the front leave unused bytes there, and those never outgrow the values.
+    @Test func removalsAtTheFrontLeaveBoundedUnusedBytes() {
+        var packed = LeafValues()
+        var model: [LeafValue] = []
+        for step in 0..<2_000 {
+            let value = LeafValue.bytes(Array(repeating: UInt8(truncatingIfNeeded: step), count: 10 + step % 30))
+            packed.append(value)
+            model.append(value)
+            if model.count > 8 {
+                packed.remove(at: 0)
+                model.removeFirst()
+            }
+            let live = model.reduce(0) { $0 + $1.length }
+            guard packed.storedByteCount <= 2 * live else {
+                Issue.record("step \(step): \(packed.storedByteCount) bytes held for \(live) bytes of values")
+                return
+            }
         }
         expectSame(packed, model)
         #expect(packed == LeafValues(model))

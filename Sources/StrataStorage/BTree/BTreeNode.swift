@@ -69,6 +69,7 @@ final class BTreeNode: @unchecked Sendable {
         guard let first = keys.first, let last = keys.last else { return nil }
         return (keys.count, first, last)
     }
+
     var count: Int { keys.count }
 
     /// A mutable copy for the transaction tagged `owner`.
