@@ -31,23 +31,19 @@ extension ManagedObjectContext {
         return stream
     }
 
-    /// Whether an observer, a stream or a change tracker may hear of the context's changes.
-    var hasChangeListeners: Bool {
-        !notificationObservers.isEmpty || !changeTrackers.isEmpty
-            || !notificationStreams.continuations.withLock { $0.isEmpty }
+    /// Whether a notification posted now goes to anyone (an observer or a stream).
+    private var hasNotificationListeners: Bool {
+        !notificationObservers.isEmpty || !notificationStreams.continuations.withLock { $0.isEmpty }
     }
+
+    /// Whether an observer, a stream or a change tracker may hear of the context's changes.
+    var hasChangeListeners: Bool { hasNotificationListeners || !changeTrackers.isEmpty }
 
     /// Whether a did-save may be heard: by an observer or a stream, a child that merges it, or another context on
     /// the coordinator that merges what is saved (``automaticallyMergesChangesFromParent``).
     var hasSaveListeners: Bool {
-        !notificationObservers.isEmpty || !notificationStreams.continuations.withLock { $0.isEmpty }
-            || children.contains { $0.context?.automaticallyMergesChangesFromParent == true }
+        hasNotificationListeners || children.contains { $0.context?.automaticallyMergesChangesFromParent == true }
             || coordinator.saveBroadcaster.hasListeners(besides: self)
-    }
-
-    /// Whether a notification posted now goes to anyone (an observer or a stream).
-    var hasNotificationListeners: Bool {
-        !notificationObservers.isEmpty || !notificationStreams.continuations.withLock { $0.isEmpty }
     }
 
     /// Delivers a notification to the observers and the streams.
