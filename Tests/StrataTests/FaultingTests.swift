@@ -75,6 +75,63 @@ import Testing
         withExtendedLifetime(loaded) {}
     }
 
+    /// A fetch of faults keeps the rows of its first ``PersistentStoreCoordinator/fetchRowCacheLimit`` results only:
+    /// the others hold no row until they fire, and then read it from the store, as it is committed by then.
+    @Test(arguments: StoreKind.allCases)
+    func aFetchOfFaultsCachesTheRowsOfItsFirstResultsOnly(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let ids = try seedEmployees(stack, (1...5).map { ("E\($0)", "Last", Int64($0)) })
+        stack.coordinator.fetchRowCacheLimit = 2
+        let context = stack.context()
+        let request = FetchRequest<GraphEmployee>(entityName: "GraphEmployee")
+        request.sortKeys = [SortKey("salary", ascending: false)]
+        let faults = try context.fetch(request)
+        #expect(faults.map(\.objectID) == ids.reversed())
+        #expect(faults.allSatisfy { $0.isFault })
+        #expect(stack.coordinator.rowCacheStatistics.entries == 2)
+        #expect(stack.coordinator.rowCacheStatistics.cachedRows == 2)
+
+        // Another context changes a row the fetch did not cache.
+        do {
+            let writer = stack.context()
+            try employee(ids[0], in: writer).salary = 10
+            try writer.save()
+        }
+        #expect(stack.coordinator.rowCacheStatistics.entries == 2)
+
+        let reads = stack.store.rowReads
+        // The first results fill from the rows the fetch read.
+        #expect(faults[0].salary == 5)
+        #expect(faults[1].salary == 4)
+        #expect(stack.store.rowReads == reads)
+        // The others read their rows now.
+        #expect(faults[4].salary == 10)
+        #expect(faults[2].salary == 3)
+        #expect(faults[3].firstName == "E2")
+        #expect(stack.store.rowReads == reads + 3)
+        #expect(faults.allSatisfy { !$0.isFault })
+        #expect(stack.coordinator.rowCacheStatistics.entries == 5)
+    }
+
+    /// The limit concerns faults only: a fetch that fills its objects reads every row.
+    @Test(arguments: StoreKind.allCases)
+    func aFetchThatFillsItsObjectsReadsEveryRowWhateverTheLimit(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        _ = try seedEmployees(stack, (1...5).map { ("E\($0)", "Last", Int64($0)) })
+        stack.coordinator.fetchRowCacheLimit = 0
+        let context = stack.context()
+        let filled = try fetchEmployees(context)
+        #expect(filled.count == 5)
+        #expect(filled.allSatisfy { !$0.isFault })
+        let reads = stack.store.rowReads
+        #expect(filled.map(\.salary) == [1, 2, 3, 4, 5])
+        #expect(stack.store.rowReads == reads)
+        #expect(stack.coordinator.fetchRowCacheLimit == 0)
+        #expect(
+            PersistentStoreCoordinator(model: TestModel.model).fetchRowCacheLimit
+                == PersistentStoreCoordinator.defaultFetchRowCacheLimit)
+    }
+
     @Test(arguments: StoreKind.allCases)
     func existingObjectFillsFromTheRowCacheWhenAnotherContextLoadedTheRow(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)

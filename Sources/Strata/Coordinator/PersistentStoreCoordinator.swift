@@ -1,5 +1,6 @@
 import Foundation
 import StrataLock
+import Synchronization
 
 /// Connects contexts to persistent stores: it holds the model, the stores and the row cache they share.
 ///
@@ -34,6 +35,28 @@ public final class PersistentStoreCoordinator: Sendable {
     /// The contexts that merge every save of this coordinator's other contexts.
     let saveBroadcaster = SaveBroadcaster()
     private let stores = Lock<[any PersistentStore]>([])
+    private let fetchRowCacheLimitValue = Atomic<Int>(PersistentStoreCoordinator.defaultFetchRowCacheLimit)
+
+    /// The default ``fetchRowCacheLimit``: 32,768 rows, a few megabytes of cached rows per fetch.
+    public static let defaultFetchRowCacheLimit = 32_768
+
+    /// How many of a fetch's results at most keep their rows in the row cache when the fetch returns faults
+    /// (``FetchRequest/returnsObjectsAsFaults``, ``FetchRequest/includesPropertyValues``):
+    /// ``defaultFetchRowCacheLimit`` unless set.
+    ///
+    /// The first results in the fetch's order fill from the cached rows when they fire. The others are registered
+    /// as faults that hold no row, as ``ManagedObjectContext/object(with:)`` makes them: each one that fires reads
+    /// its row from the store then, as it is committed at that moment. So a fetch of a million faults holds a
+    /// million objects, not a million rows as well (about 140 bytes more a fault). To walk a large result, give
+    /// the request a ``FetchRequest/fetchBatchSize``: its faults fire a batch at a time. A fetch that fills its
+    /// objects (``FetchRequest/returnsObjectsAsFaults`` off) reads every row whatever the limit.
+    public var fetchRowCacheLimit: Int {
+        get { fetchRowCacheLimitValue.load(ordering: .relaxed) }
+        set {
+            precondition(newValue >= 0, "fetchRowCacheLimit cannot be negative")
+            fetchRowCacheLimitValue.store(newValue, ordering: .relaxed)
+        }
+    }
 
     /// Creates a coordinator with no store yet; add one with ``addPersistentStore(_:)->_``
     /// before saving.

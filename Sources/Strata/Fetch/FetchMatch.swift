@@ -36,10 +36,11 @@ extension ManagedObjectContext {
     ///
     /// When nothing pending concerns the entity and there is one store, the store applies the window itself
     /// (it can stop reading early); otherwise every store returns all its matches with their sort values and
-    /// the window is applied here.
+    /// the window is applied here. With `rowLimit`, each store returns the rows of that many of its matches at
+    /// most (``StoreFetchRequest/rowLimit``): the others come without one.
     func matches<Result>(
         of request: FetchRequest<Result>, entity: EntityDescription, kind: StoreFetchRequest.ResultKind,
-        includesPendingChanges: Bool, isCancelled: (@Sendable () -> Bool)? = nil
+        includesPendingChanges: Bool, rowLimit: Int? = nil, isCancelled: (@Sendable () -> Bool)? = nil
     ) throws -> [FetchMatch] {
         let stores = searchedStores(of: request)
         func includes(_ candidate: EntityDescription) -> Bool {
@@ -69,6 +70,7 @@ extension ManagedObjectContext {
         storeRequest.predicate = request.predicate
         storeRequest.sortKeys = request.sortKeys
         storeRequest.resultKind = kind
+        storeRequest.rowLimit = rowLimit
         storeRequest.isCancelled = isCancelled
         if merges {
             storeRequest.returnsSortValues = !request.sortKeys.isEmpty
@@ -86,7 +88,8 @@ extension ManagedObjectContext {
                 if merges, changed.contains(id) { continue }
                 matches.append(
                     FetchMatch(
-                        id: id, row: result.rows.isEmpty ? nil : result.rows[offset], version: result.versions[offset],
+                        id: id, row: offset < result.rows.count ? result.rows[offset] : nil,
+                        version: result.versions[offset],
                         sortValues: result.sortValues.isEmpty ? [] : result.sortValues[offset],
                         position: (index, reference.rowID)))
             }

@@ -105,9 +105,12 @@ extension ManagedObjectContext {
         for request: FetchRequest<Result>, entity: EntityDescription, isCancelled: (@Sendable () -> Bool)? = nil
     ) throws -> [ManagedObject] {
         let idsOnly = !request.includesPropertyValues || request.fetchBatchSize > 0
+        // Faults keep the rows of the first results only (``PersistentStoreCoordinator/fetchRowCacheLimit``);
+        // objects to fill need every row.
+        let rowLimit = request.returnsObjectsAsFaults ? coordinator.fetchRowCacheLimit : nil
         let found = try matches(
             of: request, entity: entity, kind: idsOnly ? .objectIDs : .rows,
-            includesPendingChanges: request.includesPendingChanges, isCancelled: isCancelled)
+            includesPendingChanges: request.includesPendingChanges, rowLimit: rowLimit, isCancelled: isCancelled)
         // Room for every result at once: grown one insert at a time, the registry was rehashed about
         // log2(results) times during a fetch.
         registry.reserveCapacity(registry.count + found.count)

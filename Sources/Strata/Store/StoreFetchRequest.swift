@@ -74,6 +74,9 @@ public struct StoreFetchRequest: Sendable {
     public var rowIDs: [UInt64]?
     /// What to return.
     public var resultKind: ResultKind = .rows
+    /// With ``ResultKind/rows``, how many results at most come with their decoded rows (nil: every one): the first
+    /// ones in result order. The others come as references and versions only, and no row is decoded for them.
+    public var rowLimit: Int?
     /// Whether ``StoreFetchResult/sortValues`` is filled (a context merging results of several stores, or
     /// pending changes, sorts on them).
     public var returnsSortValues = false
@@ -111,7 +114,8 @@ public struct StoreFetchResult: Sendable {
     public var references: [StoredReference] = []
     /// The matching rows' versions, as ``references``.
     public var versions: [UInt64] = []
-    /// The decoded rows (``StoreFetchRequest/ResultKind/rows``).
+    /// The decoded rows (``StoreFetchRequest/ResultKind/rows``): those of the first ``references`` (all of them
+    /// unless ``StoreFetchRequest/rowLimit`` is smaller).
     public var rows: [StoredRow] = []
     /// The values of the requested key paths, one array per row (``StoreFetchRequest/ResultKind/values(_:)``).
     public var values: [[QueryValue]] = []

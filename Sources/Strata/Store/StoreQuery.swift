@@ -84,6 +84,7 @@ package struct StoreQuery<Reader: StoreQueryReader> {
         if case .values(let paths) = request.resultKind {
             readValues = reader.valuesReader(for: paths, entity: request.entity)
         }
+        let rowLimit = request.rowLimit ?? .max
         var fold: GroupFold<[QueryValue]>?
         var keyCount = 0
         if case .groups(let keys, let aggregates) = request.resultKind {
@@ -119,7 +120,9 @@ package struct StoreQuery<Reader: StoreQueryReader> {
                     result.references.append(reference)
                     result.versions.append(try reader.version(of: row))
                     if let readValues { result.values.append(try readValues(reference, row)) }
-                    if request.resultKind == .rows { result.rows.append(try reader.decode(row, reference)) }
+                    if request.resultKind == .rows, result.rows.count < rowLimit {
+                        result.rows.append(try reader.decode(row, reference))
+                    }
                     if request.returnsSortValues { result.sortValues.append([]) }
                 }
             }
@@ -154,7 +157,7 @@ package struct StoreQuery<Reader: StoreQueryReader> {
         matches = Array(window)
         if request.resultKind == .rows {
             // Read again only the rows the window keeps.
-            for index in matches.indices {
+            for index in matches.indices.prefix(rowLimit) {
                 guard let row = try reader.row(matches[index].reference) else { continue }
                 matches[index].row = try reader.decode(row, matches[index].reference)
             }
