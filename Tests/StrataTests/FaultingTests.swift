@@ -113,6 +113,23 @@ import Testing
         #expect(stack.coordinator.rowCacheStatistics.entries == 5)
     }
 
+    /// Without sort keys the store stops decoding rows once it has the limit's worth, in row order.
+    @Test(arguments: StoreKind.allCases)
+    func anUnsortedFetchOfFaultsCachesTheRowsOfItsFirstResultsInRowOrder(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let ids = try seedEmployees(stack, (1...5).map { ("E\($0)", "Last", Int64($0)) })
+        stack.coordinator.fetchRowCacheLimit = 3
+        let context = stack.context()
+        let faults = try context.fetch(FetchRequest<GraphEmployee>(entityName: "GraphEmployee"))
+        #expect(faults.map(\.objectID) == ids)
+        #expect(stack.coordinator.rowCacheStatistics.cachedRows == 3)
+        let reads = stack.store.rowReads
+        #expect(faults.prefix(3).map(\.salary) == [1, 2, 3])
+        #expect(stack.store.rowReads == reads)
+        #expect(faults.suffix(2).map(\.salary) == [4, 5])
+        #expect(stack.store.rowReads == reads + 2)
+    }
+
     /// The limit concerns faults only: a fetch that fills its objects reads every row.
     @Test(arguments: StoreKind.allCases)
     func aFetchThatFillsItsObjectsReadsEveryRowWhateverTheLimit(_ kind: StoreKind) throws {
