@@ -15,7 +15,7 @@ struct UnhashedIDs {
     var isEmpty: Bool { ids.isEmpty }
 
     mutating func append(_ id: ManagedObjectID) {
-        if let last = ids.last, last === id { return }
+        if let last = ids.last, last == id { return }
         ids.append(id)
     }
 

@@ -10,7 +10,11 @@ import Synchronization
 /// ``PersistentStoreCoordinator/managedObjectID(forURIRepresentation:)`` turns back into the ID.
 ///
 /// For example: `x-strata://6F1E.../Employee/p42` (permanent), `x-strata:///Employee/t2C5B...` (temporary).
-public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
+///
+/// An ID is a value of three words (its entity, its store and its row), held inline by its object: no allocation
+/// per object or fault, and no pointer to follow to hash or compare it. Two IDs name the same object when they are
+/// equal (``==(_:_:)``); there is no identity beyond that.
+public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
     /// The entity of the object.
     public let entity: EntityDescription
     /// The UUID of the store that holds the row; nil while the ID is temporary.
@@ -20,8 +24,8 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     /// Whether the ID is temporary (the object has not been saved yet).
     public var isTemporaryID: Bool { store === StoreIdentity.temporary }
     /// The store's UUID, interned (``StoreIdentity/temporary`` for a temporary ID): eight bytes instead of the
-    /// UUID's sixteen and a flag, in an allocation made for every object and fault (48 bytes instead of 64).
-    /// Unowned and unsafe: interned identities are never freed, so they need no reference counting.
+    /// UUID's sixteen and a flag, in every object and fault. Unowned and unsafe: interned identities are never
+    /// freed, so they need no reference counting.
     unowned(unsafe) let store: StoreIdentity
     /// The row ID, or the temporary ID's number.
     let number: UInt64
@@ -38,7 +42,7 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     ///   - entity: the row's entity.
     ///   - storeIdentifier: the store's ``PersistentStore/identifier``.
     ///   - rowID: the row's ID in the entity hierarchy's table.
-    public convenience init(entity: EntityDescription, storeIdentifier: UUID, rowID: UInt64) {
+    public init(entity: EntityDescription, storeIdentifier: UUID, rowID: UInt64) {
         self.init(entity: entity, store: StoreIdentity.interned(storeIdentifier), rowID: rowID)
     }
 
