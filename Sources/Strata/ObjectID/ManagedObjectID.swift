@@ -16,6 +16,10 @@ import Synchronization
 /// equal (``==(_:_:)``); there is no identity beyond that.
 public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
     /// The entity of the object.
+    ///
+    /// A strong reference, unlike ``store``: an entity lives as long as its model, and an ID, being `Sendable`, may
+    /// be kept after both are gone. An object's ID costs one retain and one release of it, as when IDs were objects
+    /// (each retained its entity once); registry and row cache lookups borrow the ID and retain nothing.
     public let entity: EntityDescription
     /// The UUID of the store that holds the row; nil while the ID is temporary.
     public var storeIdentifier: UUID? { isTemporaryID ? nil : store.uuid }
