@@ -113,6 +113,43 @@ import Testing
         #expect(a.objectID.description == id.uriRepresentation().absoluteString)
     }
 
+    /// IDs are values: a copy taken before the save keeps naming the temporary ID, and the object's ID changes alone.
+    @Test(arguments: StoreKind.allCases)
+    func anIDTakenBeforeTheSaveStaysTemporary(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let context = stack.context()
+        let grace = GraphEmployee(context: context)
+        grace.firstName = "Grace"
+        let temporary = grace.objectID
+        var ids: Set = [temporary]
+        try context.save()
+        #expect(temporary.isTemporaryID && temporary.rowID == nil && temporary.entity === grace.entity)
+        #expect(!grace.objectID.isTemporaryID && grace.objectID != temporary)
+        #expect(ids.contains(temporary) && !ids.contains(grace.objectID))
+        ids.insert(grace.objectID)
+        #expect(ids.count == 2)
+        #expect(context.object(with: grace.objectID) === grace)
+        #expect(context.registeredObject(for: temporary) == nil)
+    }
+
+    /// A row is one object whichever entity of its hierarchy an ID names: equal IDs, one hash, one registered object.
+    @Test(arguments: StoreKind.allCases)
+    func idsOfOneRowThroughItsRootAndItsSubentityAreEqual(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let context = stack.context()
+        let manager = GraphManager(context: context)
+        manager.name = "Boss"
+        try context.save()
+        let id = manager.objectID
+        let root = try #require(stack.coordinator.model.entity(named: "GraphPerson"))
+        let throughRoot = ManagedObjectID(entity: root, storeIdentifier: id.storeIdentifier!, rowID: id.rowID!)
+        #expect(throughRoot == id && throughRoot.hashValue == id.hashValue)
+        #expect(Set([id, throughRoot]).count == 1)
+        #expect(context.object(with: throughRoot) === manager)
+        let other = ManagedObjectID(entity: root, storeIdentifier: id.storeIdentifier!, rowID: id.rowID! + 1)
+        #expect(other != id)
+    }
+
     @Test(arguments: StoreKind.allCases)
     func subentityIDsNameTheConcreteEntity(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)

@@ -16,13 +16,17 @@ import Synchronization
 /// equal (``==(_:_:)``); there is no identity beyond that.
 public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
     /// The entity of the object.
+    ///
+    /// A strong reference, unlike ``store``: an entity lives as long as its model, and an ID, being `Sendable`, may
+    /// be kept after both are gone. An object's ID costs one retain and one release of it, as when IDs were objects
+    /// (each retained its entity once); registry and row cache lookups borrow the ID and retain nothing.
     public let entity: EntityDescription
     /// The UUID of the store that holds the row; nil while the ID is temporary.
     public var storeIdentifier: UUID? { isTemporaryID ? nil : store.uuid }
     /// The row ID within the entity hierarchy's table; nil while the ID is temporary.
     public var rowID: UInt64? { isTemporaryID ? nil : number }
     /// Whether the ID is temporary (the object has not been saved yet).
-    public var isTemporaryID: Bool { store === StoreIdentity.temporary }
+    public var isTemporaryID: Bool { store.isTemporary }
     /// The store's UUID, interned (``StoreIdentity/temporary`` for a temporary ID): eight bytes instead of the
     /// UUID's sixteen and a flag, in every object and fault. Unowned and unsafe: interned identities are never
     /// freed, so they need no reference counting.
@@ -48,7 +52,7 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
 
     /// The permanent ID of row `rowID` of `entity` in the store whose identity is `store` (no interning).
     package init(entity: EntityDescription, store: StoreIdentity, rowID: UInt64) {
-        precondition(store !== StoreIdentity.temporary, "a permanent ID names a store")
+        precondition(!store.isTemporary, "a permanent ID names a store")
         self.entity = entity
         self.store = store
         self.number = rowID

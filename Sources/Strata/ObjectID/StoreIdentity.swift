@@ -8,11 +8,19 @@ import StrataLock
 /// them without reference counting.
 package final class StoreIdentity: Sendable {
     package let uuid: UUID
+    /// Whether this is ``temporary``: what ``ManagedObjectID/isTemporaryID`` reads, several times a registry or row
+    /// cache lookup. Comparing with ``temporary`` instead cost a call to the global's lazy initialization check
+    /// each time.
+    package let isTemporary: Bool
 
-    private init(_ uuid: UUID) { self.uuid = uuid }
+    private init(_ uuid: UUID, isTemporary: Bool = false) {
+        self.uuid = uuid
+        self.isTemporary = isTemporary
+    }
 
     /// The identity of temporary IDs: no store. Never returned by ``interned(_:)``, even for the all-zero UUID.
-    package static let temporary = StoreIdentity(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+    package static let temporary = StoreIdentity(
+        UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), isTemporary: true)
 
     /// A `Lock`, Strata's one lock, not a `Mutex`: ThreadSanitizer sees it taken and released (see `Lock`), and
     /// saves on several threads intern at once.
