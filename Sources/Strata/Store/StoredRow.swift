@@ -173,6 +173,15 @@ public struct StoredRow: Sendable, Equatable {
         }
     }
 
+    /// The value of `attribute`, one of ``entity``'s persistent attributes: ``value(atStorageIndex:)`` for a caller that
+    /// holds the attribute already.
+    func value(of attribute: AttributeDescription) -> AttributeValue? {
+        switch contents {
+        case .values(let decoded): return decoded.values[attribute.storageIndex!]
+        case .record(let record), .recordReferencingBlobs(let record): return value(of: attribute, inRecord: record)
+        }
+    }
+
     /// The blob that the value of the persistent attribute at `storageIndex` is kept in, if it is kept outside the
     /// row; only its field's tag (and a blob's ID) is read for a row kept as its record, and nothing for a record whose
     /// check found no blob reference.
