@@ -89,7 +89,11 @@ public struct StoredRow: Sendable, Equatable {
     }
 
     /// Whether the row is kept as its record's bytes, its fields decoded when read.
-    var isRecord: Bool { record != nil }
+    var isRecord: Bool {
+        // Told by the case alone: binding the record retained and released its bytes.
+        if case .values = contents { return false }
+        return true
+    }
 
     /// Whether a value of the row may be kept outside it: false for a row kept as a record whose check found no blob
     /// reference, and for a decoded row without external references.
