@@ -221,6 +221,22 @@ import Testing
         withExtendedLifetime(held) {}
     }
 
+    /// A context going away lets go of the row of every object it registered (fired, fetched fault, or never read),
+    /// and its objects that live on no longer name it.
+    @Test(arguments: StoreKind.allCases)
+    func objectsOutlivingTheirContextHoldNoRowsAndNameNoContext(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let ids = try seedEmployees(stack, (0..<40).map { ("First\($0)", "Last\($0)", Int64($0)) })
+        var context: ManagedObjectContext? = stack.context()
+        let fetched = try context!.fetch(FetchRequest<GraphEmployee>(entityName: "GraphEmployee"))
+        #expect(fetched.count == ids.count)
+        for employee in fetched.prefix(10) { #expect(employee.firstName.hasPrefix("First")) }
+        #expect(stack.coordinator.rowCacheStatistics.entries == ids.count)
+        context = nil
+        #expect(stack.coordinator.rowCacheStatistics.entries == 0)
+        #expect(fetched.allSatisfy { $0.managedObjectContext == nil })
+    }
+
     @Test(arguments: StoreKind.allCases)
     func existingObjectThrowsObjectInaccessibleForAMissingRow(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)

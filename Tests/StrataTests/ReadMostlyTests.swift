@@ -81,5 +81,22 @@ import Testing
     }
 }
 
+extension ReadMostlyTests {
+    /// Names whose bits hash to the same slot each get one: the first ``PropertyKeyTable/knownNameSlots`` names all
+    /// become known (one copy published a name, after the first, empty one), and each keeps its number.
+    @Test func namesHashedToOneSlotEachBecomeKnown() {
+        let table = PropertyKeyTable()
+        // Among 64 names, some share a home slot (a full table of 64 random homes without one is all but impossible).
+        let names = (0..<PropertyKeyTable.knownNameSlots).map { "colliding\($0)" }
+        let keys = names.map { table.intern(name: $0) }
+        #expect(table.knownNameCopies == PropertyKeyTable.knownNameSlots + 1)
+        for (name, key) in zip(names, keys) { #expect(table.intern(name: name) == key) }
+        // Full: a new name is interned under the lock, and keeps its number too.
+        let late = table.intern(name: "late name")
+        #expect(table.intern(name: "late name") == late && !keys.contains(late))
+        #expect(table.knownNameCopies == PropertyKeyTable.knownNameSlots + 1)
+    }
+}
+
 /// A class registered for ``ReadMostlyTests``' entity only.
 private final class ReadMostlyProbe: ManagedObject {}

@@ -210,8 +210,17 @@ import Testing
         #expect(try fetched.value(forKey: "i32") as? Int32 == 2_147_483_647)
         let state = try #require(fetched.state)
         #expect(state.record?.isRecord == true)
-        // One field decoded: the others are still only in the row.
+        // Read from the row where it lies: nothing decoded into values, which are still the entity's shared defaults.
+        #expect(state.undecoded.count == Self.values.count)
+        #expect(Self.sharesDefaults(state))
+        #expect(try fetched.value(forKey: "string") as? String == "Zoë and a name longer than fifteen bytes")
+        #expect(try fetched.value(forKey: "i32") as? Int32 == 2_147_483_647)
+        #expect(state.undecoded.count == Self.values.count && Self.sharesDefaults(state))
+        // A decimal is decoded once, into values of the state's own: the one field kept.
+        #expect(try fetched.value(forKey: "decimal") as? Decimal == Decimal(string: "-98765.4321")!)
         #expect(state.undecoded.count == Self.values.count - 1)
+        #expect(!Self.sharesDefaults(state))
+        #expect(try fetched.value(forKey: "decimal") as? Decimal == Decimal(string: "-98765.4321")!)
         #expect(!fetched.hasPersistentChangedValues && !fetched.hasChanges)
         #expect(try (fetched.value(forKey: "owner") as? ManagedObject)?.objectID == owner.objectID)
         // Every value, as the object that saved it holds it.
@@ -243,6 +252,14 @@ import Testing
         reader.rollback()
         #expect(try fetched.value(forKey: "i16") as? Int16 == -32768)
         #expect(try fetched.value(forKey: "i64") as? Int64 == 5)
+    }
+
+    /// Whether a state's values are still its entity's shared defaults (it made no buffer of its own).
+    static func sharesDefaults(_ state: ObjectState) -> Bool {
+        guard let entity = state.record?.entity else { return false }
+        return state.values.withUnsafeBufferPointer { mine in
+            entity.defaultValues.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress }
+        }
     }
 
     /// A state loaded from a record shares the entity's default values until its first decode, which gives it a
@@ -277,10 +294,17 @@ import Testing
         #expect(try first.value(forKey: "count") as? Int64 == 100)
         let state = try #require(first.state)
         #expect(state.record?.isRecord == true)
-        #expect(state.undecoded.count == 1)
+        // Read where it lies in the record: the state still shares the defaults, every persistent field undecoded.
+        #expect(state.undecoded.count == 2 && Self.sharesDefaults(state))
         #expect(entity.defaultValues == defaults)
         #expect(try first.value(forKey: "note") as? String == "transient default")
         #expect(try first.value(forKey: "name") as? String == "row 0")
+        // A write gives the state values of its own; the other field is still read from the record.
+        try first.setValue(Int64(5), forKey: "count")
+        #expect(!Self.sharesDefaults(state) && state.undecoded.count == 1)
+        #expect(try first.value(forKey: "name") as? String == "row 0")
+        #expect(try first.value(forKey: "count") as? Int64 == 5)
+        #expect(entity.defaultValues == defaults)
         // All at once (the whole values read): the other fault's first decode.
         let second = reader.object(with: ids[1])
         try second.fulfillFaultIfNeeded()

@@ -164,7 +164,8 @@ public final class ManagedObjectContext {
 
     deinit {
         if automaticallyMergesChangesFromParent, parent == nil { coordinator.saveBroadcaster.unregister(self) }
-        for object in registry.objects {
+        // In place: an array of every object, each retained and released, was a fifth of this (W4b.graph's contexts).
+        registry.forEachObject { object in
             // Objects that outlive their context no longer name it (their reference to it is not weak).
             object.managedObjectContext = nil
             releaseCachedRow(of: object, id: object.objectID)

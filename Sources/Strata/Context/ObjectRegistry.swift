@@ -82,6 +82,14 @@ final class ObjectRegistry {
         return objects
     }
 
+    /// Calls `body` with each registered object, in no particular order, without retaining it or listing the objects
+    /// first (for a context going away: each of its objects is alive, and `body` must not register or unregister any).
+    func forEachObject(_ body: (ManagedObject) -> Void) {
+        for slot in 0..<capacity {
+            if let object = slots[slot].object { object._withUnsafeGuaranteedRef(body) }
+        }
+    }
+
     /// Unregisters every object.
     func removeAll() {
         slots.deallocate()

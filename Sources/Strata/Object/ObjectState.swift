@@ -11,8 +11,9 @@ final class ObjectState {
     /// Values of every attribute (transients included), by ``AttributeDescription/index``; a slot in
     /// ``undecoded`` holds nothing meaningful yet.
     @exclusivity(unchecked) var values: [AttributeValue?]
-    /// The attributes (by index) whose values are still only in ``record``'s bytes: each is decoded when first read
-    /// (``value(at:)``), or all at once by ``decodeAll()``.
+    /// The attributes (by index) whose values are still only in ``record``'s bytes: each is read from there
+    /// (``value(at:)``; a decimal or binary value is decoded into ``values`` at its first read), or decoded all at once
+    /// by ``decodeAll()``.
     @exclusivity(unchecked) var undecoded: PropertyIndexSet
     /// The row the object was loaded from, when its store keeps rows as records (``StoredRow/isRecord``): while
     /// set, it is the committed state (values, to-ones, blob references), which ``committed``,
@@ -129,6 +130,23 @@ final class ObjectState {
     /// The state of a fault of `entity` that fires with `row` and had no state (the usual case): what
     /// ``ManagedObject/load(_:)`` makes of a state, set as the object is made.
     init(loading row: StoredRow, of entity: EntityDescription, coordinator: PersistentStoreCoordinator?) {
+        version = row.version
+        self.coordinator = coordinator
+        relationshipValues = entity.unreadRelationshipValues
+        if row.isRecord {
+            // The usual row (the Strata store's), set directly: through ``loaded(_:of:)``'s tuple, its two empty
+            // tables and the row's copies cost about 300 instructions a fired fault (W4b.graph).
+            values = entity.defaultValues
+            undecoded = entity.persistentAttributeIndexes
+            record = row
+            committed = nil
+            committedReferences = nil
+            if row.referencesBlobs {
+                let external = Self.externalReferences(of: row, entity: entity)
+                if !external.isEmpty { extras = Extras(externalReferences: external) }
+            }
+            return
+        }
         // Destructured into locals, each moved into its property: a `Loaded` struct read field by field was copied
         // whole and destroyed (two dozen retains and releases a fired fault).
         let (values, undecoded, record, committed, committedExternal, committedReferences, external) =
@@ -138,9 +156,6 @@ final class ObjectState {
         self.record = record
         self.committed = committed
         self.committedReferences = committedReferences
-        version = row.version
-        self.coordinator = coordinator
-        relationshipValues = entity.unreadRelationshipValues
         if !external.isEmpty || !committedExternal.isEmpty {
             extras = Extras(externalReferences: external, committedExternalReferences: committedExternal)
         }
@@ -183,10 +198,31 @@ final class ObjectState {
         )
     }
 
-    /// Attribute `index`'s value, its field decoded first if it was not.
+    /// Attribute `index`'s value. A field still only in ``record`` is decoded from it: read there again at each read
+    /// when its type decodes without a buffer of its own (``decodesInPlace(_:)``), else decoded once into ``values``.
+    /// A fired fault that is only read then never makes a values buffer: the buffer, its filling and its freeing were
+    /// about 1,100 instructions of each fetched object read once (W4b/W4c.graph), more than reading a field again.
     func value(at index: Int) -> AttributeValue? {
-        if undecoded.contains(index) { decode(index) }
-        return values[index]
+        guard undecoded.contains(index) else { return values[index] }
+        guard let record else { preconditionFailure("attribute \(index) is undecoded without a record") }
+        let attribute = record.entity.attributes[index]
+        if Self.decodesInPlace(attribute.type) { return record.value(of: attribute) }
+        ownValues(sharedWith: record.entity.defaultValues)
+        let value = record.value(of: attribute)
+        values[index] = value
+        undecoded.remove(index)
+        return value
+    }
+
+    /// Whether a field of `type` is read from the record at each read rather than kept once decoded: numbers,
+    /// Booleans, dates, strings and UUIDs are taken from their payload where it lies (a long string's bytes copied);
+    /// a decimal (its mantissa's array) and binary data (a copy of every byte) are kept. A record holds no other type
+    /// (``EntityDescription/keepsRowsAsRecords``).
+    static func decodesInPlace(_ type: AttributeType) -> Bool {
+        switch type {
+        case .decimal, .binaryData, .transformable, .uri, .undefined: false
+        case .integer16, .integer32, .integer64, .double, .float, .string, .boolean, .date, .uuid: true
+        }
     }
 
     /// Sets attribute `index`'s value: whatever its field held is not decoded.
@@ -258,14 +294,6 @@ final class ObjectState {
         committedReferences = nil
         externalReferences = [:]
         committedExternalReferences = [:]
-    }
-
-    private func decode(_ index: Int) {
-        // The record read (and copied) once: each read of a property is checked for exclusive access.
-        guard let record else { preconditionFailure("attribute \(index) is undecoded without a record") }
-        ownValues(sharedWith: record.entity.defaultValues)
-        values[index] = record.value(atStorageIndex: record.entity.attributes[index].storageIndex!)
-        undecoded.remove(index)
     }
 
     /// The values by attribute index of an object that loads `row` decoded: transients start from their defaults.

@@ -57,11 +57,14 @@ final class PropertyKeyTable: Sendable {
         let number: UInt32
     }
 
+    /// How many names ``knownNames`` holds (a power of two: a probe wraps around with a mask).
     static let knownNameSlots = 64
     private let state = Lock(State())
-    /// Names interned before, by the bits of the `String` given (see ``intern(name:)``), read without a lock. A slot is
-    /// filled once and never replaced: each filling publishes a copy that stays (``ReadMostly``), so at most
-    /// ``knownNameSlots`` copies are ever made; a name whose slot another holds is interned under the lock each time.
+    /// Names interned before, by the bits of the `String` given (see ``intern(name:)``), read without a lock: a name
+    /// lies in the first free slot from the one its bits hash to. A slot is filled once and never emptied or replaced
+    /// (so a search may stop at the first free slot): each filling publishes a copy that stays (``ReadMostly``), so at
+    /// most ``knownNameSlots`` copies are ever made. Once every slot is full, a new name is interned under the lock
+    /// each time.
     private let knownNames = ReadMostly([KnownName?](repeating: nil, count: PropertyKeyTable.knownNameSlots))
 
     /// The key of a property declared with a name: what ``intern(_:)`` gives for `.name(name)`, found first among
@@ -78,17 +81,25 @@ final class PropertyKeyTable: Sendable {
                 raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
             )
         }
-        let slot = Int(truncatingIfNeeded: ((bits.0 ^ bits.1) &* 0x9E37_79B9_7F4A_7C15) >> 58)
-        // Compared in place: the entry (and a large name's storage) is not retained.
-        let (number, slotIsFree) = knownNames.read { names -> (UInt32?, Bool) in
-            guard let known = names[slot] else { return (nil, true) }
-            return (known.bits == bits ? known.number : nil, false)
+        let home = Int(truncatingIfNeeded: ((bits.0 ^ bits.1) &* 0x9E37_79B9_7F4A_7C15) >> 58)
+        // Compared in place: the entry (and a large name's storage) is not retained. Probed onward from the home slot:
+        // two of a model's names whose bits hash alike sent one of them to the lock on every object made (W4c.graph's
+        // employees, about 290 instructions each).
+        let (number, freeSlot) = knownNames.read { names -> (UInt32?, Int?) in
+            var slot = home
+            for _ in 0..<Self.knownNameSlots {
+                guard let known = names[slot] else { return (nil, slot) }
+                if known.bits == bits { return (known.number, nil) }
+                slot = (slot &+ 1) & (Self.knownNameSlots &- 1)
+            }
+            return (nil, nil)
         }
         if let number { return PropertyKey(number: number) }
         let key = intern(.name(name))
-        if slotIsFree {
+        if let freeSlot {
             knownNames.update { names in
-                if names[slot] == nil { names[slot] = KnownName(name: name, bits: bits, number: key.number) }
+                // Another name may have taken the slot meanwhile: this one is then interned under the lock again.
+                if names[freeSlot] == nil { names[freeSlot] = KnownName(name: name, bits: bits, number: key.number) }
             }
         }
         return key

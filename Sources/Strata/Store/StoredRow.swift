@@ -89,7 +89,11 @@ public struct StoredRow: Sendable, Equatable {
     }
 
     /// Whether the row is kept as its record's bytes, its fields decoded when read.
-    var isRecord: Bool { record != nil }
+    var isRecord: Bool {
+        // Told by the case alone: binding the record retained and released its bytes.
+        if case .values = contents { return false }
+        return true
+    }
 
     /// Whether a value of the row may be kept outside it: false for a row kept as a record whose check found no blob
     /// reference, and for a decoded row without external references.
@@ -170,6 +174,15 @@ public struct StoredRow: Sendable, Equatable {
         case .values(let decoded): return decoded.values[storageIndex]
         case .record(let record), .recordReferencingBlobs(let record):
             return value(of: entity.persistentAttributes[storageIndex], inRecord: record)
+        }
+    }
+
+    /// The value of `attribute`, one of ``entity``'s persistent attributes: ``value(atStorageIndex:)`` for a caller that
+    /// holds the attribute already.
+    func value(of attribute: AttributeDescription) -> AttributeValue? {
+        switch contents {
+        case .values(let decoded): return decoded.values[attribute.storageIndex!]
+        case .record(let record), .recordReferencingBlobs(let record): return value(of: attribute, inRecord: record)
         }
     }
 
