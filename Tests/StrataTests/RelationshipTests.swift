@@ -80,6 +80,58 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func updatedObjectsNamingTheSameDepartmentsKeepTheirOwnToOneAfterTheSave(_ kind: StoreKind) throws {
+        // A save resolves each distinct array of to-ones once (updates' too, whose equal arrays it shares, and a new
+        // department's row ID is known only after the write): each object must still commit and cache its own.
+        let stack = try TestStack.relationships(kind)
+        let setup = stack.context()
+        let departments = try (0..<3).map {
+            try #require(try setup.make("RelDepartment", ["name": "D\($0)"]) as? RelDepartment)
+        }
+        for index in 0..<300 {
+            let person = try #require(try setup.make("RelEmployee", ["name": "E\(index)"]) as? RelEmployee)
+            person.department = departments[index % 3]
+        }
+        try setup.save()
+        let ids = try setup.fetch(FetchRequest<RelEmployee>(entityName: "RelEmployee")).sorted {
+            $0.name! < $1.name!
+        }.map(\.objectID)
+
+        // Another context changes only names (the to-ones stay faults), and moves every tenth employee to a
+        // department inserted in the same save.
+        let context = stack.context()
+        let added = try #require(try context.make("RelDepartment", ["name": "New"]) as? RelDepartment)
+        var expected: [ManagedObjectID: String] = [:]
+        var people: [RelEmployee] = []
+        for id in ids {
+            let person = try #require(try context.existingObject(with: id) as? RelEmployee)
+            people.append(person)
+            let index = Int(person.name!.dropFirst())!
+            person.name = "F\(index)"
+            if index % 10 == 0 {
+                person.department = added
+                expected[id] = "New"
+            } else {
+                expected[id] = "D\(index % 3)"
+            }
+        }
+        try context.save()
+        for person in people {
+            let committed = person.committedValues(forKeys: ["department"])["department"] as? RelDepartment
+            #expect(committed?.name == expected[person.objectID])
+            #expect(!person.hasChanges)
+        }
+        // A third context reads them from the cached rows and the store.
+        let other = stack.context()
+        for id in ids {
+            let read = try #require(try other.existingObject(with: id) as? RelEmployee)
+            #expect(read.department?.name == expected[id])
+            #expect(read.name?.first == "F")
+        }
+        #expect(added.employees.count == 30)
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func replacingAWholeToManyThroughSetValueUpdatesEveryInverse(_ kind: StoreKind) throws {
         let stack = try TestStack.relationships(kind)
         let context = stack.context()

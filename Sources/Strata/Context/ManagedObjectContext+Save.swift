@@ -176,7 +176,7 @@ extension ManagedObjectContext {
                     StoreChanges.Links(relationship: relationship, source: source, members: targets))
             }
         }
-        var sharedReferences = SharedArrays<ObjectReference?>(expected: insertPositions.count)
+        var sharedReferences = SharedArrays<ObjectReference?>(expected: insertPositions.count + updated.count)
         // Batch by batch, each in its order of insertion (each object's position without a lookup).
         for (key, saving) in batches {
             for (index, object) in saving.inserted.enumerated() {
@@ -193,7 +193,8 @@ extension ManagedObjectContext {
             saving.changes.updates.append(
                 StoreChanges.Update(
                     entity: object.entity, rowID: object.objectID.rowID!, values: object.persistentValues,
-                    expectedVersion: object.version, references: try references(of: object, store: key),
+                    expectedVersion: object.version,
+                    references: sharedReferences.shared(try references(of: object, store: key)),
                     changedKeys: saving.recordsHistory ? object.changedKeys : []))
             saving.updated.append(object)
             try links(
@@ -307,6 +308,9 @@ extension ManagedObjectContext {
                 StoredReference(entity: inserted[index].entity, rowID: result.insertedRowIDs[index])
             }
         }
+        // The changes' to-one arrays share buffers where equal (writeChanges): each buffer is resolved once. (Called
+        // in place, not from a nested function: one that captured the tables was checked for exclusive access.)
+        var resolvedArrays = ArrayResults<ObjectReference?, [StoredReference?]>()
         // Every inserted object was saved here (the usual single store): the table is emptied at once, not by one
         // removal an object, and its room is free before the rows are cached. The batch holds the objects.
         let insertedAll = inserted.count == self.inserted.count
@@ -319,7 +323,9 @@ extension ManagedObjectContext {
         for (index, object) in inserted.enumerated() {
             let id = ManagedObjectID(entity: object.entity, store: identity, rowID: result.insertedRowIDs[index])
             if object.objectID != id { rekey(object, to: id) }
-            let references = sharedReferences.shared(settling[index].references.map(resolved))
+            let references = resolvedArrays.result(for: settling[index].references) {
+                sharedReferences.shared($0.map(resolved))
+            }
             let values = settling[index].values
             // The store is done with them: each goes as its object settles.
             settling[index] = ([], [])
@@ -335,8 +341,10 @@ extension ManagedObjectContext {
         for (index, object) in updated.enumerated() {
             settle(
                 object, values: batch.changes.updates[index].values,
-                references: sharedReferences.shared(
-                    batch.changes.updates[index].references.map(resolved)), version: result.updatedVersions[index],
+                references: resolvedArrays.result(for: batch.changes.updates[index].references) {
+                    sharedReferences.shared($0.map(resolved))
+                },
+                version: result.updatedVersions[index],
                 external: index < result.updatedExternalReferences.count ? result.updatedExternalReferences[index] : [:]
             )
             self.updated[ObjectIdentifier(object)] = nil
@@ -381,15 +389,7 @@ extension ManagedObjectContext {
         _ object: ManagedObject, values: [AttributeValue?], references: [StoredReference?], version: UInt64,
         external: [Int: UInt64]
     ) {
-        // The saved values replace the row the object was loaded from (the save decoded every value).
-        object.state?.dropRecord()
-        object.committed = values
-        object.committedReferences = references
-        object.changedRelationships = []
-        object.clearBaselines()
-        object.committedExternalReferences = [:]
-        object.version = version
-        object.changedIndexes = []
+        object.madeState.settle(values: values, references: references, version: version)
         var row = StoredRow(entity: object.entity, version: version, values: values, references: references)
         for (storageIndex, blob) in external {
             row.values[storageIndex] = nil
