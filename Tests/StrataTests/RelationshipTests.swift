@@ -515,6 +515,38 @@ import Testing
         }
     }
 
+    @Test func objectsInsertedIntoTwoStoresEachNameTheirOwnStoresInserts() throws {
+        // A save names an inserted object by its position among its own store's inserts: interleaved inserts into
+        // two stores must each find theirs, and a to-one saved in one store may name an object saved before there.
+        RelationshipModel.registerClasses()
+        let coordinator = PersistentStoreCoordinator(model: RelationshipModel.model)
+        let stores = [try coordinator.addPersistentStore(.inMemory), try coordinator.addPersistentStore(.inMemory)]
+        let context = ManagedObjectContext(coordinator: coordinator)
+        var departments: [ManagedObject] = []
+        var people: [ManagedObject] = []
+        for index in 0..<20 {
+            let department = try context.make("RelDepartment", ["name": "D\(index)"])
+            let person = try context.make("RelEmployee", ["name": "E\(index)"])
+            context.assign(department, to: stores[index % 2])
+            context.assign(person, to: stores[index % 2])
+            try person.setValue(department, forKey: "department")
+            departments.append(department)
+            people.append(person)
+        }
+        try context.save()
+        let late = try context.make("RelEmployee", ["name": "Late"])
+        context.assign(late, to: stores[1])
+        try late.setValue(departments[1], forKey: "department")
+        try context.save()
+        let check = ManagedObjectContext(coordinator: coordinator)
+        for (index, person) in people.enumerated() {
+            #expect(person.objectID.storeIdentifier == stores[index % 2].identifier)
+            let read = check.object(with: person.objectID)
+            #expect(try read.value(forKeyPath: "department.name") as? String == "D\(index)")
+        }
+        #expect(try check.object(with: late.objectID).value(forKeyPath: "department.name") as? String == "D1")
+    }
+
     @Test func wrongValuesForRelationshipsAreTypedErrors() throws {
         let stack = try TestStack.relationships(.inMemory)
         let context = stack.context()
