@@ -98,6 +98,32 @@ import Testing
         #expect(address(of: inserted) != address(of: again))
     }
 
+    @Test func aSharedArrayIsResolvedOncePerBuffer() {
+        var results = ArrayResults<Int, [Int]>()
+        var made = 0
+        func doubled(_ array: [Int]) -> [Int] {
+            results.result(for: array) {
+                made += 1
+                return $0.map { 2 * $0 }
+            }
+        }
+        let first = [1, 2]
+        #expect(doubled(first) == [2, 4] && made == 1)
+        // The same buffer again: what it gave before.
+        let copy = first
+        #expect(doubled(copy) == [2, 4] && made == 1)
+        // An equal array in another buffer, and another array: made, and right.
+        #expect(doubled(Array([1, 2])) == [2, 4] && made == 2)
+        #expect(doubled([3]) == [6] && made == 3)
+        // Empty arrays are made each time (they all share one buffer).
+        #expect(doubled([]).isEmpty && made == 4)
+        #expect(doubled([]).isEmpty && made == 5)
+        // Many arrays held at once, some taking another's slot: each still gets its own result.
+        let arrays = (0..<1_000).map { [$0, $0 + 1] }
+        for array in arrays { #expect(doubled(array) == array.map { 2 * $0 }) }
+        for array in arrays { #expect(doubled(array) == array.map { 2 * $0 }) }
+    }
+
     @Test func aPropertyKeyNamesTheSameDeclarationEveryTime() {
         let first = PropertyKey.named("salary")
         #expect(PropertyKey.named("salary") == first)

@@ -80,6 +80,58 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func updatedObjectsNamingTheSameDepartmentsKeepTheirOwnToOneAfterTheSave(_ kind: StoreKind) throws {
+        // A save resolves each distinct array of to-ones once (updates' too, whose equal arrays it shares, and a new
+        // department's row ID is known only after the write): each object must still commit and cache its own.
+        let stack = try TestStack.relationships(kind)
+        let setup = stack.context()
+        let departments = try (0..<3).map {
+            try #require(try setup.make("RelDepartment", ["name": "D\($0)"]) as? RelDepartment)
+        }
+        for index in 0..<300 {
+            let person = try #require(try setup.make("RelEmployee", ["name": "E\(index)"]) as? RelEmployee)
+            person.department = departments[index % 3]
+        }
+        try setup.save()
+        let ids = try setup.fetch(FetchRequest<RelEmployee>(entityName: "RelEmployee")).sorted {
+            $0.name! < $1.name!
+        }.map(\.objectID)
+
+        // Another context changes only names (the to-ones stay faults), and moves every tenth employee to a
+        // department inserted in the same save.
+        let context = stack.context()
+        let added = try #require(try context.make("RelDepartment", ["name": "New"]) as? RelDepartment)
+        var expected: [ManagedObjectID: String] = [:]
+        var people: [RelEmployee] = []
+        for id in ids {
+            let person = try #require(try context.existingObject(with: id) as? RelEmployee)
+            people.append(person)
+            let index = Int(person.name!.dropFirst())!
+            person.name = "F\(index)"
+            if index % 10 == 0 {
+                person.department = added
+                expected[id] = "New"
+            } else {
+                expected[id] = "D\(index % 3)"
+            }
+        }
+        try context.save()
+        for person in people {
+            let committed = person.committedValues(forKeys: ["department"])["department"] as? RelDepartment
+            #expect(committed?.name == expected[person.objectID])
+            #expect(!person.hasChanges)
+        }
+        // A third context reads them from the cached rows and the store.
+        let other = stack.context()
+        for id in ids {
+            let read = try #require(try other.existingObject(with: id) as? RelEmployee)
+            #expect(read.department?.name == expected[id])
+            #expect(read.name?.first == "F")
+        }
+        #expect(added.employees.count == 30)
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func replacingAWholeToManyThroughSetValueUpdatesEveryInverse(_ kind: StoreKind) throws {
         let stack = try TestStack.relationships(kind)
         let context = stack.context()
@@ -461,6 +513,38 @@ import Testing
             guard case ObjectGraphError.crossStoreRelationship = error else { return false }
             return true
         }
+    }
+
+    @Test func objectsInsertedIntoTwoStoresEachNameTheirOwnStoresInserts() throws {
+        // A save names an inserted object by its position among its own store's inserts: interleaved inserts into
+        // two stores must each find theirs, and a to-one saved in one store may name an object saved before there.
+        RelationshipModel.registerClasses()
+        let coordinator = PersistentStoreCoordinator(model: RelationshipModel.model)
+        let stores = [try coordinator.addPersistentStore(.inMemory), try coordinator.addPersistentStore(.inMemory)]
+        let context = ManagedObjectContext(coordinator: coordinator)
+        var departments: [ManagedObject] = []
+        var people: [ManagedObject] = []
+        for index in 0..<20 {
+            let department = try context.make("RelDepartment", ["name": "D\(index)"])
+            let person = try context.make("RelEmployee", ["name": "E\(index)"])
+            context.assign(department, to: stores[index % 2])
+            context.assign(person, to: stores[index % 2])
+            try person.setValue(department, forKey: "department")
+            departments.append(department)
+            people.append(person)
+        }
+        try context.save()
+        let late = try context.make("RelEmployee", ["name": "Late"])
+        context.assign(late, to: stores[1])
+        try late.setValue(departments[1], forKey: "department")
+        try context.save()
+        let check = ManagedObjectContext(coordinator: coordinator)
+        for (index, person) in people.enumerated() {
+            #expect(person.objectID.storeIdentifier == stores[index % 2].identifier)
+            let read = check.object(with: person.objectID)
+            #expect(try read.value(forKeyPath: "department.name") as? String == "D\(index)")
+        }
+        #expect(try check.object(with: late.objectID).value(forKeyPath: "department.name") as? String == "D1")
     }
 
     @Test func wrongValuesForRelationshipsAreTypedErrors() throws {

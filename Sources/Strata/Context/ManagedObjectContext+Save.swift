@@ -96,7 +96,8 @@ extension ManagedObjectContext {
         }
         try validateForSave()
 
-        // Group the changes by store; an inserted object is named by its position among its store's inserts.
+        // Group the changes by store; an inserted object is named by its position among its store's inserts (found in
+        // its batch's `insertedPositions`).
         var batches: [ObjectIdentifier: SaveBatch] = [:]
         func batch(_ store: any PersistentStore) -> ObjectIdentifier {
             let key = ObjectIdentifier(store)
@@ -108,7 +109,6 @@ extension ManagedObjectContext {
             }
             return key
         }
-        var insertPositions: [ObjectIdentifier: (store: ObjectIdentifier, index: Int)] = [:]
         // The batch of the last insert's store is kept at hand: a save's inserts go to one store or a few, in runs,
         // and a lookup of the batch by key hashed the store's identifier (three lookups an insert).
         var lastBatch: (store: ObjectIdentifier, batch: SaveBatch)?
@@ -120,35 +120,43 @@ extension ManagedObjectContext {
                 let key = batch(store)
                 lastBatch = (key, batches[key]!)
             }
-            let (key, saving) = lastBatch!
-            insertPositions[ObjectIdentifier(object)] = (key, saving.inserted.count)
+            let saving = lastBatch!.batch
             saving.changes.inserts.append(
                 StoreChanges.Insert(
                     entity: object.entity, values: object.persistentValues, rowID: object.objectID.rowID))
             saving.inserted.append(object)
         }
-        /// How a save in the store batched as `store` names `target`, related to `source` through `key`.
+        // Each batch's inserted objects found by their positions: a table of 4-byte slots hashed by address, where a
+        // dictionary of every inserted object's (store, position) took a SipHash an insert and another a reference.
+        for saving in batches.values { saving.insertedPositions = MemberPositions(positionsOf: saving.inserted) }
+        // A constant for `reference` (which captured the batches' table before, and had it checked for exclusive access
+        // at every use): the batches made for updates, after it, have no inserts.
+        let insertingBatches = Array(batches.values)
+        /// How a save in `batch` names `target`, related to `source` through `key`.
         func reference(
-            to target: ManagedObject, from source: ManagedObject, key: String, store: ObjectIdentifier
+            to target: ManagedObject, from source: ManagedObject, key: String, batch: SaveBatch
         )
             throws -> ObjectReference
         {
-            if let position = insertPositions[ObjectIdentifier(target)] {
-                guard position.store == store else {
-                    throw ObjectGraphError.crossStoreRelationship(
-                        source: source.objectID, key: key, destination: target.objectID)
-                }
-                return .inserted(position.index)
+            if let index = batch.insertedPositions.position(of: target, in: batch.inserted) {
+                return .inserted(index)
+            }
+            // Inserted, and saved in another store.
+            if insertingBatches.count > 1,
+                insertingBatches.contains(where: { $0.insertedPositions.position(of: target, in: $0.inserted) != nil })
+            {
+                throw ObjectGraphError.crossStoreRelationship(
+                    source: source.objectID, key: key, destination: target.objectID)
             }
             guard let rowID = target.objectID.rowID,
-                ObjectIdentifier(try coordinator.store(for: target.objectID)) == store
+                try coordinator.store(for: target.objectID) === batch.store
             else {
                 throw ObjectGraphError.crossStoreRelationship(
                     source: source.objectID, key: key, destination: target.objectID)
             }
             return .stored(StoredReference(entity: target.entity, rowID: rowID))
         }
-        func references(of object: ManagedObject, store: ObjectIdentifier) throws -> [ObjectReference?] {
+        func references(of object: ManagedObject, batch: SaveBatch) throws -> [ObjectReference?] {
             try object.entity.toOneRelationships.map { relationship in
                 // A to-one not read since the row was (nil: a fault) is the row's reference as it is: no object
                 // is made for it (an update of an attribute made a fault of each one's department).
@@ -158,11 +166,11 @@ extension ManagedObjectContext {
                     return committed[toOneIndex].map(ObjectReference.stored)
                 }
                 return try object.toOneValue(relationship).map {
-                    try reference(to: $0, from: object, key: relationship.name, store: store)
+                    try reference(to: $0, from: object, key: relationship.name, batch: batch)
                 }
             }
         }
-        func links(of object: ManagedObject, store: ObjectIdentifier, source: ObjectReference, all: Bool) throws {
+        func links(of object: ManagedObject, batch: SaveBatch, source: ObjectReference, all: Bool) throws {
             for relationship in object.entity.relationships where relationship.isToMany {
                 guard case .joinTable = relationship.storage,
                     all || object.changedRelationships.contains(relationship.index),
@@ -170,19 +178,19 @@ extension ManagedObjectContext {
                 else { continue }
                 if all && members.count == 0 { continue }
                 let targets = try members.objects.map {
-                    try reference(to: $0, from: object, key: relationship.name, store: store)
+                    try reference(to: $0, from: object, key: relationship.name, batch: batch)
                 }
-                batches[store]!.changes.links.append(
+                batch.changes.links.append(
                     StoreChanges.Links(relationship: relationship, source: source, members: targets))
             }
         }
-        var sharedReferences = SharedArrays<ObjectReference?>(expected: insertPositions.count)
+        var sharedReferences = SharedArrays<ObjectReference?>(expected: inserted.count + updated.count)
         // Batch by batch, each in its order of insertion (each object's position without a lookup).
-        for (key, saving) in batches {
+        for saving in batches.values {
             for (index, object) in saving.inserted.enumerated() {
                 saving.changes.inserts[index].references = sharedReferences.shared(
-                    try references(of: object, store: key))
-                try links(of: object, store: key, source: .inserted(index), all: true)
+                    try references(of: object, batch: saving))
+                try links(of: object, batch: saving, source: .inserted(index), all: true)
             }
         }
         for object in updated.values {
@@ -193,11 +201,12 @@ extension ManagedObjectContext {
             saving.changes.updates.append(
                 StoreChanges.Update(
                     entity: object.entity, rowID: object.objectID.rowID!, values: object.persistentValues,
-                    expectedVersion: object.version, references: try references(of: object, store: key),
+                    expectedVersion: object.version,
+                    references: sharedReferences.shared(try references(of: object, batch: saving)),
                     changedKeys: saving.recordsHistory ? object.changedKeys : []))
             saving.updated.append(object)
             try links(
-                of: object, store: key,
+                of: object, batch: saving,
                 source: .stored(StoredReference(entity: object.entity, rowID: object.objectID.rowID!)), all: false)
         }
         // In row-ID order: the store's deletes then walk each table's tree from one end to the other, where the
@@ -226,8 +235,8 @@ extension ManagedObjectContext {
             saving.deleted.append(object)
         }
 
-        // Every reference is made: the positions go before the stores write (a million inserts' took 50 MB).
-        insertPositions = [:]
+        // Every reference is made: the positions go before the stores write (a million inserts' take 8 MB).
+        for saving in insertingBatches { saving.insertedPositions = MemberPositions() }
 
         // Conflicts anywhere stop the save before any store is written. Each store's write is atomic; should a
         // later store fail (a full disk), the stores already written stay written and their objects saved.
@@ -307,6 +316,9 @@ extension ManagedObjectContext {
                 StoredReference(entity: inserted[index].entity, rowID: result.insertedRowIDs[index])
             }
         }
+        // The changes' to-one arrays share buffers where equal (writeChanges): each buffer is resolved once. (Called
+        // in place, not from a nested function: one that captured the tables was checked for exclusive access.)
+        var resolvedArrays = ArrayResults<ObjectReference?, [StoredReference?]>()
         // Every inserted object was saved here (the usual single store): the table is emptied at once, not by one
         // removal an object, and its room is free before the rows are cached. The batch holds the objects.
         let insertedAll = inserted.count == self.inserted.count
@@ -319,7 +331,9 @@ extension ManagedObjectContext {
         for (index, object) in inserted.enumerated() {
             let id = ManagedObjectID(entity: object.entity, store: identity, rowID: result.insertedRowIDs[index])
             if object.objectID != id { rekey(object, to: id) }
-            let references = sharedReferences.shared(settling[index].references.map(resolved))
+            let references = resolvedArrays.result(for: settling[index].references) {
+                sharedReferences.shared($0.map(resolved))
+            }
             let values = settling[index].values
             // The store is done with them: each goes as its object settles.
             settling[index] = ([], [])
@@ -335,8 +349,10 @@ extension ManagedObjectContext {
         for (index, object) in updated.enumerated() {
             settle(
                 object, values: batch.changes.updates[index].values,
-                references: sharedReferences.shared(
-                    batch.changes.updates[index].references.map(resolved)), version: result.updatedVersions[index],
+                references: resolvedArrays.result(for: batch.changes.updates[index].references) {
+                    sharedReferences.shared($0.map(resolved))
+                },
+                version: result.updatedVersions[index],
                 external: index < result.updatedExternalReferences.count ? result.updatedExternalReferences[index] : [:]
             )
             self.updated[ObjectIdentifier(object)] = nil
@@ -381,15 +397,7 @@ extension ManagedObjectContext {
         _ object: ManagedObject, values: [AttributeValue?], references: [StoredReference?], version: UInt64,
         external: [Int: UInt64]
     ) {
-        // The saved values replace the row the object was loaded from (the save decoded every value).
-        object.state?.dropRecord()
-        object.committed = values
-        object.committedReferences = references
-        object.changedRelationships = []
-        object.clearBaselines()
-        object.committedExternalReferences = [:]
-        object.version = version
-        object.changedIndexes = []
+        object.madeState.settle(values: values, references: references, version: version)
         var row = StoredRow(entity: object.entity, version: version, values: values, references: references)
         for (storageIndex, blob) in external {
             row.values[storageIndex] = nil
@@ -470,6 +478,8 @@ private final class SaveBatch {
     let recordsHistory: Bool
     @exclusivity(unchecked) var changes = StoreChanges()
     @exclusivity(unchecked) var inserted: [ManagedObject] = []
+    /// Where each of ``inserted`` is in it, while the save names inserted objects by their positions.
+    @exclusivity(unchecked) var insertedPositions = MemberPositions()
     @exclusivity(unchecked) var updated: [ManagedObject] = []
     @exclusivity(unchecked) var deleted: [ManagedObject] = []
 

@@ -60,3 +60,30 @@ extension ObjectReference: SharableElement {
         }
     }
 }
+
+/// What a function made of the arrays it was given last, found by their buffers: arrays that ``SharedArrays`` gave
+/// share a buffer where equal, so a save resolves each distinct array of to-ones once, not once an object (a map
+/// and an array an object, and its freeing, where a million employees name a hundred departments).
+///
+/// Direct-mapped and bounded like ``SharedArrays``: an array whose slot another one took is made again, and is
+/// still right. A slot keeps its array, so that no other array can have its buffer while it is there.
+struct ArrayResults<Element, Result> {
+    private var slots: [(array: [Element], result: Result)?] = Array(repeating: nil, count: 256)
+
+    /// `make(array)`, or what it gave for `array`'s buffer before.
+    mutating func result(for array: [Element], _ make: ([Element]) -> Result) -> Result {
+        // Every empty array shares one buffer: cheap to make, and not worth a slot.
+        guard !array.isEmpty else { return make(array) }
+        let address = Self.address(of: array)
+        // Buffers are 16-byte aligned: the bits above those pick the slot (mixed, as buffers lie in runs).
+        let slot = Int(truncatingIfNeeded: ((UInt64(address) >> 4) &* 0x9E37_79B9_7F4A_7C15) >> 56)
+        if let entry = slots[slot], Self.address(of: entry.array) == address { return entry.result }
+        let result = make(array)
+        slots[slot] = (array, result)
+        return result
+    }
+
+    private static func address(of array: [Element]) -> UInt {
+        array.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+    }
+}

@@ -1,5 +1,5 @@
 /// Where each member of a to-many stands in its array (``RelatedObjects``): the table behind `contains` and
-/// `position(of:)` in constant time.
+/// `position(of:)` in constant time. A save finds its inserted objects' positions among its inserts with one too.
 ///
 /// Each slot holds a member's position + 1 (0: empty), in open addressing with linear probing on the member's address,
 /// grown twice as large when 3/4 full: 4 bytes a slot, 5 to 11 bytes a member, where a `[ObjectIdentifier: Int]`
@@ -10,6 +10,15 @@ struct MemberPositions {
     /// The slots; empty (no allocation) until the first member. As many are full as there are members: the count is
     /// the members' array's, not stored (a relationship's value stays three words in every object's state).
     private var slots: [UInt32] = []
+
+    /// No member: no allocation.
+    init() {}
+
+    /// The positions of every object of `members`, which are distinct.
+    init(positionsOf members: [ManagedObject]) {
+        precondition(members.count < Int(UInt32.max), "a table holds fewer than 2^32 - 1 members")
+        if !members.isEmpty { rebuild(from: members, capacity: 8) }
+    }
 
     /// The position of `object` in `members`, nil when it is not a member.
     func position(of object: ManagedObject, in members: [ManagedObject]) -> Int? {

@@ -285,6 +285,23 @@ final class ObjectState {
         record = nil
     }
 
+    /// Takes `values` and `references`, just saved as version `version`, as the committed state, in place of the
+    /// row the object was loaded from (the save decoded every value): no change and no baseline is left. One call
+    /// where a save set each property through the object (a state lookup, and an empty table made, each).
+    func settle(values: [AttributeValue?], references: [StoredReference?], version: UInt64) {
+        dropRecord()
+        committed = values
+        committedReferences = references
+        self.version = version
+        changedIndexes = PropertyIndexSet()
+        changedRelationships = PropertyIndexSet()
+        if let extras {
+            extras.committedExternalReferences = [:]
+            extras.attributeBaselines = [:]
+            extras.relationshipBaselines = [:]
+        }
+    }
+
     /// Forgets the values and the committed state: what a fault holds (relationships and changes are the caller's).
     func forgetValues(of entity: EntityDescription) {
         values = entity.defaultValues
