@@ -359,8 +359,8 @@ public final class Store: Sendable {
         let published = shared.withLock { shared -> (found: Bool, root: NodeRef?)? in
             // Tables a recovery left pending are built through a snapshot.
             guard shared.published.pending == nil else { return nil }
-            guard let index = shared.published.tables.index(forKey: table) else { return (false, nil) }
-            return (true, shared.published.tables.values[index].root)
+            guard let state = shared.published.tables[table] else { return (false, nil) }
+            return (true, state.root)
         }
         guard let published else { return try snapshot().row(row, in: table) }
         guard published.found else { throw StorageError.noSuchTable(table.description) }

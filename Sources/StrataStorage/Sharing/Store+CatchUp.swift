@@ -75,6 +75,12 @@ extension Store {
     private func catchUp(
         _ position: inout LogPosition, writing: Bool, trustingNotice: Bool, reserve: WALReader.ReserveCheck
     ) throws -> ExternalCommits? {
+        // A reader that finds, byte for byte, the notice it saw last has nothing to read.
+        if !writing, let seen = position.noticeBytes, let mapping = position.noticeMapping,
+            mapping.bytes.count >= CommitNotice.size, NoticeBytes(mapping.bytes) == seen
+        {
+            return nil
+        }
         let notice = readNotice(&position)
         var rootLSN: UInt64?
         if writing {
