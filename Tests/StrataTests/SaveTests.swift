@@ -155,6 +155,40 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func storedValuesThatBreakTheModelFailAnUpdateOfAnotherAttribute(_ kind: StoreKind) throws {
+        // A batch update writes without validation: a mandatory value cleared, a rule broken. An update of another
+        // attribute then fails for both stored values as it would for values set on the object (the values it
+        // validates without decoding are only those that cannot fail), and for none of the values that are fine.
+        let stack = try TestStack(kind)
+        let id = try seedAda(stack)
+        _ = try stack.context().execute(
+            BatchUpdateRequest(entityName: "GraphEmployee", propertiesToUpdate: ["firstName": nil, "salary": -1]))
+        let context = stack.context()
+        let ada = try employee(id, in: context)
+        ada.lastName = "Byron"
+        let object = ValidatedObject(id)
+        #expect(
+            throws: ValidationError.multiple([
+                .missingMandatoryValue(object: object, key: "firstName"),
+                .valueTooSmall(object: object, key: "salary", value: .integer(-1), limit: .integer(0)),
+            ])
+        ) { try context.save() }
+        #expect(ada.isUpdated)
+        #expect(try stack.storedValues("GraphEmployee", "lastName") == [.string("Lovelace")])
+        ada.firstName = "Ada"
+        ada.salary = 1
+        try context.save()
+        #expect(try stack.storedValues("GraphEmployee", "lastName") == [.string("Byron")])
+
+        // An unchanged mandatory value that is there passes, as a changed one does.
+        let another = stack.context()
+        let other = try employee(id, in: another)
+        other.salary = 2
+        try another.save()
+        #expect(try stack.storedValues("GraphEmployee", "salary") == [.integer(2)])
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func deletedObjectsAreNotValidated(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
         let id = try seedAda(stack)

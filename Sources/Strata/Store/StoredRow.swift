@@ -177,6 +177,23 @@ public struct StoredRow: Sendable, Equatable {
         }
     }
 
+    /// Whether `attribute`'s value (``value(of:)``) is nil, telling it by its field's tag alone for a row kept as its
+    /// record: a null, or a value kept outside the row.
+    func valueIsNil(of attribute: AttributeDescription) -> Bool {
+        switch contents {
+        case .values(let decoded): return decoded.values[attribute.storageIndex!] == nil
+        case .record(let record), .recordReferencingBlobs(let record):
+            return record.withUnsafeBytes { bytes in
+                guard let header = try? RowRecord.Header.decode(bytes),
+                    let span = try? header.span(ofField: attribute.fieldIndex!, in: bytes)
+                else { preconditionFailure("a checked row of \(entity.name) no longer decodes \(attribute.name)") }
+                // Safe: a span holds its field's tag, and lies within bytes.
+                let tag = bytes[span.lowerBound]
+                return tag == RowRecord.Tag.null.rawValue || tag == RowRecord.Tag.blobReference.rawValue
+            }
+        }
+    }
+
     /// The value of `attribute`, one of ``entity``'s persistent attributes: ``value(atStorageIndex:)`` for a caller that
     /// holds the attribute already.
     func value(of attribute: AttributeDescription) -> AttributeValue? {
