@@ -237,6 +237,39 @@ import Testing
         #expect(fetched.allSatisfy { $0.managedObjectContext == nil })
     }
 
+    /// An object going away (its deinit), unregistered, or forgotten by `reset()` releases its row's entry for itself
+    /// only: an entry held by two contexts' objects stays until the second one lets go.
+    @Test(arguments: StoreKind.allCases)
+    func eachObjectLetGoReleasesItsOwnHoldOnItsRow(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let ids = try seedEmployees(stack, (0..<2).map { ("First\($0)", "Last\($0)", Int64($0)) })
+        let first = stack.context()
+        let second = stack.context()
+        var held: GraphEmployee? = try employee(ids[0], in: first)
+        try letGoOnReturn {
+            let other = try employee(ids[0], in: second)
+            #expect(other.salary == 0)
+            #expect(stack.coordinator.rowCacheStatistics.entries == 1)
+        }
+        // `second`'s object went away: `first`'s still holds the entry, and fires no store read.
+        #expect(second.registeredObjects.isEmpty)
+        #expect(stack.coordinator.rowCacheStatistics.entries == 1)
+        #expect(held?.salary == 0)
+        held = nil
+        #expect(first.registeredObjects.isEmpty)
+        #expect(stack.coordinator.rowCacheStatistics.entries == 0)
+
+        let kept = try employee(ids[1], in: first)
+        #expect(stack.coordinator.rowCacheStatistics.entries == 1)
+        first.reset()
+        #expect(stack.coordinator.rowCacheStatistics.entries == 0)
+        #expect(kept.managedObjectContext == nil)
+    }
+
+    /// Runs `body` in a function of its own, so that what it makes is let go when it returns.
+    @inline(never)
+    private func letGoOnReturn(_ body: () throws -> Void) rethrows { try body() }
+
     @Test(arguments: StoreKind.allCases)
     func existingObjectThrowsObjectInaccessibleForAMissingRow(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)

@@ -452,7 +452,7 @@ extension ManagedObjectContext {
     public func reset() {
         for object in registry.objects {
             object.managedObjectContext = nil
-            releaseCachedRow(of: object, id: object.objectID)
+            releaseCachedRow(of: object)
         }
         registry.removeAll()
         inserted.removeAll()

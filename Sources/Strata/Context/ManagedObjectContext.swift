@@ -23,6 +23,11 @@ import Synchronization
 public final class ManagedObjectContext {
     /// The coordinator whose stores the context reads and saves to.
     public let coordinator: PersistentStoreCoordinator
+    /// The coordinator's row cache, held here as well: reached through ``coordinator``, it was retained and released
+    /// around each use, and the weak reference its ``RowCacheGroup`` keeps gives it a side table, which sends each of
+    /// those down the runtime's slow path (170 instructions an object let go, W3.graph). A field of the context itself
+    /// is borrowed for the call.
+    let rowCache: RowCache
     /// A name for the context (logs, debugging).
     public var name: String?
     /// How long (seconds) row data cached by the coordinator may be used to fill faults, counted from when
@@ -157,6 +162,7 @@ public final class ManagedObjectContext {
     /// - Parameter coordinator: the coordinator whose model and stores the context uses.
     public init(coordinator: PersistentStoreCoordinator) {
         self.coordinator = coordinator
+        rowCache = coordinator.rowCache
     }
 
     /// The coordinator (Core Data's name).
@@ -168,7 +174,7 @@ public final class ManagedObjectContext {
         registry.forEachObject { object in
             // Objects that outlive their context no longer name it (their reference to it is not weak).
             object.managedObjectContext = nil
-            releaseCachedRow(of: object, id: object.objectID)
+            releaseCachedRow(of: object)
         }
     }
 
@@ -224,7 +230,7 @@ public final class ManagedObjectContext {
 
     func unregister(_ object: ManagedObject) {
         let key = ObjectIdentifier(object)
-        if registry.remove(ifRegistered: object) { releaseCachedRow(of: object, id: object.objectID) }
+        if registry.remove(ifRegistered: object) { releaseCachedRow(of: object) }
         // Empty tables are not searched: a save unregisters each object it deleted (a cascade's 100,000), which is
         // in none of them but `deleted` and `retainedObjects`.
         if isInsertedHere(object) { inserted.remove(object) }
@@ -238,24 +244,24 @@ public final class ManagedObjectContext {
     /// An object is going away (nobody holds it): forget it and release its row-cache entry. Called from its
     /// `deinit`, so nothing here may retain it.
     func objectWillDeinitialize(_ object: ManagedObject) {
-        let id = object.objectID
         // One search: the entry is removed where it was found.
         guard registry.remove(ifRegistered: object) else { return }
-        releaseCachedRow(of: object, id: id)
+        releaseCachedRow(of: object)
     }
 
     /// Caches a row the object now holds (read from the store, fetched or saved): its first one retains the
     /// row cache's entry for it.
     func cacheRow(_ row: StoredRow, for object: ManagedObject) {
-        coordinator.rowCache.store(row, for: RowCache.Key(object.objectID), retaining: !object.holdsCachedRow)
+        rowCache.store(row, for: RowCache.Key(object.objectID), retaining: !object.holdsCachedRow)
         object.holdsCachedRow = true
     }
 
-    /// Releases the row cache's entry the object holds, if it holds one. `id`: the ID it held it under.
-    func releaseCachedRow(of object: ManagedObject, id: ManagedObjectID) {
+    /// Releases the row cache's entry the object holds under its ID, if it holds one.
+    func releaseCachedRow(of object: ManagedObject) {
         guard object.holdsCachedRow else { return }
         object.holdsCachedRow = false
-        coordinator.rowCache.release(RowCache.Key(id))
+        // The key read in place: a copy of the ID retained and released its entity (an object may be going away).
+        rowCache.release(RowCache.Key(borrowing: object))
     }
 
     // MARK: - Inserting and deleting

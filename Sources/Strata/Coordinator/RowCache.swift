@@ -20,6 +20,18 @@ final class RowCache: Sendable {
             rowID = id.rowID!
         }
 
+        /// The key of `object`'s permanent ID, read in place from the object (no copy of its ID, so no retain of its
+        /// entity).
+        // Inlined, and each field read where it is: called, it retained and released the object, and the ID's
+        // `storeIdentifier` (its store bound to a local) retained the entity and the store.
+        @inline(__always)
+        init(borrowing object: ManagedObject) {
+            precondition(!object.objectID.store.isTemporary, "a temporary ID has no cached row")
+            store = object.objectID.store.uuid
+            table = object.objectID.entity.rootIdentifier
+            rowID = object.objectID.number
+        }
+
         init(store: UUID, entity: EntityDescription, rowID: UInt64) {
             self.store = store
             table = entity.rootIdentifier
