@@ -643,6 +643,11 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                 }
                 if let failure { throw failure }
 
+                // Room for every insert at once: grown an append at a time, each array was copied about log2(inserts)
+                // times, a million-object save holding the old and new buffers together each time.
+                result.insertedRowIDs.reserveCapacity(changes.inserts.count)
+                result.insertedVersions.reserveCapacity(changes.inserts.count)
+                result.insertedExternalReferences.reserveCapacity(changes.inserts.count)
                 for (index, insert) in changes.inserts.enumerated() {
                     let (bytes, external) = try encode(
                         insert.values, references: resolve(insert.references), of: insert.entity,
