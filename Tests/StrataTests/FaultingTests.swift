@@ -75,12 +75,17 @@ import Testing
         withExtendedLifetime(loaded) {}
     }
 
+    /// Employees E1 to E5 with salaries 1 to 5, in row order: the fetch row cache limit's tests.
+    private func seedFiveEmployees(_ stack: TestStack) throws -> [ManagedObjectID] {
+        try seedEmployees(stack, (1...5).map { ("E\($0)", "Last", Int64($0)) })
+    }
+
     /// A fetch of faults keeps the rows of its first ``PersistentStoreCoordinator/fetchRowCacheLimit`` results only:
     /// the others hold no row until they fire, and then read it from the store, as it is committed by then.
     @Test(arguments: StoreKind.allCases)
     func aFetchOfFaultsCachesTheRowsOfItsFirstResultsOnly(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
-        let ids = try seedEmployees(stack, (1...5).map { ("E\($0)", "Last", Int64($0)) })
+        let ids = try seedFiveEmployees(stack)
         stack.coordinator.fetchRowCacheLimit = 2
         let context = stack.context()
         let request = FetchRequest<GraphEmployee>(entityName: "GraphEmployee")
@@ -117,7 +122,7 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func anUnsortedFetchOfFaultsCachesTheRowsOfItsFirstResultsInRowOrder(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
-        let ids = try seedEmployees(stack, (1...5).map { ("E\($0)", "Last", Int64($0)) })
+        let ids = try seedFiveEmployees(stack)
         stack.coordinator.fetchRowCacheLimit = 3
         let context = stack.context()
         let faults = try context.fetch(FetchRequest<GraphEmployee>(entityName: "GraphEmployee"))
@@ -134,7 +139,7 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func aFetchThatFillsItsObjectsReadsEveryRowWhateverTheLimit(_ kind: StoreKind) throws {
         let stack = try TestStack(kind)
-        _ = try seedEmployees(stack, (1...5).map { ("E\($0)", "Last", Int64($0)) })
+        _ = try seedFiveEmployees(stack)
         stack.coordinator.fetchRowCacheLimit = 0
         let context = stack.context()
         let filled = try fetchEmployees(context)

@@ -170,11 +170,7 @@ public struct StoredRow: Sendable, Equatable {
 
     /// The value of the persistent attribute at `storageIndex`, decoding only its field for a row kept as its record.
     func value(atStorageIndex storageIndex: Int) -> AttributeValue? {
-        switch contents {
-        case .values(let decoded): return decoded.values[storageIndex]
-        case .record(let record), .recordReferencingBlobs(let record):
-            return value(of: entity.persistentAttributes[storageIndex], inRecord: record)
-        }
+        value(of: entity.persistentAttributes[storageIndex])
     }
 
     /// Whether `attribute`'s value (``value(of:)``) is nil, telling it by its field's tag alone for a row kept as its
