@@ -622,6 +622,100 @@ public enum RowRecord {
         return writer.take()
     }
 
+    /// Encodes a row from another row's fields, some of them replaced: every field of `old` that `replacements` does
+    /// not name is copied as its bytes (tag and payload), never decoded; the named ones are encoded. The new row has
+    /// `old`'s field count, laid out anew (its field ends' width is the one its fields' length needs). An update of a
+    /// few fields of a row is then the cost of those fields and one copy of the others, in runs.
+    ///
+    /// For example, raising the version of a row and setting its second field:
+    ///
+    ///     let header = try RowRecord.Header.decode(old)
+    ///     let new = try RowRecord.encode(
+    ///         entityID: header.entityID, rowVersion: header.rowVersion + 1, replacing: [(1, .int64(52_000))],
+    ///         in: old, header: header)
+    ///
+    /// - Parameters:
+    ///   - entityID: the new row's entity.
+    ///   - rowVersion: the new row's version.
+    ///   - replacements: the new fields by position, in increasing position order, each position below
+    ///     `header.fieldCount` and named once.
+    ///   - old: a whole row (untrusted: every field end is checked).
+    ///   - header: `old`'s header, as ``Header/decode(_:)-(UnsafeRawBufferPointer)`` returned it.
+    /// - Returns: the new row's bytes.
+    /// - Throws: ``FormatError/invalidField(_:)`` for field ends in `old` that do not increase (a field without its
+    ///   tag); ``FormatError/truncated(needed:available:)`` for a field that ends past `old`.
+    public static func encode(
+        entityID: UInt16, rowVersion: UInt64, replacing replacements: [(position: Int, field: Field)],
+        in old: UnsafeRawBufferPointer, header: Header
+    ) throws(FormatError) -> [UInt8] {
+        let fieldCount = header.fieldCount
+        // Safe: decode checked old.count >= fieldsOffset.
+        let oldFieldsLength = old.count &- header.fieldsOffset
+        // Every field end checked once (decode checked only the last): each field then spans at least its tag, within
+        // the old row, and the copies below read only the old row's bytes.
+        var fieldsLength = 0
+        var next = 0
+        var previousEnd = 0
+        for index in 0..<fieldCount {
+            let end = header.end(at: index, in: old)
+            guard previousEnd < end else { throw Header.fieldOffsetsDecrease(index, previousEnd, end) }
+            guard end <= oldFieldsLength else { throw .truncated(needed: end, available: oldFieldsLength) }
+            if next < replacements.count, replacements[next].position == index {
+                fieldsLength += replacements[next].field.encodedSize
+                next += 1
+            } else {
+                // Safe: previousEnd < end.
+                fieldsLength += end &- previousEnd
+            }
+            previousEnd = end
+        }
+        precondition(next == replacements.count, "replacements must name fields of the row once, in order")
+        precondition(fieldsLength <= Int(UInt32.max), "a row's fields exceed 4 GiB")
+        let newHeader = Header(
+            entityID: entityID, rowVersion: rowVersion, fieldCount: fieldCount, fieldsLength: fieldsLength)
+        var writer = ByteWriter(capacity: newHeader.fieldsOffset + fieldsLength)
+        writer.write(newHeader.endsOffset) { raw in
+            raw[0] = form(endWidth: newHeader.endWidth)
+            var position = 1
+            Varint.write(UInt64(entityID), into: raw, at: &position)
+            Varint.write(rowVersion, into: raw, at: &position)
+            Varint.write(UInt64(fieldCount), into: raw, at: &position)
+        }
+        writer.write(newHeader.endWidth * fieldCount) { raw in
+            var end = 0
+            var position = 0
+            var next = 0
+            var previousEnd = 0
+            for index in 0..<fieldCount {
+                let oldEnd = header.end(at: index, in: old)
+                if next < replacements.count, replacements[next].position == index {
+                    end += replacements[next].field.encodedSize
+                    next += 1
+                } else {
+                    end += oldEnd - previousEnd
+                }
+                previousEnd = oldEnd
+                switch newHeader.endWidth {
+                case 1: raw[position] = UInt8(truncatingIfNeeded: end)
+                case 2: raw.storeLE(UInt16(truncatingIfNeeded: end), at: position)
+                default: raw.storeLE(UInt32(truncatingIfNeeded: end), at: position)
+                }
+                position += newHeader.endWidth
+            }
+        }
+        // The fields: the old bytes between replaced fields copied in runs, each replacement encoded in its place.
+        var copied = header.fieldsOffset
+        for (position, field) in replacements {
+            let start = header.fieldsOffset &+ (position == 0 ? 0 : header.end(at: position &- 1, in: old))
+            if start > copied { writer.writeBytes(UnsafeRawBufferPointer(rebasing: old[copied..<start])) }
+            field.encode(into: &writer)
+            copied = header.fieldsOffset &+ header.end(at: position, in: old)
+        }
+        if old.count > copied { writer.writeBytes(UnsafeRawBufferPointer(rebasing: old[copied..<old.count])) }
+        precondition(writer.count == newHeader.fieldsOffset + fieldsLength, "a field's size and its encoding disagree")
+        return writer.take()
+    }
+
     // MARK: - Decoding
 
     /// Decodes field `index` of a row, reading only the header, two entries of the field end table and

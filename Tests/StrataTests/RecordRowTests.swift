@@ -242,7 +242,9 @@ import Testing
         #expect(!fetched.hasPersistentChangedValues)
         try fetched.setValue(Int64(5), forKey: "i64")
         try reader.save()
-        #expect(fetched.state?.record == nil)
+        // Settled onto the row the save wrote (its changed fields encoded, the others copied), as a fetched object.
+        #expect(fetched.state?.record?.version == 2)
+        #expect(fetched.state?.record?.isRecord == true)
         #expect(try fetched.value(forKey: "i64") as? Int64 == 5)
         #expect(try fetched.value(forKey: "i16") as? Int16 == -32768)
 

@@ -84,6 +84,38 @@ extension RowCoder {
         return referencesBlobs
     }
 
+    /// ``checkRow(_:header:)`` for a row made from a checked record without blob references, some of its fields
+    /// replaced (an update of its changed fields): only the replaced fields are checked, the others being the record's.
+    ///
+    /// - Parameters:
+    ///   - changed: the storage indexes of the attributes whose fields were replaced.
+    ///   - references: whether the to-ones' fields were replaced.
+    /// - Returns: whether a replaced field references a blob.
+    /// - Throws: what ``checkRow(_:header:)`` throws for the same bytes.
+    func checkReplacedFields(
+        _ bytes: UnsafeRawBufferPointer, header: RowRecord.Header, changed: PropertyIndexSet, references: Bool
+    ) throws -> Bool {
+        precondition(entity.keepsRowsAsRecords, "\(entity.name)'s rows are not kept as records")
+        guard header.fieldCount == entity.storedFields.count else {
+            throw RowCodingError.fieldCountMismatch(expected: entity.storedFields.count, found: header.fieldCount)
+        }
+        var referencesBlobs = false
+        for storageIndex in changed where !fieldChecks[storageIndex].accepts(in: bytes, header: header) {
+            if try checkField(of: entity.persistentAttributes[storageIndex], in: bytes, header: header) {
+                referencesBlobs = true
+            }
+        }
+        guard references else { return referencesBlobs }
+        for (toOneIndex, field) in toOneFields.enumerated()
+        where !FieldCheck.acceptsToOne(at: field, in: bytes, header: header) {
+            _ = try Self.reference(
+                try RowRecord.field(at: field, in: bytes, header: header),
+                try RowRecord.field(at: field + 1, in: bytes, header: header),
+                of: entity.toOneRelationships[toOneIndex])
+        }
+        return referencesBlobs
+    }
+
     /// Checks one attribute's field as ``decodeRow(_:header:)`` would decode it (``checkRow(_:header:)``'s road for a
     /// field it cannot accept in place), and tells whether it references a blob.
     private func checkField(

@@ -148,6 +148,55 @@ public final class RowCoder: Sendable {
         return fields
     }
 
+    /// The fields an update of some values writes, by position in the row and in its order (for
+    /// `RowRecord.encode(entityID:rowVersion:replacing:in:header:)`, which keeps the other fields' bytes): the field
+    /// of each value `changed` names, and both fields of every to-one when `references` is given.
+    ///
+    /// - Parameters:
+    ///   - changed: storage indexes of the values that changed.
+    ///   - values: values in storage order; only the slots `changed` names are read.
+    ///   - references: every to-one's value by ``RelationshipDescription/toOneIndex`` when the to-ones are rewritten,
+    ///     nil when they keep their fields.
+    /// - Throws: what ``field(for:of:transformers:)`` throws.
+    func fields(
+        replacing changed: PropertyIndexSet, of values: [AttributeValue?], references: [StoredReference?]?
+    ) throws(RowCodingError) -> [(position: Int, field: RowRecord.Field)] {
+        let attributes = entity.persistentAttributes
+        var fields: [(position: Int, field: RowRecord.Field)] = []
+        fields.reserveCapacity(changed.count + (references == nil ? 0 : 2 * entity.toOneRelationships.count))
+        guard let references else {
+            // Attributes' fields lie in storage order (an entity's after its superentity's, to-ones between): the
+            // changed ones, in increasing storage order, are in increasing position order.
+            for index in changed {
+                fields.append(
+                    (
+                        fieldChecks[index].field,
+                        try Self.field(for: values[index], of: attributes[index], transformers: transformers)
+                    ))
+            }
+            return fields
+        }
+        for (position, stored) in entity.storedFields.enumerated() {
+            switch stored {
+            case .attribute(let index):
+                guard changed.contains(index) else { continue }
+                fields.append(
+                    (position, try Self.field(for: values[index], of: attributes[index], transformers: transformers)))
+            case .reference(let index):
+                fields.append((position, references[index].map { .reference($0.rowID) } ?? .null))
+            case .referenceEntity(let index):
+                if let reference = references[index],
+                    !entity.toOneRelationships[index].destinationEntity.subentities.isEmpty
+                {
+                    fields.append((position, .int64(Int64(reference.entity.entityID))))
+                } else {
+                    fields.append((position, .null))
+                }
+            }
+        }
+        return fields
+    }
+
     /// Converts a row's fields to its attribute values.
     ///
     /// - Parameter fields: the row's fields (``EntityDescription/storedFields``).

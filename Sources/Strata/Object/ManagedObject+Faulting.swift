@@ -117,6 +117,8 @@ extension ManagedObject {
 
     /// Reads every binary value still in the store (before a save, which writes whole rows).
     func resolveExternalValues() throws {
+        // Most objects have none: no sorted copy of an empty table's keys (a save asks for each object).
+        guard state?.externalReferences.isEmpty == false else { return }
         for index in externalReferences.keys.sorted() { try resolveExternalValue(at: index) }
     }
 

@@ -302,6 +302,27 @@ final class ObjectState {
         }
     }
 
+    /// Takes `row`, a row record just saved as the object's new version, as the committed state, as a fault that fires
+    /// with it does: every persistent value is read from the row again (transients keep theirs), nothing is decoded
+    /// now, and no change and no baseline is left. The row has no blob references.
+    func settle(record row: StoredRow, of entity: EntityDescription) {
+        record = row
+        committed = nil
+        committedReferences = nil
+        version = row.version
+        undecoded = entity.persistentAttributeIndexes
+        // Without transients every slot is the record's now: the buffer goes, as a fetched object has none.
+        if entity.persistentAttributes.count == entity.attributes.count { values = entity.defaultValues }
+        changedIndexes = PropertyIndexSet()
+        changedRelationships = PropertyIndexSet()
+        if let extras {
+            extras.externalReferences = [:]
+            extras.committedExternalReferences = [:]
+            extras.attributeBaselines = [:]
+            extras.relationshipBaselines = [:]
+        }
+    }
+
     /// Forgets the values and the committed state: what a fault holds (relationships and changes are the caller's).
     func forgetValues(of entity: EntityDescription) {
         values = entity.defaultValues

@@ -28,6 +28,14 @@ struct PropertyIndexSet: Sequence, Equatable, ExpressibleByArrayLiteral {
         if index < 64 { low |= 1 << UInt64(index) } else { high.insert(index) }
     }
 
+    /// The indexes of the set that `other` does not hold.
+    func subtracting(_ other: PropertyIndexSet) -> PropertyIndexSet {
+        var result = PropertyIndexSet()
+        result.low = low & ~other.low
+        if !high.isEmpty { result.high = high.subtracting(other.high) }
+        return result
+    }
+
     mutating func remove(_ index: Int) {
         if index < 64 { low &= ~(1 << UInt64(index)) } else { high.remove(index) }
     }

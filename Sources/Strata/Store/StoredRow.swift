@@ -106,7 +106,7 @@ public struct StoredRow: Sendable, Equatable {
     }
 
     /// The checked record, for a row kept as one.
-    private var record: [UInt8]? {
+    var record: [UInt8]? {
         switch contents {
         case .values: nil
         case .record(let record), .recordReferencingBlobs(let record): record
@@ -332,21 +332,115 @@ public struct StoreChanges: Sendable {
     }
 
     /// A changed object: the values it now has, and the version it was read at.
+    ///
+    /// A context makes the update of an object read from a row record (the Strata store's rows, ``StoredRow``) from
+    /// that record and what changed since (``changedFields``): ``values`` and ``references`` still read whole (the
+    /// record's values, decoded at each read, where nothing changed them), so that a store may ignore the difference;
+    /// the Strata store encodes the changed fields alone and copies the bytes of the others.
     public struct Update: Sendable {
         /// The object's concrete entity.
         public var entity: EntityDescription
         /// The row to replace, in the entity hierarchy's table.
         public var rowID: UInt64
-        /// The values of the entity's persistent attributes after the change, in storage order.
-        public var values: [AttributeValue?]
+        /// The values of the entity's persistent attributes after the change, in storage order. Setting them makes
+        /// the update a whole one (without ``changedFields``).
+        public var values: [AttributeValue?] {
+            get {
+                guard let changedFields else { return valueSlots }
+                var values = changedFields.record.values
+                for storageIndex in changedFields.values { values[storageIndex] = valueSlots[storageIndex] }
+                return values
+            }
+            set {
+                let references = self.references
+                changedFields = nil
+                storedReferences = references
+                valueSlots = newValue
+            }
+        }
         /// The row version the object was read at: the save conflicts when the stored row has another version
         /// (or no longer exists), and otherwise writes version `expectedVersion + 1`.
         public var expectedVersion: UInt64
-        /// The to-ones' values, by ``RelationshipDescription/toOneIndex``.
-        public var references: [ObjectReference?] = []
+        /// The to-ones' values, by ``RelationshipDescription/toOneIndex``. Setting them makes the update a whole one
+        /// (without ``changedFields``).
+        public var references: [ObjectReference?] {
+            get {
+                guard let changedFields, !changedFields.references else { return storedReferences }
+                return changedFields.record.references.map { $0.map(ObjectReference.stored) }
+            }
+            set {
+                let values = self.values
+                changedFields = nil
+                valueSlots = values
+                storedReferences = newValue
+            }
+        }
         /// The names of the properties that changed, for persistent history (a context leaves them out for a store
         /// that records none).
         public var changedKeys: [String] = []
+        /// The values in storage order: all of them, or for an update with ``changedFields`` those its
+        /// ``ChangedFields/values`` names (the other slots hold nothing meaningful).
+        private(set) var valueSlots: [AttributeValue?]
+        /// The to-ones, unless ``changedFields`` says they are the record's.
+        private var storedReferences: [ObjectReference?]
+        /// What changed since the row the object was read from, for an update made from that row: nil for a whole
+        /// update.
+        private(set) var changedFields: ChangedFields?
+
+        /// What an update of a row record changed: the record, the values that changed, whether the to-ones did. The
+        /// values not named, and the to-ones unless changed, are the record's.
+        struct ChangedFields: Sendable {
+            /// The row the object was read from (a checked row record, without blob references), at the update's
+            /// expected version.
+            var record: StoredRow
+            /// The storage indexes of the values that changed.
+            var values: PropertyIndexSet
+            /// Whether the to-ones changed (``Update/references`` then holds them all).
+            var references: Bool
+        }
+
+        /// A whole update: every value and to-one given.
+        init(
+            entity: EntityDescription, rowID: UInt64, values: [AttributeValue?], expectedVersion: UInt64,
+            references: [ObjectReference?] = [], changedKeys: [String] = []
+        ) {
+            self.entity = entity
+            self.rowID = rowID
+            valueSlots = values
+            self.expectedVersion = expectedVersion
+            storedReferences = references
+            self.changedKeys = changedKeys
+        }
+
+        /// An update of `changed.record`'s row: `valueSlots` in storage order, meaningful where `changed.values`
+        /// names them; `references` every to-one when `changed.references`, else ignored.
+        init(
+            entity: EntityDescription, rowID: UInt64, changed: ChangedFields, valueSlots: [AttributeValue?],
+            references: [ObjectReference?], changedKeys: [String]
+        ) {
+            precondition(changed.record.isRecord && !changed.record.referencesBlobs, "a partial update needs a record")
+            self.entity = entity
+            self.rowID = rowID
+            self.valueSlots = valueSlots
+            expectedVersion = changed.record.version
+            storedReferences = changed.references ? references : []
+            self.changedKeys = changedKeys
+            changedFields = changed
+        }
+
+        /// Whether a to-one names an object the same save inserts (whose row ID the store assigns): never for an
+        /// update whose to-ones are its record's.
+        var namesInsertedObjects: Bool {
+            if let changedFields, !changedFields.references { return false }
+            return storedReferences.contains { if case .inserted = $0 { true } else { false } }
+        }
+
+        /// The value the update writes anew at `storageIndex`: any of a whole update's values; for an update with
+        /// ``changedFields``, a changed value only (nil for the others, whose bytes the row keeps).
+        func writtenValue(atStorageIndex storageIndex: Int) -> AttributeValue? {
+            if let changedFields, !changedFields.values.contains(storageIndex) { return nil }
+            return valueSlots[storageIndex]
+        }
     }
 
     /// The complete new membership of a to-many kept in a join table (many-to-many, ordered, or without
@@ -440,6 +534,11 @@ public struct StoreSaveResult: Sendable {
     public var insertedExternalReferences: [[Int: UInt64]] = []
     /// As ``insertedExternalReferences``, for each update in the order of ``StoreChanges/updates``.
     public var updatedExternalReferences: [[Int: UInt64]] = []
+    /// For each update in the order of ``StoreChanges/updates``, the row as the store wrote it, when the store made
+    /// it as a fetch returns it (the Strata store's row records, for the updates it wrote from their changed fields);
+    /// nil, or no entry, otherwise. The context settles an updated object onto its row, as a fetched object reads
+    /// from its record, rather than onto its values.
+    package var updatedRows: [StoredRow?] = []
 
     /// What a store did in a save (a store of another module returns one from ``PersistentStore/save(_:)``).
     ///

@@ -77,6 +77,9 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     private let coders: [ObjectIdentifier: RowCoder]
     /// The coders by entity ID (a row names its entity by number): an array, read for every decoded row.
     private let codersByEntityID: [RowCoder?]
+    /// Whether an entity's rows give index keys a value could make too long (an indexed attribute, a uniqueness
+    /// constraint, a fetch index), by entity ID: an update of some fields of another's row checks no key.
+    private let keysIndexesByEntityID: [Bool]
     let entitiesByID: [UInt16: EntityDescription]
     /// The `store.history` table, when the store records persistent history.
     let historyTable: TableID?
@@ -119,8 +122,15 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
         self.coders = coders
         self.entitiesByID = entitiesByID
         var codersByEntityID = [RowCoder?](repeating: nil, count: Int(entitiesByID.keys.max() ?? 0) + 1)
-        for (id, entity) in entitiesByID { codersByEntityID[Int(id)] = coders[ObjectIdentifier(entity)] }
+        var keysIndexesByEntityID = [Bool](repeating: false, count: codersByEntityID.count)
+        for (id, entity) in entitiesByID {
+            codersByEntityID[Int(id)] = coders[ObjectIdentifier(entity)]
+            keysIndexesByEntityID[Int(id)] =
+                entity.persistentAttributes.contains { $0.isIndexed } || !entity.uniquenessConstraints.isEmpty
+                || !entity.indexes.isEmpty
+        }
         self.codersByEntityID = codersByEntityID
+        self.keysIndexesByEntityID = keysIndexesByEntityID
         do {
             let snapshot = engine.snapshot()
             var stored: [String: String] = [:]
@@ -562,9 +572,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                     changes.inserts.contains {
                         $0.references.contains { if case .inserted = $0 { true } else { false } }
                     }
-                    || changes.updates.contains {
-                        $0.references.contains { if case .inserted = $0 { true } else { false } }
-                    }
+                    || changes.updates.indices.contains { changes.updates[$0].namesInsertedObjects }
                 var plannedRowIDs: [UInt64?] = changes.inserts.map(\.rowID)
                 if namesInserts {
                     var pending: [TableID: [Int]] = [:]
@@ -590,8 +598,10 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                 // stops, and an unchanged blob is compared where it lies.
                 var updateConflicts: [ManagedObjectID] = []
                 var oldBlobs: [[Int: UInt64]]?
-                let mayStoreBlobs = changes.updates.contains { update in
-                    update.entity.externalStorageIndexes.contains { update.values[$0] != nil }
+                let mayStoreBlobs = changes.updates.indices.contains { index in
+                    changes.updates[index].entity.externalStorageIndexes.contains {
+                        changes.updates[index].writtenValue(atStorageIndex: $0) != nil
+                    }
                 }
                 if mayStoreBlobs {
                     var blobs: [[Int: UInt64]] = []
@@ -611,29 +621,45 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                 var failure: (any Error)?
                 result.updatedVersions.reserveCapacity(changes.updates.count)
                 result.updatedExternalReferences.reserveCapacity(changes.updates.count)
-                for (index, update) in changes.updates.enumerated() {
-                    let row = RowID(update.rowID)
-                    let table = table(for: update.entity)
+                result.updatedRows.reserveCapacity(changes.updates.count)
+                // Each update read where it lies in the list (a copy of one retained and released its eight references),
+                // its table looked up when its entity is not the last one's.
+                var lastTable: (entity: ObjectIdentifier, table: TableID)?
+                for index in changes.updates.indices {
+                    let entity = ObjectIdentifier(changes.updates[index].entity)
+                    if lastTable?.entity != entity { lastTable = (entity, table(for: changes.updates[index].entity)) }
+                    let table = lastTable!.table
+                    let row = RowID(changes.updates[index].rowID)
+                    let expectedVersion = changes.updates[index].expectedVersion
                     let outcome: UpdateOutcome
                     if !conflicts.isEmpty || !updateConflicts.isEmpty || failure != nil {
                         // Checked already.
                         if oldBlobs != nil { break }
                         let version = try txn.row(row, in: table).map { try RowRecord.Header.decode($0).rowVersion }
-                        outcome = version == update.expectedVersion ? .checked : .conflict
+                        outcome = version == expectedVersion ? .checked : .conflict
+                    } else if oldBlobs == nil, let changed = changes.updates[index].changedFields {
+                        // Only the changed fields encoded; the to-ones resolved only when they changed.
+                        outcome = try write(
+                            changes.updates[index], changed: changed,
+                            references: changed.references ? resolve(changes.updates[index].references) : nil,
+                            to: row, in: table, txn: txn)
                     } else {
                         outcome = try write(
-                            update, references: resolve(update.references), to: row, in: table,
-                            previousBlobs: oldBlobs?[index], txn: txn)
+                            changes.updates[index], references: resolve(changes.updates[index].references), to: row,
+                            in: table, previousBlobs: oldBlobs?[index], txn: txn)
                     }
                     switch outcome {
-                    case .written(let external):
+                    case .written(let external, let written):
                         writes.add(1, ordering: .relaxed)
                         result.updatedExternalReferences.append(external)
-                        result.updatedVersions.append(update.expectedVersion + 1)
+                        result.updatedVersions.append(expectedVersion + 1)
+                        result.updatedRows.append(written)
                     case .checked: break
                     case .conflict:
                         updateConflicts.append(
-                            ManagedObjectID(entity: update.entity, storeIdentifier: identifier, rowID: update.rowID))
+                            ManagedObjectID(
+                                entity: changes.updates[index].entity, storeIdentifier: identifier, rowID: row.rawValue)
+                        )
                     case .failed(let error): failure = error
                     }
                 }
@@ -694,8 +720,9 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
 
     /// What writing one update came to.
     private enum UpdateOutcome {
-        /// The row was rewritten; the blob of each value written outside it, by storage index.
-        case written([Int: UInt64])
+        /// The row was rewritten; the blob of each value written outside it, by storage index; the row as a fetch
+        /// reads it, when it was made from its changed fields (nil otherwise).
+        case written([Int: UInt64], StoredRow?)
         /// The row has the expected version, and was not written (the save throws).
         case checked
         /// The row has another version, or is gone.
@@ -724,7 +751,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                     previousBlobs: previousBlobs, txn: txn)
             } catch { return .failed(error) }
             try txn.update(row, in: table, to: encoded.bytes)
-            return .written(encoded.external)
+            return .written(encoded.external, nil)
         }
         let bytes: [UInt8]
         do {
@@ -749,7 +776,86 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
         }
         // In field order, as the fields were walked before.
         for (_, blob) in oldBlobs.sorted(by: { $0.key < $1.key }) { try txn.deleteBlob(BlobID(blob)) }
-        return .written([:])
+        return .written([:], nil)
+    }
+
+    /// Writes an update made from its object's row record (``StoreChanges/Update/changedFields``), in the update's one
+    /// descent: the row's version checked where the update finds it, then the row rewritten from its own bytes with
+    /// the changed fields alone encoded (the others neither decoded nor encoded: W7.graph's salary update decoded and
+    /// encoded all six fields). No value goes outside the row (the save's updates would store no blob); a replaced
+    /// field's blob, if it had one, is deleted after it.
+    ///
+    /// - Returns: the outcome, with the row as written, checked as a fetch checks it, for its object to settle onto.
+    private func write(
+        _ update: StoreChanges.Update, changed: StoreChanges.Update.ChangedFields, references: [StoredReference?]?,
+        to row: RowID, in table: TableID, txn: WriteTransaction
+    ) throws -> UpdateOutcome {
+        let coder = codersByEntityID[Int(update.entity.entityID)]!
+        let replacements: [(position: Int, field: RowRecord.Field)]
+        do {
+            replacements = try coder.fields(replacing: changed.values, of: update.valueSlots, references: references)
+            try checkIndexedValues(replacing: replacements, in: changed.record, of: update.entity)
+        } catch { return .failed(error) }
+        let entityID = update.entity.entityID
+        let fieldCount = update.entity.storedFields.count
+        var found = false
+        var oldBlobs: [UInt64] = []
+        var bytes: [UInt8] = []
+        // Whether the row was the object's record byte for byte: its copied fields are then checked already.
+        var wasRecord = false
+        do {
+            try txn.update(row, in: table) { old, new in
+                found = true
+                let header = try RowRecord.Header.decode(old)
+                guard header.rowVersion == update.expectedVersion else { throw VersionMismatch() }
+                guard header.fieldCount == fieldCount else {
+                    throw FormatError.invalidField(
+                        "row \(row.rawValue) has \(header.fieldCount) fields, not \(fieldCount)")
+                }
+                for (position, _) in replacements {
+                    let span = try header.span(ofField: position, in: old)
+                    // Safe: a span holds its field's tag, and lies within old.
+                    guard old[span.lowerBound] == RowRecord.Tag.blobReference.rawValue,
+                        case .blobReference(let blob) = try RowRecord.field(at: position, in: old, header: header)
+                    else { continue }
+                    oldBlobs.append(blob)
+                }
+                bytes = try RowRecord.encode(
+                    entityID: entityID, rowVersion: update.expectedVersion + 1, replacing: replacements, in: old,
+                    header: header)
+                new.append(contentsOf: bytes)
+                wasRecord = changed.record.record!.withUnsafeBytes { record in
+                    record.count == old.count && memcmp(record.baseAddress!, old.baseAddress!, old.count) == 0
+                }
+            }
+        } catch is VersionMismatch {
+            return .conflict
+        } catch StorageError.rowNotFound where !found {
+            return .conflict
+        }
+        for blob in oldBlobs { try txn.deleteBlob(BlobID(blob)) }
+        return .written([:], writtenRow(bytes, of: update, changed: changed, coder: coder, wasRecord: wasRecord))
+    }
+
+    /// The row an update of changed fields wrote, checked as a read would check it, for its object and the row cache to
+    /// hold as a fetch would give it: only its replaced fields when the rest are the object's record (`wasRecord`),
+    /// else every field. Nil for a row the check refuses (a value its field cannot hold back, which validation let
+    /// through): it was written as a whole update's would be, and its object settles onto its values.
+    private func writtenRow(
+        _ bytes: [UInt8], of update: StoreChanges.Update, changed: StoreChanges.Update.ChangedFields, coder: RowCoder,
+        wasRecord: Bool
+    ) -> StoredRow? {
+        guard wasRecord else { return try? decode(bytes, rowID: update.rowID, as: update.entity) }
+        guard
+            let referencesBlobs = try? bytes.withUnsafeBytes({ buffer in
+                try coder.checkReplacedFields(
+                    buffer, header: try RowRecord.Header.decode(buffer), changed: changed.values,
+                    references: changed.references)
+            })
+        else { return nil }
+        return StoredRow(
+            entity: update.entity, version: update.expectedVersion + 1, checkedRecord: bytes,
+            referencesBlobs: referencesBlobs)
     }
 
     /// A row's fields for `values`, each value checked against the indexes that take it.
@@ -797,13 +903,38 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     /// longer than the engine's index pages take (`PageFormat.maximumIndexEntry(pageSize:)` less the row ID:
     /// 998 bytes at 4 KiB pages), with an error that names the attribute, before anything is written.
     private func checkIndexedValues(_ fields: [RowRecord.Field], of entity: EntityDescription) throws {
+        try checkIndexedValues(of: entity, changing: { _ in true }, field: { fields[$0] })
+    }
+
+    /// ``checkIndexedValues(_:of:)`` for an update of some fields of `record` (``write(_:changed:references:to:in:txn:)``):
+    /// only the keys of indexes with a replaced field are checked (the others' are the row's, checked when written),
+    /// their other parts read from `record`.
+    private func checkIndexedValues(
+        replacing replacements: [(position: Int, field: RowRecord.Field)], in record: StoredRow,
+        of entity: EntityDescription
+    ) throws {
+        guard keysIndexesByEntityID[Int(entity.entityID)], let bytes = record.record else { return }
+        try checkIndexedValues(
+            of: entity, changing: { position in replacements.contains { $0.position == position } },
+            field: { position in
+                if let replacement = replacements.first(where: { $0.position == position }) { return replacement.field }
+                return try RowRecord.field(at: position, in: bytes)
+            })
+    }
+
+    /// Checks the keys of `entity`'s indexes that `changing` says have a changed field, with each field given by
+    /// `field` (by position in the row).
+    private func checkIndexedValues(
+        of entity: EntityDescription, changing: (Int) -> Bool, field: (Int) throws -> RowRecord.Field
+    ) throws {
         let limit = PageFormat.maximumIndexEntry(pageSize: engine.pageSize) - 8
         func check(_ attributes: [AttributeDescription]) throws {
             try check(attributes.map { $0.fieldIndex! }, key: attributes.map(\.name).joined(separator: "+"))
         }
         func check(_ fieldIndexes: [Int], key: String) throws {
+            guard fieldIndexes.contains(where: changing) else { return }
             // Only variable-length values can grow past the limit.
-            let parts = fieldIndexes.map { fields[$0] }
+            let parts = try fieldIndexes.map(field)
             guard
                 parts.contains(where: {
                     if case .string = $0 {
