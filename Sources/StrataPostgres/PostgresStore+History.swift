@@ -27,7 +27,7 @@ extension PostgresStore {
 
     /// Writes the save's history record; returns its transaction number.
     func recordHistory(
-        _ changes: StoreChanges, insertedRowIDs: [UInt64], tombstones: [[String: AttributeValue]],
+        _ changes: StoreChanges, insertedRowIDs: InsertedRowIDs, tombstones: [[String: AttributeValue]],
         connection: PostgresConnection
     ) throws -> UInt64? {
         let record = HistoryRecord(changes, insertedRowIDs: insertedRowIDs, tombstones: tombstones)

@@ -30,11 +30,11 @@ extension PostgresStore {
     /// transaction commits, and never when it rolls back. The payload names the changed rows (`entity:row`),
     /// or `*` when they would not fit in PostgreSQL's 8,000 bytes.
     func notify(
-        _ changes: StoreChanges, insertedRowIDs: [UInt64], historyNumber: UInt64?, connection: PostgresConnection
+        _ changes: StoreChanges, insertedRowIDs: InsertedRowIDs, historyNumber: UInt64?, connection: PostgresConnection
     ) throws {
         var rows: [String] = []
-        for (insert, rowID) in zip(changes.inserts, insertedRowIDs) {
-            rows.append("\(insert.entity.entityID):\(rowID)")
+        for (index, rowID) in insertedRowIDs.enumerated() {
+            rows.append("\(changes.inserts.entity(at: index).entityID):\(rowID)")
         }
         for update in changes.updates { rows.append("\(update.entity.entityID):\(update.rowID)") }
         for delete in changes.deletes { rows.append("\(delete.entity.entityID):\(delete.rowID)") }

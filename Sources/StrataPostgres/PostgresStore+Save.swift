@@ -50,14 +50,14 @@ extension PostgresStore {
     /// `strata_external`, and the replaced ones are deleted. The transaction ends with a `NOTIFY` that other
     /// processes' stores hear once it commits.
     ///
-    /// - Returns: the inserted rows' IDs and versions and the updated rows' new versions.
+    /// - Returns: the inserted rows' IDs and the updated rows' new versions.
     /// - Throws: ``ObjectGraphError/optimisticLockingConflict(_:)`` (nothing written);
     ///   ``PostgresStoreError/connectionLost(reason:)``, ``PostgresStoreError/serializationFailure(attempts:message:)``
     ///   (after the configured tries), ``PostgresStoreError/uniquenessViolation(constraint:detail:)``,
     ///   ``PostgresStoreError/unsupportedValue(entity:attribute:reason:)``: each with nothing written.
     public func save(_ changes: StoreChanges) throws -> StoreSaveResult {
         guard !changes.isEmpty else {
-            return StoreSaveResult(insertedRowIDs: [], insertedVersions: [], updatedVersions: [])
+            return StoreSaveResult()
         }
         let result = try inTransaction { connection in try write(changes, connection: connection) }
         rowCacheGroup.invalidate(changes, store: identifier)
@@ -65,20 +65,25 @@ extension PostgresStore {
     }
 
     private func write(_ changes: StoreChanges, connection: PostgresConnection) throws -> StoreSaveResult {
-        var result = StoreSaveResult(insertedRowIDs: [], insertedVersions: [], updatedVersions: [])
-        // Every insert's row ID first: rows and links of this save may name the rows it inserts.
-        var rowIDs = changes.inserts.map(\.rowID)
-        var pending: [ObjectIdentifier: [Int]] = [:]
-        for (index, insert) in changes.inserts.enumerated() where insert.rowID == nil {
-            pending[ObjectIdentifier(insert.entity.rootEntity), default: []].append(index)
+        var result = StoreSaveResult()
+        // Every insert's row ID first: rows and links of this save may name the rows it inserts. The inserts'
+        // entries are not made for it (a context's are made from its objects as they are read).
+        var pending: [ObjectIdentifier: (entity: EntityDescription, count: Int)] = [:]
+        for index in changes.inserts.indices where changes.inserts.rowID(at: index) == nil {
+            let entity = changes.inserts.entity(at: index)
+            pending[ObjectIdentifier(entity.rootEntity), default: (entity, 0)].count += 1
         }
-        for indexes in pending.values {
-            let allocated = try nextRowIDs(
-                indexes.count, for: changes.inserts[indexes[0]].entity, connection: connection)
-            for (index, rowID) in zip(indexes, allocated) { rowIDs[index] = rowID }
+        var nextRowIDs: [ObjectIdentifier: IndexingIterator<[UInt64]>] = [:]
+        for (key, tableInserts) in pending {
+            nextRowIDs[key] = try self.nextRowIDs(tableInserts.count, for: tableInserts.entity, connection: connection)
+                .makeIterator()
         }
-        let insertedRowIDs = rowIDs.map { $0! }
-        result.insertedRowIDs = insertedRowIDs
+        for index in changes.inserts.indices {
+            result.insertedRowIDs.append(
+                changes.inserts.rowID(at: index)
+                    ?? nextRowIDs[ObjectIdentifier(changes.inserts.entity(at: index).rootEntity)]!.next()!)
+        }
+        let insertedRowIDs = result.insertedRowIDs
         func resolve(_ reference: ObjectReference?) -> StoredReference? {
             reference?.resolved(in: changes, insertedRowIDs: insertedRowIDs)
         }
@@ -126,8 +131,7 @@ extension PostgresStore {
             pendingInserts[group]!.statement = statement
             pendingInserts[group]!.rows.append("(" + values.joined(separator: ", ") + ")")
             if statement.binds.count > 60_000 - columns.count { try flush(group) }
-            result.insertedVersions.append(insert.version)
-            result.insertedExternalReferences.append(external)
+            if !external.isEmpty { result.insertedExternalReferences[index] = external }
         }
         for group in pendingInserts.keys { try flush(group) }
         // Row IDs chosen outside the sequence (an import's): the sequence moves past them.

@@ -97,7 +97,8 @@ extension ManagedObjectContext {
         try validateForSave()
 
         // Group the changes by store; an inserted object is named by its position among its store's inserts (found in
-        // its batch's `insertedPositions`).
+        // its batch's `insertedPositions`). No entry is made for an insert: the store makes each from its object and
+        // the to-ones found here as it writes them (`StoreChanges.Inserts`), and drops it once written.
         var batches: [ObjectIdentifier: SaveBatch] = [:]
         func batch(_ store: any PersistentStore) -> ObjectIdentifier {
             let key = ObjectIdentifier(store)
@@ -120,11 +121,7 @@ extension ManagedObjectContext {
                 let key = batch(store)
                 lastBatch = (key, batches[key]!)
             }
-            let saving = lastBatch!.batch
-            saving.changes.inserts.append(
-                StoreChanges.Insert(
-                    entity: object.entity, values: object.persistentValues, rowID: object.objectID.rowID))
-            saving.inserted.append(object)
+            lastBatch!.batch.inserted.append(object)
         }
         // Each batch's inserted objects found by their positions: a table of 4-byte slots hashed by address, where a
         // dictionary of every inserted object's (store, position) took a SipHash an insert and another a reference.
@@ -187,11 +184,13 @@ extension ManagedObjectContext {
         var sharedReferences = SharedArrays<ObjectReference?>(expected: inserted.count + updated.count)
         // Batch by batch, each in its order of insertion (each object's position without a lookup).
         for saving in batches.values {
+            saving.insertedReferences.reserveCapacity(saving.inserted.count)
             for (index, object) in saving.inserted.enumerated() {
-                saving.changes.inserts[index].references = sharedReferences.shared(
-                    try references(of: object, batch: saving))
+                saving.insertedReferences.append(sharedReferences.shared(try references(of: object, batch: saving)))
                 try links(of: object, batch: saving, source: .inserted(index), all: true)
             }
+            saving.changes.inserts = StoreChanges.Inserts(
+                InsertedObjectsSource(objects: saving.inserted, references: saving.insertedReferences))
         }
         // The store is looked up when the ID names another than the last one's (a lock and a search each), as for the
         // deletions below.
@@ -343,24 +342,23 @@ extension ManagedObjectContext {
         // removal an object, and its room is free before the rows are cached. The batch holds the objects.
         let insertedAll = inserted.count == self.inserted.count
         if insertedAll { self.inserted.removeAll() }
-        // What the loop needs of each insert, taken out of the inserts' list so that the list (48 bytes an insert,
-        // 48 MB of W1.graph's peak at a million) goes before the row cache makes room; this one is 16 bytes an insert.
-        var settling = batch.changes.inserts.map { (values: $0.values, references: $0.references) }
+        // The store is done with the inserts: their source goes, and with it its hold on each object's to-ones, which
+        // then go one by one as the objects settle.
         batch.changes.inserts = []
         reserveCachedRows(for: inserted, store: store.identifier)
         for (index, object) in inserted.enumerated() {
             let id = ManagedObjectID(entity: object.entity, store: identity, rowID: result.insertedRowIDs[index])
             if object.objectID != id { rekey(object, to: id) }
-            let references = resolvedArrays.result(for: settling[index].references) {
+            let references = resolvedArrays.result(for: batch.insertedReferences[index]) {
                 sharedReferences.shared($0.map(resolved))
             }
-            let values = settling[index].values
-            // The store is done with them: each goes as its object settles.
-            settling[index] = ([], [])
+            batch.insertedReferences[index] = []
+            // The values the store wrote (the object's, unchanged since), at the version a context's inserts ask for
+            // (`StoreChanges.Insert`'s first, 1).
             settle(
-                object, values: values, references: references, version: result.insertedVersions[index],
-                external: index < result.insertedExternalReferences.count
-                    ? result.insertedExternalReferences[index] : [:])
+                object, values: object.persistentValues, references: references, version: 1,
+                external: result.insertedExternalReferences.isEmpty
+                    ? [:] : result.insertedExternalReferences[index] ?? [:])
             object.isInserted = false
             if !assignedStores.isEmpty { assignedStores[ObjectIdentifier(object)] = nil }
         }
@@ -541,6 +539,8 @@ private final class SaveBatch {
     let recordsHistory: Bool
     @exclusivity(unchecked) var changes = StoreChanges()
     @exclusivity(unchecked) var inserted: [ManagedObject] = []
+    /// The to-ones of each of ``inserted``, by ``RelationshipDescription/toOneIndex`` (arrays shared where equal).
+    @exclusivity(unchecked) var insertedReferences: [[ObjectReference?]] = []
     /// Where each of ``inserted`` is in it, while the save names inserted objects by their positions.
     @exclusivity(unchecked) var insertedPositions = MemberPositions()
     @exclusivity(unchecked) var updated: [ManagedObject] = []

@@ -23,14 +23,14 @@ package struct HistoryRecord: Sendable {
     /// The record of a save: its inserts (with the row IDs the store gave them), updates and deletes (with the
     /// tombstones the store read from the deleted rows, in delete order).
     package init(
-        _ changes: StoreChanges, insertedRowIDs: [UInt64], tombstones: [[String: AttributeValue]],
+        _ changes: StoreChanges, insertedRowIDs: InsertedRowIDs, tombstones: [[String: AttributeValue]],
         timestamp: Date = Date()
     ) {
         self.timestamp = timestamp
         author = changes.transactionAuthor
         contextName = changes.contextName
-        for (insert, rowID) in zip(changes.inserts, insertedRowIDs) {
-            self.changes.append(Change(type: .insert, entity: insert.entity, rowID: rowID))
+        for (index, rowID) in insertedRowIDs.enumerated() {
+            self.changes.append(Change(type: .insert, entity: changes.inserts.entity(at: index), rowID: rowID))
         }
         for update in changes.updates {
             self.changes.append(

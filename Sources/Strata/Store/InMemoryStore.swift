@@ -165,10 +165,11 @@ public final class InMemoryStore: PersistentStore, RowCacheSharing {
 
     /// Applies the changes atomically: every expected version is checked before anything is written.
     ///
-    /// Inserts get version 1 and their reserved row ID or the table's next one; updates get their
-    /// expected version plus one; an unversioned delete of a row that is already gone does nothing.
+    /// Inserts get their version (1 unless an import keeps another) and their reserved row ID or the table's next
+    /// one; updates get their expected version plus one; an unversioned delete of a row that is already gone does
+    /// nothing.
     ///
-    /// - Returns: the inserted rows' IDs and versions and the updated rows' new versions.
+    /// - Returns: the inserted rows' IDs and the updated rows' new versions.
     /// - Throws: ``ObjectGraphError/optimisticLockingConflict(_:)``, with nothing changed.
     public func save(_ changes: StoreChanges) throws -> StoreSaveResult {
         let result = try write(changes)
@@ -183,14 +184,15 @@ public final class InMemoryStore: PersistentStore, RowCacheSharing {
             // Check every expectation before changing anything: a save is all or nothing.
             try conflicts(changes, in: state)
             let tombstones = recordsHistory ? Self.tombstones(of: changes.deletes, in: state) : []
-            var result = StoreSaveResult(insertedRowIDs: [], insertedVersions: [], updatedVersions: [])
-            for insert in changes.inserts {
-                var table = state.tables[Self.key(insert.entity)] ?? Table()
-                let rowID = insert.rowID ?? table.nextRowID
+            var result = StoreSaveResult()
+            // Every row ID first (without making the inserts' entries): rows may name rows inserted after them.
+            for index in changes.inserts.indices {
+                let entity = changes.inserts.entity(at: index)
+                var table = state.tables[Self.key(entity)] ?? Table()
+                let rowID = changes.inserts.rowID(at: index) ?? table.nextRowID
                 table.nextRowID = max(table.nextRowID, rowID + 1)
-                state.tables[Self.key(insert.entity)] = table
+                state.tables[Self.key(entity)] = table
                 result.insertedRowIDs.append(rowID)
-                result.insertedVersions.append(insert.version)
             }
             func resolve(_ references: [ObjectReference?]) -> [StoredReference?] {
                 references.map { $0?.resolved(in: changes, insertedRowIDs: result.insertedRowIDs) }

@@ -115,6 +115,13 @@ public protocol PersistentStore: AnyObject, Sendable {
     func checkConflicts(_ changes: StoreChanges) throws
 
     /// Applies one save atomically: all of it or, when it throws, none of it.
+    ///
+    /// A context's save hands its inserted objects, and each insert's entry is made from its object as the store
+    /// reads it (``StoreChanges/Inserts``): a store reads the inserts during this call, on the calling thread, writes
+    /// each as it goes and keeps none of them; what the context needs afterwards is in the result.
+    ///
+    /// - Returns: the inserts' row IDs (``InsertedRowIDs``), the updated rows' new versions, and the values written
+    ///   outside their rows.
     /// - Throws: ``ObjectGraphError/optimisticLockingConflict(_:)`` when a row's version is not the expected one.
     func save(_ changes: StoreChanges) throws -> StoreSaveResult
 

@@ -490,8 +490,9 @@ public struct StoreChanges: Sendable {
         }
     }
 
-    /// New objects, in insertion order; ``StoreSaveResult/insertedRowIDs`` follows the same order.
-    public var inserts: [Insert] = []
+    /// New objects, in insertion order; ``StoreSaveResult/insertedRowIDs`` follows the same order. A context's save
+    /// makes each entry from its object when the store reads it (``Inserts``).
+    public var inserts: Inserts = []
     /// Changed objects; ``StoreSaveResult/updatedVersions`` follows the same order.
     public var updates: [Update] = []
     /// Deleted objects. Their links in join tables are removed with them.
@@ -520,19 +521,21 @@ public struct StoreChanges: Sendable {
     public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty && links.isEmpty }
 }
 
-/// What a store did in a save: the row IDs of the inserts (in order) and every written row's new version.
+/// What a store did in a save: the row IDs of the inserts (in order) and every updated row's new version.
+///
+/// An inserted row's version is the one its insert asked for (``StoreChanges/Insert/version``): the saving context
+/// knows it, and the result does not repeat it.
 public struct StoreSaveResult: Sendable {
-    /// The row ID of each insert, in the order of ``StoreChanges/inserts``.
-    public var insertedRowIDs: [UInt64]
-    /// The version of each inserted row (``StoreChanges/Insert/version``: 1 unless an import says otherwise), in
-    /// the order of ``StoreChanges/inserts``.
-    public var insertedVersions: [UInt64]
+    /// The row ID of each insert, in the order of ``StoreChanges/inserts``, as runs of consecutive IDs.
+    public var insertedRowIDs: InsertedRowIDs
     /// The new version of each updated row (its expected version plus one), in the order of ``StoreChanges/updates``.
     public var updatedVersions: [UInt64]
-    /// For each insert and update, the values the store wrote outside the row, by storage index (empty for a
-    /// store that keeps everything in its rows): the row cache keeps only these references, not the bytes.
-    public var insertedExternalReferences: [[Int: UInt64]] = []
-    /// As ``insertedExternalReferences``, for each update in the order of ``StoreChanges/updates``.
+    /// The values each insert wrote outside its row, by storage index, keyed by the insert's position in
+    /// ``StoreChanges/inserts``; an insert that kept everything in its row has no entry (a store that keeps
+    /// everything in its rows returns none). The row cache keeps only these references, not the bytes.
+    public var insertedExternalReferences: [Int: [Int: UInt64]] = [:]
+    /// For each update in the order of ``StoreChanges/updates``, the values the store wrote outside the row, by
+    /// storage index (empty for a store that keeps everything in its rows).
     public var updatedExternalReferences: [[Int: UInt64]] = []
     /// For each update in the order of ``StoreChanges/updates``, the row as the store wrote it, when the store made
     /// it as a fetch returns it (the Strata store's row records, for the updates it wrote from their changed fields);
@@ -544,11 +547,9 @@ public struct StoreSaveResult: Sendable {
     ///
     /// - Parameters:
     ///   - insertedRowIDs: the row ID of each insert, in order.
-    ///   - insertedVersions: the version of each inserted row, in order.
     ///   - updatedVersions: the new version of each updated row, in order.
-    public init(insertedRowIDs: [UInt64], insertedVersions: [UInt64], updatedVersions: [UInt64]) {
+    public init(insertedRowIDs: InsertedRowIDs = [], updatedVersions: [UInt64] = []) {
         self.insertedRowIDs = insertedRowIDs
-        self.insertedVersions = insertedVersions
         self.updatedVersions = updatedVersions
     }
 }
@@ -580,11 +581,11 @@ public enum ObjectReference: Sendable, Hashable {
     case inserted(Int)
 
     /// The reference once the inserts have row IDs.
-    public func resolved(in changes: StoreChanges, insertedRowIDs: [UInt64]) -> StoredReference {
+    public func resolved(in changes: StoreChanges, insertedRowIDs: InsertedRowIDs) -> StoredReference {
         switch self {
         case .stored(let reference): reference
         case .inserted(let index):
-            StoredReference(entity: changes.inserts[index].entity, rowID: insertedRowIDs[index])
+            StoredReference(entity: changes.inserts.entity(at: index), rowID: insertedRowIDs[index])
         }
     }
 }

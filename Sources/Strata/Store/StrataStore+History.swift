@@ -40,7 +40,8 @@ extension StrataStore {
 
     /// Appends the save's history row.
     func recordHistory(
-        _ changes: StoreChanges, insertedRowIDs: [UInt64], tombstones: [[String: AttributeValue]], in table: TableID,
+        _ changes: StoreChanges, insertedRowIDs: InsertedRowIDs, tombstones: [[String: AttributeValue]],
+        in table: TableID,
         txn: WriteTransaction
     ) throws {
         let record = HistoryRecord(changes, insertedRowIDs: insertedRowIDs, tombstones: tombstones)

@@ -522,7 +522,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     /// plus one. Binary values of attributes that allow external storage and reach the engine's blob threshold
     /// are stored as blobs; the blobs of replaced values and of deleted rows are deleted with them.
     ///
-    /// - Returns: the inserted rows' IDs and versions and the updated rows' new versions.
+    /// - Returns: the inserted rows' IDs and the updated rows' new versions.
     /// - Throws: ``ObjectGraphError/optimisticLockingConflict(_:)``; ``ObjectGraphError/storage(_:)`` for an
     ///   engine failure or a stored row that does not decode; ``ObjectGraphError/transformationFailed(key:reason:)``
     ///   when a value cannot be encoded as a row.
@@ -565,28 +565,51 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                     }
                 }
 
-                var result = StoreSaveResult(insertedRowIDs: [], insertedVersions: [], updatedVersions: [])
+                var result = StoreSaveResult()
                 // A row that names a row inserted in this save needs that row's ID before it is encoded: then
-                // every insert gets its ID up front (one reservation per table).
+                // every insert gets its ID up front (one reservation per table), planned in the result's runs. The
+                // inserts' entries are not made for it (a context's are made from its objects as the loop below
+                // reads them, and dropped once written).
+                let inserts = changes.inserts
                 let namesInserts =
-                    changes.inserts.contains {
-                        $0.references.contains { if case .inserted = $0 { true } else { false } }
-                    }
-                    || changes.updates.indices.contains { changes.updates[$0].namesInsertedObjects }
-                var plannedRowIDs: [UInt64?] = changes.inserts.map(\.rowID)
+                    changes.updates.indices.contains { changes.updates[$0].namesInsertedObjects }
+                    || inserts.indices.contains { inserts.namesInserts(at: $0) }
                 if namesInserts {
-                    var pending: [TableID: [Int]] = [:]
-                    for (index, insert) in changes.inserts.enumerated() where insert.rowID == nil {
-                        pending[table(for: insert.entity), default: []].append(index)
+                    // By table, the last entity's at hand: a save's inserts come in runs of a few entities.
+                    var tables: [(table: TableID, count: Int, next: UInt64)] = []
+                    var last: (entity: EntityDescription, slot: Int)?
+                    func slot(of entity: EntityDescription) -> Int {
+                        if let last, last.entity === entity { return last.slot }
+                        let table = table(for: entity)
+                        let slot =
+                            tables.firstIndex { $0.table == table }
+                            ?? {
+                                tables.append((table, 0, 0))
+                                return tables.count - 1
+                            }()
+                        last = (entity, slot)
+                        return slot
                     }
-                    for (table, indexes) in pending {
-                        let first = try txn.reserveRowIDs(indexes.count, in: table).rawValue
-                        for (offset, index) in indexes.enumerated() { plannedRowIDs[index] = first + UInt64(offset) }
+                    for index in inserts.indices where inserts.rowID(at: index) == nil {
+                        tables[slot(of: inserts.entity(at: index))].count += 1
+                    }
+                    for position in tables.indices where tables[position].count > 0 {
+                        tables[position].next =
+                            try txn.reserveRowIDs(tables[position].count, in: tables[position].table).rawValue
+                    }
+                    for index in inserts.indices {
+                        if let rowID = inserts.rowID(at: index) {
+                            result.insertedRowIDs.append(rowID)
+                        } else {
+                            let position = slot(of: inserts.entity(at: index))
+                            result.insertedRowIDs.append(tables[position].next)
+                            tables[position].next += 1
+                        }
                     }
                 }
-                let known = plannedRowIDs.map { $0 ?? 0 }
+                let planned = result.insertedRowIDs
                 func resolve(_ references: [ObjectReference?]) -> [StoredReference?] {
-                    references.map { $0?.resolved(in: changes, insertedRowIDs: known) }
+                    references.map { $0?.resolved(in: changes, insertedRowIDs: planned) }
                 }
 
                 // Each updated row checked and written in one descent (a separate read of its version and blobs
@@ -669,27 +692,25 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                 }
                 if let failure { throw failure }
 
-                // Room for every insert at once: grown an append at a time, each array was copied about log2(inserts)
-                // times, a million-object save holding the old and new buffers together each time.
-                result.insertedRowIDs.reserveCapacity(changes.inserts.count)
-                result.insertedVersions.reserveCapacity(changes.inserts.count)
-                result.insertedExternalReferences.reserveCapacity(changes.inserts.count)
-                for (index, insert) in changes.inserts.enumerated() {
+                // Each insert's entry made, encoded, written and dropped in turn; what the context needs of it
+                // afterwards is its row ID (a run's worth) and, rarely, its values written outside the row.
+                for index in inserts.indices {
+                    let insert = inserts[index]
                     let (bytes, external) = try encode(
                         insert.values, references: resolve(insert.references), of: insert.entity,
                         version: insert.version,
                         previousBlobs: [:], txn: txn)
-                    result.insertedExternalReferences.append(external)
+                    if !external.isEmpty { result.insertedExternalReferences[index] = external }
                     let table = table(for: insert.entity)
-                    if let rowID = plannedRowIDs[index] {
+                    if namesInserts {
+                        try txn.insert(bytes, into: table, at: RowID(planned[index]))
+                    } else if let rowID = insert.rowID {
                         try txn.insert(bytes, into: table, at: RowID(rowID))
-                        writes.add(1, ordering: .relaxed)
                         result.insertedRowIDs.append(rowID)
                     } else {
                         result.insertedRowIDs.append(try txn.insert(bytes, into: table).rawValue)
-                        writes.add(1, ordering: .relaxed)
                     }
-                    result.insertedVersions.append(insert.version)
+                    writes.add(1, ordering: .relaxed)
                 }
                 for links in changes.links {
                     guard case .joinTable(let side) = links.relationship.storage else { continue }
