@@ -175,8 +175,8 @@ extension ManagedObject {
         _modify { yield &madeState.relationshipBaselines }
     }
 
-    /// Counts the recorded changes of the object (property changes and its deletion).
-    var changeCount: UInt64 {
+    /// Counts the recorded changes of the object (property changes and its deletion), wrapping.
+    var changeCount: UInt32 {
         _read {
             if let state { yield state.changeCount } else { yield 0 }
         }
@@ -192,7 +192,7 @@ extension ManagedObject {
     }
 
     /// ``changeCount`` + 1 when the save under way last called ``willSave()`` (0: never called).
-    var willSaveMark: UInt64 {
+    var willSaveMark: UInt32 {
         _read {
             if let state { yield state.willSaveMark } else { yield 0 }
         }
