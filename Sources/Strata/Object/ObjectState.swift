@@ -162,7 +162,11 @@ final class ObjectState {
     /// Records a change of attribute `index`: counted in ``changeCount`` and put in ``changedIndexes``.
     func noteChange(ofAttribute index: Int) {
         changeCount &+= 1
-        if index < 64 { changedAttributeBits |= 1 &<< UInt64(index) } else { madeExtras.changedAttributesHigh.insert(index) }
+        if index < 64 {
+            changedAttributeBits |= 1 &<< UInt64(index)
+        } else {
+            madeExtras.changedAttributesHigh.insert(index)
+        }
     }
 
     /// Records a change of relationship `index`: counted in ``changeCount`` and put in ``changedRelationships``.
