@@ -104,6 +104,9 @@ extension ManagedObject {
         }
     }
 
+    /// Whether any attribute or relationship changed since the last fetch or save.
+    var hasChangedProperties: Bool { state?.hasChangedProperties ?? false }
+
     /// Indexes of the attributes changed since the last fetch or save.
     var changedIndexes: PropertyIndexSet {
         _read {

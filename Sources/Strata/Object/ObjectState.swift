@@ -117,7 +117,10 @@ final class ObjectState {
     /// (``value(at:)``; a decimal or binary value is decoded into ``values`` at its first read), or decoded all at once
     /// by ``decodeAll()``.
     var undecoded: PropertyIndexSet {
-        get { PropertyIndexSet(bits: undecodedBits, high: extras?.undecodedHigh ?? []) }
+        get {
+            guard let extras else { return PropertyIndexSet(bits: undecodedBits) }
+            return PropertyIndexSet(bits: undecodedBits, high: extras.undecodedHigh)
+        }
         set {
             undecodedBits = newValue.bits
             let high = newValue.highIndexes
@@ -126,7 +129,10 @@ final class ObjectState {
     }
     /// Indexes of the attributes changed since the last fetch or save.
     var changedIndexes: PropertyIndexSet {
-        get { PropertyIndexSet(bits: changedAttributeBits, high: extras?.changedAttributesHigh ?? []) }
+        get {
+            guard let extras else { return PropertyIndexSet(bits: changedAttributeBits) }
+            return PropertyIndexSet(bits: changedAttributeBits, high: extras.changedAttributesHigh)
+        }
         set {
             changedAttributeBits = newValue.bits
             let high = newValue.highIndexes
@@ -135,7 +141,10 @@ final class ObjectState {
     }
     /// Indexes of the relationships changed since the last fetch or save.
     var changedRelationships: PropertyIndexSet {
-        get { PropertyIndexSet(bits: changedRelationshipBits, high: extras?.changedRelationshipsHigh ?? []) }
+        get {
+            guard let extras else { return PropertyIndexSet(bits: changedRelationshipBits) }
+            return PropertyIndexSet(bits: changedRelationshipBits, high: extras.changedRelationshipsHigh)
+        }
         set {
             changedRelationshipBits = newValue.bits
             let high = newValue.highIndexes
@@ -143,9 +152,17 @@ final class ObjectState {
         }
     }
 
-    /// Whether attribute `index` is in ``undecoded``.
+    /// Whether ``changedIndexes`` or ``changedRelationships`` has an index: a test of two words, where the sets
+    /// are put together first.
+    var hasChangedProperties: Bool {
+        if changedAttributeBits != 0 || changedRelationshipBits != 0 { return true }
+        guard let extras else { return false }
+        return !extras.changedAttributesHigh.isEmpty || !extras.changedRelationshipsHigh.isEmpty
+    }
+
+    /// Whether attribute `index` is in ``undecoded``: a bit test, where ``undecoded`` puts a set together.
     @inline(__always)
-    private func isUndecoded(_ index: Int) -> Bool {
+    func isUndecoded(_ index: Int) -> Bool {
         index < 64 ? undecodedBits & (1 &<< UInt64(index)) != 0 : extras?.undecodedHigh.contains(index) ?? false
     }
 
@@ -319,10 +336,28 @@ final class ObjectState {
 
     /// Decodes every value not decoded yet: for code that reads ``values`` whole.
     func decodeAll() {
-        guard undecodedBits != 0 || !(extras?.undecodedHigh.isEmpty ?? true) else { return }
+        if let extras, !extras.undecodedHigh.isEmpty {
+            decodeAllWithHighIndexes()
+            return
+        }
+        guard undecodedBits != 0 else { return }
         guard let record else { preconditionFailure("attributes are undecoded without a record") }
         // One access to each property for the whole row: each access is checked for exclusivity at run time, and
         // three a value (the record, the value, the set) were a quarter of decoding a row (W7.graph's validation).
+        ownValues(sharedWith: record.entity.defaultValues)
+        var pending = undecodedBits
+        undecodedBits = 0
+        let attributes = record.entity.attributes
+        while pending != 0 {
+            let index = pending.trailingZeroBitCount
+            pending &= pending &- 1
+            values[index] = record.value(atStorageIndex: attributes[index].storageIndex!)
+        }
+    }
+
+    /// ``decodeAll()`` for an entity with attributes undecoded at indexes of 64 or more (their rest in `extras`).
+    private func decodeAllWithHighIndexes() {
+        guard let record else { preconditionFailure("attributes are undecoded without a record") }
         ownValues(sharedWith: record.entity.defaultValues)
         let pending = undecoded
         undecoded = PropertyIndexSet()
@@ -339,10 +374,9 @@ final class ObjectState {
             defaults.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress }
         }
         guard shared, !defaults.isEmpty else { return }
-        let undecoded = self.undecoded
         var owned: [AttributeValue?] = []
         owned.reserveCapacity(defaults.count)
-        for index in defaults.indices { owned.append(undecoded.contains(index) ? nil : defaults[index]) }
+        for index in defaults.indices { owned.append(isUndecoded(index) ? nil : defaults[index]) }
         values = owned
     }
 

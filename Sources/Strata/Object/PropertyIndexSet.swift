@@ -23,6 +23,9 @@ struct PropertyIndexSet: Sequence, Equatable, ExpressibleByArrayLiteral {
         self.high = high
     }
 
+    /// The set of the indexes below 64 whose bits `bits` has.
+    init(bits: UInt64) { low = bits }
+
     /// The indexes below 64, one bit each.
     var bits: UInt64 { low }
 
