@@ -55,12 +55,13 @@ import Testing
         #expect(!ManagedObjectID(entity: entity, storeIdentifier: zero, rowID: 1).isTemporaryID)
     }
 
-    @Test func anObjectStateIsOneAllocationOfOneHundredSeventySixBytes() {
+    @Test func anObjectStateIsOneAllocationOfOneHundredFortyFourBytes() {
         // Every inserted object and fired fault has one: the tables few objects use are in its extras, made on
-        // first need. 168 bytes asked for at most (its last word, the willSave mark, fills the chunk's room).
+        // first need, and so are its index sets' indexes of 64 or more. 136 bytes asked for at most (a 144-byte
+        // chunk): each index set is one word, and the change count and the willSave mark share one.
         let entity = TestModel.model.entity(named: "GraphThing")!
         let states = (0..<64).map { _ in ObjectState(newObjectOf: entity, coordinator: nil) }
-        #expect(smallestChunk(states) <= 168)
+        #expect(smallestChunk(states) <= 136)
         // Empty tables make no extras; a table given something reads it back, and emptying it reads empty.
         let state = states[0]
         state.externalReferences = [:]
@@ -71,6 +72,31 @@ import Testing
         #expect(state.externalReferences == [2: 9] && state.committedExternalReferences == [0: 4])
         state.externalReferences = [:]
         #expect(state.externalReferences.isEmpty && state.committedExternalReferences == [0: 4])
+    }
+
+    @Test func anObjectStatesIndexSetsKeepIndexesOfSixtyFourAndMore() {
+        // The word holds the first 64 indexes; the rest go to the extras, and read back with them.
+        let entity = TestModel.model.entity(named: "GraphThing")!
+        let state = ObjectState(newObjectOf: entity, coordinator: nil)
+        #expect(!state.hasChangedProperties && state.changedIndexes.isEmpty && state.changedRelationships.isEmpty)
+        state.noteChange(ofAttribute: 3)
+        state.noteChange(ofAttribute: 70)
+        state.noteChange(ofRelationship: 65)
+        #expect(Array(state.changedIndexes) == [3, 70] && Array(state.changedRelationships) == [65])
+        #expect(state.changeCount == 3 && state.hasChangedProperties)
+        state.changedIndexes.remove(3)
+        #expect(Array(state.changedIndexes) == [70] && state.hasChangedProperties)
+        state.changedRelationships = []
+        state.changedIndexes.remove(70)
+        #expect(!state.hasChangedProperties && state.changedIndexes.isEmpty)
+        state.undecoded = [1, 64, 90]
+        #expect(state.isUndecoded(1) && state.isUndecoded(64) && state.isUndecoded(90) && !state.isUndecoded(2))
+        #expect(Array(state.undecoded) == [1, 64, 90])
+        state.undecoded = []
+        #expect(state.undecoded.isEmpty && !state.isUndecoded(64))
+        state.changedRelationships = [0, 100]
+        state.settle(values: [], references: [], version: 2)
+        #expect(!state.hasChangedProperties && state.changedRelationships.isEmpty && state.version == 2)
     }
 
     @Test func equalArraysShareOneBuffer() {

@@ -179,7 +179,7 @@ extension ManagedObjectContext {
         object.version = row.version
         cacheRow(row, for: object)
         changes.refreshed.insert(object.objectID)
-        if object.changedIndexes.isEmpty && object.changedRelationships.isEmpty {
+        if !object.hasChangedProperties {
             updated[key] = nil
             if !retainsRegisteredObjects { retainedObjects[key] = nil }
         }

@@ -130,7 +130,7 @@ extension ManagedObjectContext {
             // bound: a copy of it was retained and released at each attribute.)
             let state = object.state
             for attribute in object.entity.persistentAttributes {
-                if let state, attribute.validationRules.isEmpty, state.undecoded.contains(attribute.index),
+                if let state, attribute.validationRules.isEmpty, state.isUndecoded(attribute.index),
                     attribute.isOptional || state.record?.valueIsNil(of: attribute) == false
                 {
                     continue

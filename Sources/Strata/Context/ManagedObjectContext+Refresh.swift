@@ -17,7 +17,7 @@ extension ManagedObjectContext {
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) throws {
         guard object.managedObjectContext === self, !object.isInserted else { return }
         let key = ObjectIdentifier(object)
-        guard mergeChanges, !object.changedIndexes.isEmpty || !object.changedRelationships.isEmpty else {
+        guard mergeChanges, object.hasChangedProperties else {
             updated[key] = nil
             if deleted[key] == nil { object.turnIntoFault() }
             changes.refreshed.insert(object.objectID)

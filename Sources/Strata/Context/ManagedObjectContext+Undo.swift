@@ -66,7 +66,7 @@ extension ManagedObjectContext {
             guard deleted[key] === object else { return }
             deleted[key] = nil
             object.isDeleted = false
-            if !object.changedIndexes.isEmpty || !object.changedRelationships.isEmpty { updated[key] = object }
+            if object.hasChangedProperties { updated[key] = object }
             changesMade &+= 1
             unhashedDeletions.hash(into: &changes.deleted)
             changes.deleted.remove(object.objectID)

@@ -207,8 +207,7 @@ extension ManagedObject {
     public func didChangeValue(forKey key: String) {
         if let relationship = relationship(forKey: key) {
             if changeProcessingEnabled {
-                changeCount &+= 1
-                changedRelationships.insert(relationship.index)
+                madeState.noteChange(ofRelationship: relationship.index)
                 managedObjectContext?.objectDidChange(self)
             }
             notifyObservers(of: key)
@@ -221,8 +220,7 @@ extension ManagedObject {
     /// ``didChangeValue(forKey:)`` for an attribute the caller knows.
     func didChangeAttribute(_ attribute: AttributeDescription) {
         if changeProcessingEnabled {
-            changeCount &+= 1
-            changedIndexes.insert(attribute.index)
+            madeState.noteChange(ofAttribute: attribute.index)
             managedObjectContext?.objectDidChange(self)
         }
         notifyObservers(of: attribute.name)

@@ -98,8 +98,7 @@ extension ManagedObject {
     ///   then: a closure per change was an allocation per relationship write with no undo manager to take it).
     private func relationshipDidChange(_ relationship: RelationshipDescription, reverse: (() throws -> Void)?) {
         if changeProcessingEnabled {
-            changeCount &+= 1
-            changedRelationships.insert(relationship.index)
+            madeState.noteChange(ofRelationship: relationship.index)
             if let context = managedObjectContext {
                 context.objectDidChange(self)
                 if let reverse {

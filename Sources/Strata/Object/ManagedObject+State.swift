@@ -104,6 +104,9 @@ extension ManagedObject {
         }
     }
 
+    /// Whether any attribute or relationship changed since the last fetch or save.
+    var hasChangedProperties: Bool { state?.hasChangedProperties ?? false }
+
     /// Indexes of the attributes changed since the last fetch or save.
     var changedIndexes: PropertyIndexSet {
         _read {
@@ -175,8 +178,8 @@ extension ManagedObject {
         _modify { yield &madeState.relationshipBaselines }
     }
 
-    /// Counts the recorded changes of the object (property changes and its deletion).
-    var changeCount: UInt64 {
+    /// Counts the recorded changes of the object (property changes and its deletion), wrapping.
+    var changeCount: UInt32 {
         _read {
             if let state { yield state.changeCount } else { yield 0 }
         }
@@ -192,7 +195,7 @@ extension ManagedObject {
     }
 
     /// ``changeCount`` + 1 when the save under way last called ``willSave()`` (0: never called).
-    var willSaveMark: UInt64 {
+    var willSaveMark: UInt32 {
         _read {
             if let state { yield state.willSaveMark } else { yield 0 }
         }

@@ -125,12 +125,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// Whether the object has unsaved changes: inserted, deleted, or any property (transients too) changed.
     public var hasChanges: Bool {
-        isInserted || isDeleted || !changedIndexes.isEmpty || !changedRelationships.isEmpty
+        isInserted || isDeleted || hasChangedProperties
     }
 
     /// Whether the object has changed properties and is neither inserted nor deleted.
     public var isUpdated: Bool {
-        !isInserted && !isDeleted && (!changedIndexes.isEmpty || !changedRelationships.isEmpty)
+        !isInserted && !isDeleted && hasChangedProperties
     }
 
     /// Whether a persistent property differs from its last saved value (unlike ``hasChanges``, a write of the
@@ -140,7 +140,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             // Loaded from a row record: a value not decoded yet is the record's.
             return !changedRelationships.isEmpty
                 || entity.persistentAttributes.contains { attribute in
-                    !state.undecoded.contains(attribute.index)
+                    !state.isUndecoded(attribute.index)
                         && state.values[attribute.index] != record.value(atStorageIndex: attribute.storageIndex!)
                 }
         }

@@ -11,10 +11,13 @@ final class ObjectState {
     /// Values of every attribute (transients included), by ``AttributeDescription/index``; a slot in
     /// ``undecoded`` holds nothing meaningful yet.
     @exclusivity(unchecked) var values: [AttributeValue?]
-    /// The attributes (by index) whose values are still only in ``record``'s bytes: each is read from there
-    /// (``value(at:)``; a decimal or binary value is decoded into ``values`` at its first read), or decoded all at once
-    /// by ``decodeAll()``.
-    @exclusivity(unchecked) var undecoded: PropertyIndexSet
+    /// The bits of ``undecoded``'s indexes below 64 (the rest, never for an entity of 64 attributes or fewer, are in
+    /// the extras).
+    ///
+    /// Each of the state's three index sets keeps its word here and its rare rest in the extras: a
+    /// ``PropertyIndexSet`` is two words, and the second (an empty set for every entity of 64 properties or fewer)
+    /// was 24 of the state's 168 bytes, for each object inserted or fired.
+    @exclusivity(unchecked) private var undecodedBits: UInt64
     /// The row the object was loaded from, when its store keeps rows as records (``StoredRow/isRecord``): while
     /// set, it is the committed state (values, to-ones, blob references), which ``committed``,
     /// ``committedReferences`` and ``committedExternalReferences`` do not hold. ``detachRecord()`` moves it there.
@@ -27,26 +30,28 @@ final class ObjectState {
     /// The coordinator of the context the object was registered in: external values are read through it even
     /// after that context is gone.
     @exclusivity(unchecked) var coordinator: PersistentStoreCoordinator?
-    /// Indexes of the attributes changed since the last fetch or save.
-    @exclusivity(unchecked) var changedIndexes = PropertyIndexSet()
+    /// The bits of ``changedIndexes``'s indexes below 64.
+    @exclusivity(unchecked) private var changedAttributeBits: UInt64 = 0
     /// Each relationship's value by ``RelationshipDescription/index``: nil while it is a fault (not read
     /// since the object was fetched or turned into a fault), else the related objects, held strongly.
     @exclusivity(unchecked) var relationshipValues: [RelationshipValue?]
     /// The to-ones as last fetched or saved, by ``RelationshipDescription/toOneIndex``; nil when the object
     /// has none (a new object, or a fault never fired) or they are in ``record``.
     @exclusivity(unchecked) var committedReferences: [StoredReference?]?
-    /// Indexes of the relationships changed since the last fetch or save.
-    @exclusivity(unchecked) var changedRelationships = PropertyIndexSet()
-    /// Counts the recorded changes of the object (property changes and its deletion).
-    @exclusivity(unchecked) var changeCount: UInt64 = 0
-    /// The order of insertion into its context: saves and fetches list new objects in this order.
-    @exclusivity(unchecked) var insertionSequence: UInt64 = 0
+    /// The bits of ``changedRelationships``'s indexes below 64.
+    @exclusivity(unchecked) private var changedRelationshipBits: UInt64 = 0
+    /// Counts the recorded changes of the object (property changes and its deletion), wrapping: it is only ever
+    /// compared for equality with ``willSaveMark``, so 32 bits serve, and the two share a word.
+    @exclusivity(unchecked) var changeCount: UInt32 = 0
     /// ``changeCount`` + 1 when the save that is under way last called the object's `willSave()` (0: never called).
     /// Kept here rather than in a table of the save's: a million inserts' table was 34 MB of W1.graph's peak, where
-    /// this word fills room the state's allocation had anyway (160 bytes asked, 176 given).
-    @exclusivity(unchecked) var willSaveMark: UInt64 = 0
-    /// What few objects hold (external references, baselines, observers), made when one of them is first given
-    /// something: five empty tables in every state were 40 of its 192 bytes, for each object inserted or fired.
+    /// this half word costs nothing (it shares its word with ``changeCount``).
+    @exclusivity(unchecked) var willSaveMark: UInt32 = 0
+    /// The order of insertion into its context: saves and fetches list new objects in this order.
+    @exclusivity(unchecked) var insertionSequence: UInt64 = 0
+    /// What few objects hold (external references, baselines, observers, property indexes of 64 or more), made
+    /// when one of them is first given something: five empty tables in every state were 40 of its 192 bytes, for
+    /// each object inserted or fired.
     @exclusivity(unchecked) private var extras: Extras?
 
     /// The rarely used part of a state.
@@ -56,6 +61,11 @@ final class ObjectState {
         @exclusivity(unchecked) var attributeBaselines: [Int: AttributeBaseline] = [:]
         @exclusivity(unchecked) var relationshipBaselines: [Int: RelationshipValue] = [:]
         @exclusivity(unchecked) var observers: [String: [UUID: (ManagedObject) -> Void]] = [:]
+        /// The indexes of 64 or more of ``ObjectState/undecoded``, ``ObjectState/changedIndexes`` and
+        /// ``ObjectState/changedRelationships``.
+        @exclusivity(unchecked) var undecodedHigh: Set<Int> = []
+        @exclusivity(unchecked) var changedAttributesHigh: Set<Int> = []
+        @exclusivity(unchecked) var changedRelationshipsHigh: Set<Int> = []
 
         init(externalReferences: [Int: UInt64] = [:], committedExternalReferences: [Int: UInt64] = [:]) {
             self.externalReferences = externalReferences
@@ -100,13 +110,99 @@ final class ObjectState {
         set { if extras != nil || !newValue.isEmpty { madeExtras.observers = newValue } }
     }
 
+    // The index sets, put together from their words and their extras' rest. A set given without indexes of 64 or
+    // more makes no extras.
+
+    /// The attributes (by index) whose values are still only in ``record``'s bytes: each is read from there
+    /// (``value(at:)``; a decimal or binary value is decoded into ``values`` at its first read), or decoded all at once
+    /// by ``decodeAll()``.
+    var undecoded: PropertyIndexSet {
+        get {
+            guard let extras else { return PropertyIndexSet(bits: undecodedBits) }
+            return PropertyIndexSet(bits: undecodedBits, high: extras.undecodedHigh)
+        }
+        set {
+            undecodedBits = newValue.bits
+            let high = newValue.highIndexes
+            if extras != nil || !high.isEmpty { madeExtras.undecodedHigh = high }
+        }
+    }
+    /// Indexes of the attributes changed since the last fetch or save.
+    var changedIndexes: PropertyIndexSet {
+        get {
+            guard let extras else { return PropertyIndexSet(bits: changedAttributeBits) }
+            return PropertyIndexSet(bits: changedAttributeBits, high: extras.changedAttributesHigh)
+        }
+        set {
+            changedAttributeBits = newValue.bits
+            let high = newValue.highIndexes
+            if extras != nil || !high.isEmpty { madeExtras.changedAttributesHigh = high }
+        }
+    }
+    /// Indexes of the relationships changed since the last fetch or save.
+    var changedRelationships: PropertyIndexSet {
+        get {
+            guard let extras else { return PropertyIndexSet(bits: changedRelationshipBits) }
+            return PropertyIndexSet(bits: changedRelationshipBits, high: extras.changedRelationshipsHigh)
+        }
+        set {
+            changedRelationshipBits = newValue.bits
+            let high = newValue.highIndexes
+            if extras != nil || !high.isEmpty { madeExtras.changedRelationshipsHigh = high }
+        }
+    }
+
+    /// Whether ``changedIndexes`` or ``changedRelationships`` has an index: a test of two words, where the sets
+    /// are put together first.
+    var hasChangedProperties: Bool {
+        if changedAttributeBits != 0 || changedRelationshipBits != 0 { return true }
+        guard let extras else { return false }
+        return !extras.changedAttributesHigh.isEmpty || !extras.changedRelationshipsHigh.isEmpty
+    }
+
+    /// Whether attribute `index` is in ``undecoded``: a bit test, where ``undecoded`` puts a set together.
+    @inline(__always)
+    func isUndecoded(_ index: Int) -> Bool {
+        index < 64 ? undecodedBits & (1 &<< UInt64(index)) != 0 : extras?.undecodedHigh.contains(index) ?? false
+    }
+
+    /// Takes attribute `index` out of ``undecoded``.
+    @inline(__always)
+    private func markDecoded(_ index: Int) {
+        if index < 64 {
+            undecodedBits &= ~(1 &<< UInt64(index))
+        } else if let extras {
+            extras.undecodedHigh.remove(index)
+        }
+    }
+
+    /// Records a change of attribute `index`: counted in ``changeCount`` and put in ``changedIndexes``.
+    func noteChange(ofAttribute index: Int) {
+        changeCount &+= 1
+        if index < 64 {
+            changedAttributeBits |= 1 &<< UInt64(index)
+        } else {
+            madeExtras.changedAttributesHigh.insert(index)
+        }
+    }
+
+    /// Records a change of relationship `index`: counted in ``changeCount`` and put in ``changedRelationships``.
+    func noteChange(ofRelationship index: Int) {
+        changeCount &+= 1
+        if index < 64 {
+            changedRelationshipBits |= 1 &<< UInt64(index)
+        } else {
+            madeExtras.changedRelationshipsHigh.insert(index)
+        }
+    }
+
     // Each initializer sets every property without a default exactly once: a property set twice in an
     // initializer is checked for exclusive access at run time (a dozen checks a fired fault, before).
 
     /// The state of a new object of `entity`: default values, empty to-manys, no to-one.
     init(newObjectOf entity: EntityDescription, coordinator: PersistentStoreCoordinator?) {
         values = entity.defaultValues
-        undecoded = PropertyIndexSet()
+        undecodedBits = 0
         record = nil
         committed = nil
         version = 0
@@ -118,7 +214,7 @@ final class ObjectState {
     /// The state of a fault of `entity`: default values, every relationship not read yet.
     init(faultOf entity: EntityDescription, coordinator: PersistentStoreCoordinator?) {
         values = entity.defaultValues
-        undecoded = PropertyIndexSet()
+        undecodedBits = 0
         record = nil
         committed = nil
         version = 0
@@ -137,13 +233,18 @@ final class ObjectState {
             // The usual row (the Strata store's), set directly: through ``loaded(_:of:)``'s tuple, its two empty
             // tables and the row's copies cost about 300 instructions a fired fault (W4b.graph).
             values = entity.defaultValues
-            undecoded = entity.persistentAttributeIndexes
+            let undecoded = entity.persistentAttributeIndexes
+            undecodedBits = undecoded.bits
             record = row
             committed = nil
             committedReferences = nil
-            if row.referencesBlobs {
-                let external = Self.externalReferences(of: row, entity: entity)
-                if !external.isEmpty { extras = Extras(externalReferences: external) }
+            let external =
+                row.referencesBlobs ? Self.externalReferences(of: row, entity: entity) : [Int: UInt64]()
+            let high = undecoded.highIndexes
+            if !external.isEmpty || !high.isEmpty {
+                let made = Extras(externalReferences: external)
+                made.undecodedHigh = high
+                extras = made
             }
             return
         }
@@ -152,12 +253,14 @@ final class ObjectState {
         let (values, undecoded, record, committed, committedExternal, committedReferences, external) =
             Self.loaded(row, of: entity)
         self.values = values
-        self.undecoded = undecoded
+        undecodedBits = undecoded.bits
         self.record = record
         self.committed = committed
         self.committedReferences = committedReferences
-        if !external.isEmpty || !committedExternal.isEmpty {
-            extras = Extras(externalReferences: external, committedExternalReferences: committedExternal)
+        if !external.isEmpty || !committedExternal.isEmpty || !undecoded.highIndexes.isEmpty {
+            let made = Extras(externalReferences: external, committedExternalReferences: committedExternal)
+            made.undecodedHigh = undecoded.highIndexes
+            extras = made
         }
     }
 
@@ -203,14 +306,14 @@ final class ObjectState {
     /// A fired fault that is only read then never makes a values buffer: the buffer, its filling and its freeing were
     /// about 1,100 instructions of each fetched object read once (W4b/W4c.graph), more than reading a field again.
     func value(at index: Int) -> AttributeValue? {
-        guard undecoded.contains(index) else { return values[index] }
+        guard isUndecoded(index) else { return values[index] }
         guard let record else { preconditionFailure("attribute \(index) is undecoded without a record") }
         let attribute = record.entity.attributes[index]
         if Self.decodesInPlace(attribute.type) { return record.value(of: attribute) }
         ownValues(sharedWith: record.entity.defaultValues)
         let value = record.value(of: attribute)
         values[index] = value
-        undecoded.remove(index)
+        markDecoded(index)
         return value
     }
 
@@ -227,16 +330,34 @@ final class ObjectState {
 
     /// Sets attribute `index`'s value: whatever its field held is not decoded.
     func setValue(_ value: AttributeValue?, at index: Int) {
-        undecoded.remove(index)
+        markDecoded(index)
         values[index] = value
     }
 
     /// Decodes every value not decoded yet: for code that reads ``values`` whole.
     func decodeAll() {
-        guard !undecoded.isEmpty else { return }
+        if let extras, !extras.undecodedHigh.isEmpty {
+            decodeAllWithHighIndexes()
+            return
+        }
+        guard undecodedBits != 0 else { return }
         guard let record else { preconditionFailure("attributes are undecoded without a record") }
         // One access to each property for the whole row: each access is checked for exclusivity at run time, and
         // three a value (the record, the value, the set) were a quarter of decoding a row (W7.graph's validation).
+        ownValues(sharedWith: record.entity.defaultValues)
+        var pending = undecodedBits
+        undecodedBits = 0
+        let attributes = record.entity.attributes
+        while pending != 0 {
+            let index = pending.trailingZeroBitCount
+            pending &= pending &- 1
+            values[index] = record.value(atStorageIndex: attributes[index].storageIndex!)
+        }
+    }
+
+    /// ``decodeAll()`` for an entity with attributes undecoded at indexes of 64 or more (their rest in `extras`).
+    private func decodeAllWithHighIndexes() {
+        guard let record else { preconditionFailure("attributes are undecoded without a record") }
         ownValues(sharedWith: record.entity.defaultValues)
         let pending = undecoded
         undecoded = PropertyIndexSet()
@@ -253,10 +374,9 @@ final class ObjectState {
             defaults.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress }
         }
         guard shared, !defaults.isEmpty else { return }
-        let undecoded = self.undecoded
         var owned: [AttributeValue?] = []
         owned.reserveCapacity(defaults.count)
-        for index in defaults.indices { owned.append(undecoded.contains(index) ? nil : defaults[index]) }
+        for index in defaults.indices { owned.append(isUndecoded(index) ? nil : defaults[index]) }
         values = owned
     }
 
@@ -293,12 +413,14 @@ final class ObjectState {
         committed = values
         committedReferences = references
         self.version = version
-        changedIndexes = PropertyIndexSet()
-        changedRelationships = PropertyIndexSet()
+        changedAttributeBits = 0
+        changedRelationshipBits = 0
         if let extras {
             extras.committedExternalReferences = [:]
             extras.attributeBaselines = [:]
             extras.relationshipBaselines = [:]
+            extras.changedAttributesHigh = []
+            extras.changedRelationshipsHigh = []
         }
     }
 

@@ -15,6 +15,23 @@ struct PropertyIndexSet: Sequence, Equatable, ExpressibleByArrayLiteral {
         for element in elements { insert(element) }
     }
 
+    /// The set of the indexes below 64 whose bits `bits` has, and of `high` (each 64 or more): what ``bits`` and
+    /// ``highIndexes`` give back. A holder of many sets keeps the word and only the rare rest apart
+    /// (``ObjectState``).
+    init(bits: UInt64, high: Set<Int>) {
+        low = bits
+        self.high = high
+    }
+
+    /// The set of the indexes below 64 whose bits `bits` has.
+    init(bits: UInt64) { low = bits }
+
+    /// The indexes below 64, one bit each.
+    var bits: UInt64 { low }
+
+    /// The indexes of 64 or more.
+    var highIndexes: Set<Int> { high }
+
     var isEmpty: Bool { low == 0 && high.isEmpty }
 
     var count: Int { low.nonzeroBitCount + high.count }
