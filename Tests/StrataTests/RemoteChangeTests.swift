@@ -73,6 +73,49 @@ import Testing
         try store.close()
     }
 
+    /// A store whose coordinator lets it go while another coordinator's store keeps their engine open: it is freed (the
+    /// engine's report handler does not hold it, and holds no weak reference to it either), and the engine's reports of
+    /// another process's saves go on reaching the store that stays, through the relay of the one that went too.
+    @Test func aStoreLetGoOnASharedEngineIsFreedWhileTheOtherHearsRemoteChanges() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-remote-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let staying = PersistentStoreCoordinator(model: RemoteNotes.model)
+        let store = try #require(
+            try staying.addPersistentStore(
+                .strata(directory: directory, configuration: RemoteNotes.configuration(pollingEvery: .milliseconds(20)))
+            )
+                as? StrataStore)
+        let heard = Lock<[PersistentStoreRemoteChange]>([])
+        store.addRemoteChangeObserver { change in heard.withLock { $0.append(change) } }
+        let context = ManagedObjectContext(coordinator: staying)
+        let note = ManagedObject(entity: RemoteNotes.model.entity(named: "RemoteNote")!, insertInto: context)
+        try note.setValue("shared", forKey: "name")
+        try context.save()
+
+        weak var gone: StrataStore?
+        do {
+            let leaving = PersistentStoreCoordinator(model: RemoteNotes.model)
+            let other = try #require(
+                try leaving.addPersistentStore(
+                    .strata(directory: directory, configuration: RemoteNotes.configuration())) as? StrataStore)
+            #expect(other.engine === store.engine)
+            gone = other
+            let reader = ManagedObjectContext(coordinator: leaving)
+            #expect(try RemoteNotes.note(named: "shared", in: reader) != nil)
+            try leaving.removePersistentStore(other)
+        }
+        #expect(gone == nil, "the store let go is still alive")
+
+        try Self.runWriter(directory, name: "shared", count: 2)
+        let deadline = Date().addingTimeInterval(10)
+        while heard.withLock({ $0.isEmpty }) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(
+            heard.withLock { $0.last?.storeIdentifier } == store.identifier, "no remote change was heard within 10 s")
+        let fresh = ManagedObjectContext(coordinator: staying)
+        #expect(try fresh.object(with: note.objectID).value(forKey: "counter") as? Int64 == 2)
+        try store.close()
+    }
+
     /// Runs `StrataGraphWriter directory name count` to its end.
     static func runWriter(_ directory: String, name: String, count: Int) throws {
         let process = Process()

@@ -137,6 +137,36 @@ import Testing
         #expect(table.slot(of: 20_500) == nil)
     }
 
+    @Test func anEmptiedTableLetsGoOfItsSlotsAndRegrowsToItsFormerPeakInOneStep() {
+        let table = RowTable<Int>()
+        for rowID in UInt64(1)...5_000 { table.insert(Int(rowID), for: rowID) }
+        #expect(table.capacity > 5_000)
+        for rowID in UInt64(1)...5_000 { table.remove(at: table.slot(of: rowID)!) }
+        // Empty, it holds no slots: one row at a time then lands in a small table, never in a large sparse one.
+        #expect(table.count == 0 && table.capacity == 0 && table.tombstoneCount == 0)
+        for rowID in UInt64(1)...100 {
+            table.insert(Int(rowID), for: rowID)
+            #expect(table.capacity == RowTable<Int>.smallCapacity)
+            table.remove(at: table.slot(of: rowID)!)
+        }
+        // Filled again, it grows once past a small table's size, straight to the fewest slots that hold 5,000 rows.
+        var capacities: Set<Int> = []
+        for rowID in UInt64(10_001)...15_000 {
+            table.insert(Int(rowID), for: rowID)
+            capacities.insert(table.capacity)
+        }
+        #expect(capacities == [RowTable<Int>.smallCapacity, 5_000 * 8 / 7 + 1])
+        #expect((UInt64(10_001)...15_000).allSatisfy { table.slot(of: $0).map { table[$0] } == Int($0) })
+        #expect(table.slot(of: 1) == nil)
+        // Filled with fewer rows after that, it remembers the smaller peak.
+        for rowID in UInt64(10_001)...15_000 { table.remove(at: table.slot(of: rowID)!) }
+        for rowID in UInt64(1)...300 { table.insert(Int(rowID), for: rowID) }
+        for rowID in UInt64(1)...300 { table.remove(at: table.slot(of: rowID)!) }
+        for rowID in UInt64(1)...300 { table.insert(Int(rowID), for: rowID) }
+        #expect(table.capacity == 300 * 8 / 7 + 1)
+        #expect(table.count == 300 && (UInt64(1)...300).allSatisfy { table.slot(of: $0).map { table[$0] } == Int($0) })
+    }
+
     @Test func updateEachChangesEveryValueInPlace() {
         let table = RowTable<Int>()
         for rowID in UInt64(10)..<20 { table.insert(1, for: rowID) }

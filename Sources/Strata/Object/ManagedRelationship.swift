@@ -26,6 +26,8 @@ public struct ManagedRelationship<Value: RelationshipConvertible>: DeclaredManag
     @usableFromInline let propertyKey: PropertyKey
 
     /// A property backed by the relationship `key`.
+    // Inlinable for the reason ``ManagedAttribute``'s `init(_:)` is: the key is passed borrowed, not released here.
+    @inlinable
     public init(_ key: String) { propertyKey = .named(key) }
 
     /// A property backed by the relationship named after the property.

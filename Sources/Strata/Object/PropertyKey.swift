@@ -11,7 +11,9 @@ import StrataLock
 struct PropertyKey: Hashable, Sendable {
     let number: UInt32
 
-    /// The key of a property declared with its attribute's or relationship's name.
+    /// The key of a property declared with its attribute's or relationship's name (called from the wrappers'
+    /// inlined initializers, with the name borrowed).
+    @usableFromInline
     static func named(_ key: String) -> PropertyKey { PropertyKeyTable.shared.intern(name: key) }
 
     /// The key of a property declared without a name, from the compiler's `#fileID`, `#line` and `#column`.

@@ -52,7 +52,9 @@ extension StrataStore {
         let observers = remoteChangeObservers.withLock { Array($0.values) }
         guard !observers.isEmpty else { return }
         // Off this thread: it may be in the middle of a write transaction, holding the store's writer lock, which an
-        // observer that saves at once would wait for.
+        // observer that saves at once would wait for. Weakly: a store gone meanwhile posts nothing. (Only a store with
+        // remote-change observers that another process changed gets the side table a weak reference makes; see
+        // ``ExternalCommitRelay``.)
         DispatchQueue.global().async { [weak self] in
             guard let self else { return }
             let change = PersistentStoreRemoteChange(
@@ -67,7 +69,10 @@ extension StrataStore {
         let (seconds, attoseconds) = interval.components
         let nanoseconds = max(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000), 1_000_000)
         timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
-        timer.setEventHandler { [weak self] in self?.checkForRemoteChanges() }
+        // The engine, not the store: a weak reference to the store would give it a side table
+        // (``ExternalCommitRelay``). ``checkForRemoteChanges()`` only reads the engine, which the timer may hold until
+        // it is cancelled (the store's close or deinit); a closed engine's snapshot reads nothing from the log.
+        timer.setEventHandler { [engine] in _ = engine.snapshot() }
         timer.resume()
         let poller = RemoteChangePoller(timer: timer)
         remoteChangePoller.withLock { $0 = poller }

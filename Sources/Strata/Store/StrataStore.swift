@@ -70,6 +70,9 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     let remoteChangeObservers = Lock<[RemoteChangeObservation: @Sendable (PersistentStoreRemoteChange) -> Void]>([:])
     /// The timer of ``StrataStoreConfiguration/remoteChangePollingInterval``, cancelled at close.
     let remoteChangePoller = Lock<RemoteChangePoller?>(nil)
+    /// What hands the engine's reports of other processes' commits to the store: attached at the end of the
+    /// initializer, detached in `deinit`.
+    private let externalCommitRelay = ExternalCommitRelay()
     /// The join tables of relationships kept in them, by table name.
     let joinTables: [String: TableID]
     /// The secondary indexes relationships are read through, by name (``relationshipIndexes(of:)``).
@@ -227,11 +230,16 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
             try? OpenEngines.shared.close(engine, directory: directory, fileSystem: configuration.fileSystem)
             throw ObjectGraphError.storage(error)
         }
-        engine.onExternalCommits { [weak self] commits in self?.takeIn(commits) }
+        // Through a relay, not a `[weak self]` closure: a weak reference would give the store a side table
+        // (``ExternalCommitRelay``).
+        let relay = externalCommitRelay
+        relay.attach(self)
+        engine.onExternalCommits { commits in relay.relay(commits) }
         if let interval = configuration.remoteChangePollingInterval { startPollingForRemoteChanges(every: interval) }
     }
 
     deinit {
+        externalCommitRelay.detach()
         remoteChangePoller.withLock { $0?.cancel() }
     }
 

@@ -71,11 +71,11 @@ final class PageStore: Sendable {
         guard number >= 1, number < pageCount || number < pendingLimit.load(ordering: .acquiring) else {
             throw StorageError.corrupt(fileName, at: 0, "reference to page \(number) outside 1..<\(pageCount)")
         }
-        if let span = map.span(for: number) {
+        return try map.withSpan(for: number) { span in
+            guard let span else { return try withPageFromFile(number) { try body($0, $1, nil) } }
             let page = mappedPage(number, in: span)
             return try body(page, try header(of: page, number, in: span, fully: fully), span)
         }
-        return try withPageFromFile(number) { try body($0, $1, nil) }
     }
 
     /// Reads page `number` with a positional read, whatever the referenceable range, and verifies it: how the newest
