@@ -329,16 +329,27 @@ extension ManagedObjectContext {
                 throw ObjectGraphError.unknownStore(group.store.uuid)
             }
             group.sortByRowID()
-            let (uuid, root, rowIDs, members) = (group.store.uuid, group.root, group.rowIDs, group.members)
-            var batch = RowCache.Batch(coordinator.rowCache, expected: rowIDs.count)
-            // Each row goes to its member's entry as the store decodes it: no array of the rows, no matching pass.
-            try store.forEachRow(withIDs: rowIDs, of: root) { position, row in
-                batch.append(
-                    row, for: RowCache.Key(store: uuid, entity: root, rowID: rowIDs[position]),
-                    heldBy: members[position])
-                members[position].holdsCachedRow = true
+            let (rowIDs, members) = (group.rowIDs, group.members)
+            // The rows found and their row IDs, as the store decodes them (no matching pass), then recorded in the
+            // group's one table at once: `members` holds their objects meanwhile, so no ``RowCache/Batch`` (a key
+            // and a retained object a row, its table found again for each) is needed.
+            var rows: [StoredRow] = []
+            var found: [UInt64] = []
+            rows.reserveCapacity(rowIDs.count)
+            found.reserveCapacity(rowIDs.count)
+            var failure: (any Error)?
+            do {
+                try store.forEachRow(withIDs: rowIDs, of: group.root) { position, row in
+                    rows.append(row)
+                    found.append(rowIDs[position])
+                    members[position].holdsCachedRow = true
+                }
+            } catch {
+                failure = error
             }
-            batch.record()
+            // Recorded even when the read failed part way: the members marked as holding their rows do.
+            coordinator.rowCache.storeRetaining(rows, rowIDs: found, store: group.store.uuid, root: group.root)
+            if let failure { throw failure }
         }
     }
 }
