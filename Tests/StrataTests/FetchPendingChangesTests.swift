@@ -95,4 +95,37 @@ import Testing
         #expect(!rest.contains { $0 === all[1] })
         #expect(try context.count(for: request) == rest.count)
     }
+
+    /// Pending changes of another entity leave the sort and the window to the store (its results become objects
+    /// without a merge), and the fetched objects are the registered ones; a pending change of the fetched entity is
+    /// still folded in.
+    @Test(arguments: StoreKind.allCases)
+    func anotherEntitysPendingChangesLeaveTheWindowToTheStore(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind, model: FetchTestModel.model)
+        let seed = stack.context()
+        for (serial, salary) in [(1, 100), (2, 200), (3, 300), (4, 400)] as [(Int64, Int64)] {
+            let employee = FetchEmployee(context: seed)
+            employee.serial = serial
+            employee.salary = salary
+        }
+        try seed.save()
+        let context = stack.context()
+        let registered = try context.fetch(FetchRequest<FetchEmployee>(entityName: "FetchEmployee"))
+        let department = FetchDepartment(context: context)
+        department.name = "unsaved"
+        #expect(context.hasChanges)
+        let request = FetchRequest<FetchEmployee>(entityName: "FetchEmployee")
+        try request.setPredicate(format: "salary > %d", 150)
+        request.sortKeys = [SortKey("salary", ascending: false)]
+        request.fetchOffset = 1
+        request.fetchLimit = 2
+        let window = try context.fetch(request)
+        #expect(window.map(fetchKey) == ["e3", "e2"])
+        #expect(window.allSatisfy { found in registered.contains { $0 === found } })
+        #expect(try context.count(for: request) == 2)
+        let newcomer = FetchEmployee(context: context)
+        newcomer.serial = 9
+        newcomer.salary = 350
+        #expect(try context.fetch(request).map(fetchKey) == ["e9", "e3"])
+    }
 }

@@ -52,7 +52,7 @@ extension ManagedObjectContext {
             for: row.entity === id.entity
                 ? id : ManagedObjectID(entity: row.entity, store: id.store, rowID: id.rowID!))
         // A new fault holds no entry yet: its row is one more holder's.
-        rows.append(row, for: RowCache.Key(object.objectID), heldBy: object)
+        rows.append(row, for: RowCache.Key(borrowing: object), heldBy: object)
         object.holdsCachedRow = true
         if populate { object.load(row) }
         return object

@@ -216,6 +216,27 @@ final class RowCache: Sendable {
         }
     }
 
+    /// Records rows of one store's table read together (a to-many's batch of members), `rows[i]` as row `rowIDs[i]`,
+    /// each in the entry an object retains with it: one lock, one clock reading and one search for the table for all
+    /// of them. The caller holds those objects until this returns (``Batch`` holds them itself, a key and an object
+    /// per row).
+    func storeRetaining(_ rows: [StoredRow], rowIDs: [UInt64], store: UUID, root: EntityDescription) {
+        precondition(rows.count == rowIDs.count, "a row ID for each row")
+        guard !rows.isEmpty else { return }
+        let now = Date()
+        let key = Key(store: store, entity: root, rowID: rowIDs[0])
+        state.withLock { state in
+            let table = state.makeTable(of: key)
+            for index in rows.indices {
+                // In place when the key has an entry; else made where the one search ended.
+                let (slot, inserted) = state.tables[table].rows.slot(of: rowIDs[index]) {
+                    Entry(rows[index], at: now, references: 1)
+                }
+                if !inserted { state.tables[table].rows[slot].update(rows[index], at: now) }
+            }
+        }
+    }
+
     /// Makes room for `count` more entries in the table of `key` (its store and table; the row ID is not read), so
     /// that they go in without the table growing.
     func reserveCapacity(forAdding count: Int, to key: Key) {

@@ -65,19 +65,8 @@ extension ManagedObjectContext {
             }
         }
         let merges = stores.count > 1 || !changed.isEmpty || !pendingObjects.isEmpty
-        var storeRequest = StoreFetchRequest(entity: entity)
-        storeRequest.includesSubentities = request.includesSubentities
-        storeRequest.predicate = request.predicate
-        storeRequest.sortKeys = request.sortKeys
-        storeRequest.resultKind = kind
-        storeRequest.rowLimit = rowLimit
-        storeRequest.isCancelled = isCancelled
-        if merges {
-            storeRequest.returnsSortValues = !request.sortKeys.isEmpty
-        } else {
-            storeRequest.fetchOffset = request.fetchOffset
-            storeRequest.fetchLimit = request.fetchLimit
-        }
+        let storeRequest = self.storeRequest(
+            of: request, entity: entity, kind: kind, merges: merges, rowLimit: rowLimit, isCancelled: isCancelled)
         var matches: [FetchMatch] = []
         for (index, store) in stores.enumerated() {
             let result = try store.fetch(storeRequest)
@@ -107,6 +96,46 @@ extension ManagedObjectContext {
         var window = matches.dropFirst(min(request.fetchOffset, matches.count))
         if request.fetchLimit > 0 { window = window.prefix(request.fetchLimit) }
         return Array(window)
+    }
+}
+
+extension ManagedObjectContext {
+    /// What each store is asked for a request: with `merges`, every match with its sort values (the window is applied
+    /// after the merge); without, the window too (the store can stop reading early).
+    func storeRequest<Result>(
+        of request: FetchRequest<Result>, entity: EntityDescription, kind: StoreFetchRequest.ResultKind, merges: Bool,
+        rowLimit: Int?, isCancelled: (@Sendable () -> Bool)?
+    ) -> StoreFetchRequest {
+        var storeRequest = StoreFetchRequest(entity: entity)
+        storeRequest.includesSubentities = request.includesSubentities
+        storeRequest.predicate = request.predicate
+        storeRequest.sortKeys = request.sortKeys
+        storeRequest.resultKind = kind
+        storeRequest.rowLimit = rowLimit
+        storeRequest.isCancelled = isCancelled
+        if merges {
+            storeRequest.returnsSortValues = !request.sortKeys.isEmpty
+        } else {
+            storeRequest.fetchOffset = request.fetchOffset
+            storeRequest.fetchLimit = request.fetchLimit
+        }
+        return storeRequest
+    }
+
+    /// The one store's answer to a request when nothing needs merging into it: the request searches one store and,
+    /// when it includes pending changes, none concerns its entities (``hasPendingChanges(concerning:_:)``, which
+    /// errs towards true). The store applies the sort and the window. Nil when the stores' matches must be merged
+    /// (``matches(of:entity:kind:includesPendingChanges:rowLimit:isCancelled:)``).
+    func soleStoreResult<Result>(
+        of request: FetchRequest<Result>, entity: EntityDescription, kind: StoreFetchRequest.ResultKind,
+        rowLimit: Int?, isCancelled: (@Sendable () -> Bool)?
+    ) throws -> (result: StoreFetchResult, store: StoreIdentity)? {
+        let stores = searchedStores(of: request)
+        guard stores.count == 1, !(request.includesPendingChanges && hasPendingChanges(concerning: entity, request))
+        else { return nil }
+        let storeRequest = self.storeRequest(
+            of: request, entity: entity, kind: kind, merges: false, rowLimit: rowLimit, isCancelled: isCancelled)
+        return (try stores[0].fetch(storeRequest), StoreIdentity.interned(stores[0].identifier))
     }
 }
 

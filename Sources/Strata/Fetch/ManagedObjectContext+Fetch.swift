@@ -108,26 +108,59 @@ extension ManagedObjectContext {
         // Faults keep the rows of the first results only (``PersistentStoreCoordinator/fetchRowCacheLimit``);
         // objects to fill need every row.
         let rowLimit = request.returnsObjectsAsFaults ? coordinator.fetchRowCacheLimit : nil
-        let found = try matches(
-            of: request, entity: entity, kind: idsOnly ? .objectIDs : .rows,
-            includesPendingChanges: request.includesPendingChanges, rowLimit: rowLimit, isCancelled: isCancelled)
-        // Room for every result at once: grown one insert at a time, the registry was rehashed about
-        // log2(results) times during a fetch.
-        registry.reserveCapacity(registry.count + found.count)
-        // The rows of new objects go into the row cache together, under one lock.
-        var rows = RowCache.Batch(coordinator.rowCache, expected: found.count)
-        // A loop rather than `map`: the batch, captured `inout` by a closure, was checked for exclusive access at run
-        // time on every result.
+        let kind: StoreFetchRequest.ResultKind = idsOnly ? .objectIDs : .rows
         let populate = !request.returnsObjectsAsFaults
         var objects: [ManagedObject] = []
-        objects.reserveCapacity(found.count)
-        for match in found { objects.append(object(for: match, populate: populate, caching: &rows)) }
-        rows.record()
+        if let (result, store) = try soleStoreResult(
+            of: request, entity: entity, kind: kind, rowLimit: rowLimit, isCancelled: isCancelled)
+        {
+            // The usual fetch: the store's results become objects as they are, with no array of matches between
+            // (each match copied its ID and row in and out: about 500 instructions a result, W4b.graph).
+            objects = self.objects(for: result, of: store, populate: populate)
+        } else {
+            let found = try matches(
+                of: request, entity: entity, kind: kind, includesPendingChanges: request.includesPendingChanges,
+                rowLimit: rowLimit, isCancelled: isCancelled)
+            // Room for every result at once: grown one insert at a time, the registry was rehashed about
+            // log2(results) times during a fetch.
+            registry.reserveCapacity(registry.count + found.count)
+            // The rows of new objects go into the row cache together, under one lock.
+            var rows = RowCache.Batch(coordinator.rowCache, expected: found.count)
+            // A loop rather than `map`: the batch, captured `inout` by a closure, was checked for exclusive access at
+            // run time on every result.
+            objects.reserveCapacity(found.count)
+            for match in found { objects.append(object(for: match, populate: populate, caching: &rows)) }
+            rows.record()
+        }
         // Core Data's batched array: firing one fault of a batch fills the batch with one store query.
         if request.fetchBatchSize > 0, request.includesPropertyValues {
             makeFaultBatches(objects, size: request.fetchBatchSize)
         }
         try prefetch(request.relationshipKeyPathsForPrefetching, of: objects)
+        return objects
+    }
+
+    /// The registered objects of one store's results, in their order, as ``object(for:populate:caching:)`` makes
+    /// each: the rows of new objects go into the row cache together.
+    private func objects(for result: StoreFetchResult, of store: StoreIdentity, populate: Bool) -> [ManagedObject] {
+        let count = result.references.count
+        registry.reserveCapacity(registry.count + count)
+        var rows = RowCache.Batch(coordinator.rowCache, expected: count)
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(count)
+        // The rows of the first results (``StoreFetchRequest/rowLimit``), then IDs alone.
+        let withRows = min(result.rows.count, count)
+        for offset in 0..<withRows {
+            let reference = result.references[offset]
+            let id = ManagedObjectID(entity: reference.entity, store: store, rowID: reference.rowID)
+            objects.append(object(for: id, row: result.rows[offset], populate: populate, caching: &rows))
+        }
+        for offset in withRows..<count {
+            let reference = result.references[offset]
+            let id = ManagedObjectID(entity: reference.entity, store: store, rowID: reference.rowID)
+            objects.append(object(with: id))
+        }
+        rows.record()
         return objects
     }
 
@@ -296,16 +329,27 @@ extension ManagedObjectContext {
                 throw ObjectGraphError.unknownStore(group.store.uuid)
             }
             group.sortByRowID()
-            let (uuid, root, rowIDs, members) = (group.store.uuid, group.root, group.rowIDs, group.members)
-            var batch = RowCache.Batch(coordinator.rowCache, expected: rowIDs.count)
-            // Each row goes to its member's entry as the store decodes it: no array of the rows, no matching pass.
-            try store.forEachRow(withIDs: rowIDs, of: root) { position, row in
-                batch.append(
-                    row, for: RowCache.Key(store: uuid, entity: root, rowID: rowIDs[position]),
-                    heldBy: members[position])
-                members[position].holdsCachedRow = true
+            let (rowIDs, members) = (group.rowIDs, group.members)
+            // The rows found and their row IDs, as the store decodes them (no matching pass), then recorded in the
+            // group's one table at once: `members` holds their objects meanwhile, so no ``RowCache/Batch`` (a key
+            // and a retained object a row, its table found again for each) is needed.
+            var rows: [StoredRow] = []
+            var found: [UInt64] = []
+            rows.reserveCapacity(rowIDs.count)
+            found.reserveCapacity(rowIDs.count)
+            var failure: (any Error)?
+            do {
+                try store.forEachRow(withIDs: rowIDs, of: group.root) { position, row in
+                    rows.append(row)
+                    found.append(rowIDs[position])
+                    members[position].holdsCachedRow = true
+                }
+            } catch {
+                failure = error
             }
-            batch.record()
+            // Recorded even when the read failed part way: the members marked as holding their rows do.
+            coordinator.rowCache.storeRetaining(rows, rowIDs: found, store: group.store.uuid, root: group.root)
+            if let failure { throw failure }
         }
     }
 }
