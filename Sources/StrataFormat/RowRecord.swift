@@ -555,19 +555,11 @@ public enum RowRecord {
             let fieldsOffset = header.fieldsOffset
             return [UInt8](unsafeUninitializedCapacity: fieldsOffset + fieldsLength) { row, count in
                 let raw = UnsafeMutableRawBufferPointer(row)
-                raw[0] = form(endWidth: header.endWidth)
-                var position = 1
-                Varint.write(UInt64(entityID), into: raw, at: &position)
-                Varint.write(rowVersion, into: raw, at: &position)
-                Varint.write(UInt64(fieldCount), into: raw, at: &position)
+                var position = header.writeLeadingBytes(into: raw)
                 staged.withUnsafeBytes { source in
                     for index in 0..<fieldCount {
                         let end = UInt32(littleEndian: source.loadUnaligned(fromByteOffset: 4 * index, as: UInt32.self))
-                        switch header.endWidth {
-                        case 1: raw[position] = UInt8(truncatingIfNeeded: end)
-                        case 2: raw.storeLE(UInt16(truncatingIfNeeded: end), at: position)
-                        default: raw.storeLE(end, at: position)
-                        }
+                        header.storeEnd(Int(end), into: raw, at: position)
                         position += header.endWidth
                     }
                     if fieldsLength > 0 {
@@ -597,23 +589,13 @@ public enum RowRecord {
         let header = Header(
             entityID: entityID, rowVersion: rowVersion, fieldCount: fields.count, fieldsLength: fieldsLength)
         var writer = ByteWriter(capacity: header.fieldsOffset + fieldsLength)
-        writer.write(header.endsOffset) { raw in
-            raw[0] = form(endWidth: header.endWidth)
-            var position = 1
-            Varint.write(UInt64(entityID), into: raw, at: &position)
-            Varint.write(rowVersion, into: raw, at: &position)
-            Varint.write(UInt64(fields.count), into: raw, at: &position)
-        }
+        writer.write(header.endsOffset) { raw in _ = header.writeLeadingBytes(into: raw) }
         writer.write(header.endWidth * fields.count) { raw in
             var end = 0
             var position = 0
             for field in fields {
                 end += field.encodedSize
-                switch header.endWidth {
-                case 1: raw[position] = UInt8(truncatingIfNeeded: end)
-                case 2: raw.storeLE(UInt16(truncatingIfNeeded: end), at: position)
-                default: raw.storeLE(UInt32(truncatingIfNeeded: end), at: position)
-                }
+                header.storeEnd(end, into: raw, at: position)
                 position += header.endWidth
             }
         }
@@ -674,13 +656,7 @@ public enum RowRecord {
         let newHeader = Header(
             entityID: entityID, rowVersion: rowVersion, fieldCount: fieldCount, fieldsLength: fieldsLength)
         var writer = ByteWriter(capacity: newHeader.fieldsOffset + fieldsLength)
-        writer.write(newHeader.endsOffset) { raw in
-            raw[0] = form(endWidth: newHeader.endWidth)
-            var position = 1
-            Varint.write(UInt64(entityID), into: raw, at: &position)
-            Varint.write(rowVersion, into: raw, at: &position)
-            Varint.write(UInt64(fieldCount), into: raw, at: &position)
-        }
+        writer.write(newHeader.endsOffset) { raw in _ = newHeader.writeLeadingBytes(into: raw) }
         writer.write(newHeader.endWidth * fieldCount) { raw in
             var end = 0
             var position = 0
@@ -695,11 +671,7 @@ public enum RowRecord {
                     end += oldEnd - previousEnd
                 }
                 previousEnd = oldEnd
-                switch newHeader.endWidth {
-                case 1: raw[position] = UInt8(truncatingIfNeeded: end)
-                case 2: raw.storeLE(UInt16(truncatingIfNeeded: end), at: position)
-                default: raw.storeLE(UInt32(truncatingIfNeeded: end), at: position)
-                }
+                newHeader.storeEnd(end, into: raw, at: position)
                 position += newHeader.endWidth
             }
         }
@@ -960,6 +932,30 @@ public enum RowRecord {
         case .uri:
             var reader = ByteReader(payload)
             return .uri(try reader.readUTF8(payloadLength))
+        }
+    }
+}
+
+extension RowRecord.Header {
+    /// Writes the bytes before the field ends (form, entity, version, field count) at the start of `raw`, which holds
+    /// at least ``endsOffset`` bytes, and returns where the field ends begin: every row writer's one header layout.
+    @inline(__always)
+    func writeLeadingBytes(into raw: UnsafeMutableRawBufferPointer) -> Int {
+        raw[0] = RowRecord.form(endWidth: endWidth)
+        var position = 1
+        Varint.write(UInt64(entityID), into: raw, at: &position)
+        Varint.write(rowVersion, into: raw, at: &position)
+        Varint.write(UInt64(fieldCount), into: raw, at: &position)
+        return position
+    }
+
+    /// Stores field end `end` at `position` of `raw`, in this header's end width.
+    @inline(__always)
+    func storeEnd(_ end: Int, into raw: UnsafeMutableRawBufferPointer, at position: Int) {
+        switch endWidth {
+        case 1: raw[position] = UInt8(truncatingIfNeeded: end)
+        case 2: raw.storeLE(UInt16(truncatingIfNeeded: end), at: position)
+        default: raw.storeLE(UInt32(truncatingIfNeeded: end), at: position)
         }
     }
 }

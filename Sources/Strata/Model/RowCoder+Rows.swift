@@ -74,13 +74,7 @@ extension RowCoder {
                 referencesBlobs = true
             }
         }
-        for (toOneIndex, field) in toOneFields.enumerated()
-        where !FieldCheck.acceptsToOne(at: field, in: bytes, header: header) {
-            _ = try Self.reference(
-                try RowRecord.field(at: field, in: bytes, header: header),
-                try RowRecord.field(at: field + 1, in: bytes, header: header),
-                of: entity.toOneRelationships[toOneIndex])
-        }
+        try checkToOnes(bytes, header: header)
         return referencesBlobs
     }
 
@@ -106,6 +100,12 @@ extension RowCoder {
             }
         }
         guard references else { return referencesBlobs }
+        try checkToOnes(bytes, header: header)
+        return referencesBlobs
+    }
+
+    /// Checks the to-ones' fields as ``decodeRow(_:header:)`` would decode them.
+    private func checkToOnes(_ bytes: UnsafeRawBufferPointer, header: RowRecord.Header) throws {
         for (toOneIndex, field) in toOneFields.enumerated()
         where !FieldCheck.acceptsToOne(at: field, in: bytes, header: header) {
             _ = try Self.reference(
@@ -113,7 +113,6 @@ extension RowCoder {
                 try RowRecord.field(at: field + 1, in: bytes, header: header),
                 of: entity.toOneRelationships[toOneIndex])
         }
-        return referencesBlobs
     }
 
     /// Checks one attribute's field as ``decodeRow(_:header:)`` would decode it (``checkRow(_:header:)``'s road for a
