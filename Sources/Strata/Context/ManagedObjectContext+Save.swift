@@ -279,7 +279,14 @@ extension ManagedObjectContext {
         for (position, batch) in batches.values.enumerated() {
             let result: StoreSaveResult
             do {
-                result = try batch.store.save(batch.changes)
+                do {
+                    result = try batch.store.save(batch.changes)
+                } catch {
+                    // Nothing was written: the inserted objects that took their rows as the store wrote them
+                    // (`StoreChanges.Inserts.written`) take their values back, every one decoded from its row.
+                    for object in batch.inserted { object.state?.dropRecord() }
+                    throw error
+                }
             } catch ObjectGraphError.optimisticLockingConflict(let ids) where position == 0 {
                 try resolveVersionConflicts(ids, attempt: attempt)
                 return try writeChanges(attempt: attempt + 1)
@@ -349,16 +356,25 @@ extension ManagedObjectContext {
         for (index, object) in inserted.enumerated() {
             let id = ManagedObjectID(entity: object.entity, store: identity, rowID: result.insertedRowIDs[index])
             if object.objectID != id { rekey(object, to: id) }
-            let references = resolvedArrays.result(for: batch.insertedReferences[index]) {
-                sharedReferences.shared($0.map(resolved))
+            if let state = object.state, let row = state.record {
+                batch.insertedReferences[index] = []
+                // The row the store wrote, which the object took in place of its values as it was written (an
+                // inserted object holds no other record): its committed state, as a fetched object's, and the row
+                // cache's row, the same bytes. No values buffer is kept and no decoded row is made.
+                state.settle(record: row, of: object.entity)
+                cacheRow(row, for: object)
+            } else {
+                let references = resolvedArrays.result(for: batch.insertedReferences[index]) {
+                    sharedReferences.shared($0.map(resolved))
+                }
+                batch.insertedReferences[index] = []
+                // The values the store wrote (the object's, unchanged since), at the version a context's inserts ask
+                // for (`StoreChanges.Insert`'s first, 1).
+                settle(
+                    object, values: object.persistentValues, references: references, version: 1,
+                    external: result.insertedExternalReferences.isEmpty
+                        ? [:] : result.insertedExternalReferences[index] ?? [:])
             }
-            batch.insertedReferences[index] = []
-            // The values the store wrote (the object's, unchanged since), at the version a context's inserts ask for
-            // (`StoreChanges.Insert`'s first, 1).
-            settle(
-                object, values: object.persistentValues, references: references, version: 1,
-                external: result.insertedExternalReferences.isEmpty
-                    ? [:] : result.insertedExternalReferences[index] ?? [:])
             object.isInserted = false
             if !assignedStores.isEmpty { assignedStores[ObjectIdentifier(object)] = nil }
         }

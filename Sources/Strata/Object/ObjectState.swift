@@ -445,6 +445,18 @@ final class ObjectState {
         }
     }
 
+    /// Holds `row`, the row record a save is writing for this new object (its values and to-ones as they are now), in
+    /// place of its persistent values while the store's transaction goes on: the values buffer goes (the entity's
+    /// shared defaults stand in, as for a fetched object) and each value is read from the row. Nothing else changes:
+    /// the save completes it with ``settle(record:of:)`` once the store returned, or gives the values back with
+    /// ``dropRecord()`` when it threw. A million inserts then never hold both their values and their rows.
+    func holdWritten(_ row: StoredRow, of entity: EntityDescription) {
+        record = row
+        undecoded = entity.persistentAttributeIndexes
+        // Without transients every slot is the row's; with them the buffer stays (its persistent slots undecoded).
+        if entity.persistentAttributes.count == entity.attributes.count { values = entity.defaultValues }
+    }
+
     /// Forgets the values and the committed state: what a fault holds (relationships and changes are the caller's).
     func forgetValues(of entity: EntityDescription) {
         values = entity.defaultValues

@@ -118,7 +118,9 @@ public protocol PersistentStore: AnyObject, Sendable {
     ///
     /// A context's save hands its inserted objects, and each insert's entry is made from its object as the store
     /// reads it (``StoreChanges/Inserts``): a store reads the inserts during this call, on the calling thread, writes
-    /// each as it goes and keeps none of them; what the context needs afterwards is in the result.
+    /// each as it goes and keeps none of them; what the context needs afterwards is in the result. (The Strata store
+    /// also hands each written row record to its object as it goes, which holds it in place of its values: the
+    /// context completes that when the store returns and undoes it when the store throws.)
     ///
     /// - Returns: the inserts' row IDs (``InsertedRowIDs``), the updated rows' new versions, and the values written
     ///   outside their rows.

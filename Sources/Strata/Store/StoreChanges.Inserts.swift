@@ -105,6 +105,24 @@ extension StoreChanges {
             }
         }
 
+        /// Whether the inserts come from a context's objects, which take the row records a store writes for them
+        /// (``written(_:at:)``): a store that keeps rows as records makes them for no one else.
+        package var takesWrittenRows: Bool {
+            if case .objects = storage { return true }
+            return false
+        }
+
+        /// Hands `row`, the row record the store wrote for the insert at `position` (checked as a fetch checks a row,
+        /// at the insert's version, no value kept outside it), to its object if the inserts come from a context: the
+        /// object holds the row in place of its values from then on (``ObjectState/holdWritten(_:of:)``), the bytes
+        /// the store encoded serving as both. The saving context completes the object's settling onto it when the
+        /// store returns, or gives the object its values back when the store throws. Entries appended by hand take
+        /// nothing.
+        package func written(_ row: StoredRow, at position: Int) {
+            guard case .objects(let source) = storage else { return }
+            source.objects[position].madeState.holdWritten(row, of: row.entity)
+        }
+
         /// Whether the insert at `position` names an object inserted in the same save, without making its entry.
         package func namesInserts(at position: Int) -> Bool {
             let references =
@@ -121,7 +139,8 @@ extension StoreChanges {
 /// the save resolved for it; each insert's entry is made from them when a store reads it.
 struct InsertedObjectsSource: @unchecked Sendable {
     // Safety: a store reads the inserts inside `save(_:)`, which the saving context calls on its own thread and
-    // waits for; nothing reads them after it returns (the context drops them), and no store keeps them.
+    // waits for, and hands the objects their written rows there (`written(_:at:)`); nothing reads them after it
+    // returns (the context drops them), and no store keeps them.
     /// The inserted objects, in insertion order.
     let objects: [ManagedObject]
     /// Each object's to-ones, by ``RelationshipDescription/toOneIndex``.

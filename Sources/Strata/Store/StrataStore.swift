@@ -701,7 +701,12 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                 if let failure { throw failure }
 
                 // Each insert's entry made, encoded, written and dropped in turn; what the context needs of it
-                // afterwards is its row ID (a run's worth) and, rarely, its values written outside the row.
+                // afterwards is its row ID (a run's worth) and, rarely, its values written outside the row. A
+                // context's object takes its row as it is written, in place of its values (`Inserts.written`): the
+                // row is what the row cache and the object keep after the save, and its bytes are the ones encoded
+                // here (a million rows handed back in the result would all be held on top of the objects' values
+                // until the save returned).
+                let takesRows = inserts.takesWrittenRows
                 for index in inserts.indices {
                     let insert = inserts[index]
                     let (bytes, external) = try encode(
@@ -719,6 +724,9 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
                         result.insertedRowIDs.append(try txn.insert(bytes, into: table).rawValue)
                     }
                     writes.add(1, ordering: .relaxed)
+                    if takesRows, external.isEmpty, let row = writtenRow(bytes, of: insert) {
+                        inserts.written(row, at: index)
+                    }
                 }
                 for links in changes.links {
                     guard case .joinTable(let side) = links.relationship.storage else { continue }
@@ -885,6 +893,21 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
         return StoredRow(
             entity: update.entity, version: update.expectedVersion + 1, checkedRecord: bytes,
             referencesBlobs: referencesBlobs)
+    }
+
+    /// The row an insert wrote, checked as a read would check it (``RowCoder/checkRow(_:header:)``), for its object
+    /// and the row cache to hold as a fetch would give it: nil for an entity whose rows are not kept as records, and
+    /// for a row the check refuses (a value its field cannot hold back, which validation let through) or that
+    /// references a blob (its object settles onto its values).
+    private func writtenRow(_ bytes: [UInt8], of insert: StoreChanges.Insert) -> StoredRow? {
+        let entity = insert.entity
+        guard entity.keepsRowsAsRecords,
+            let referencesBlobs = try? bytes.withUnsafeBytes({ buffer in
+                try codersByEntityID[Int(entity.entityID)]!.checkRow(
+                    buffer, header: try RowRecord.Header.decode(buffer))
+            }), !referencesBlobs
+        else { return nil }
+        return StoredRow(entity: entity, version: insert.version, checkedRecord: bytes, referencesBlobs: false)
     }
 
     /// A row's fields for `values`, each value checked against the indexes that take it.
