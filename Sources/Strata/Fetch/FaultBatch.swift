@@ -66,6 +66,13 @@ final class FaultBatch {
         }
     }
 
+    /// Makes a to-many's batch (``Filling/rows``) of `members`, faults in no batch yet, and attaches it to each.
+    private init(rowsOf members: [Member?]) {
+        self.members = members
+        filling = .rows
+        for case let member? in members { member.object.faultBatch = self }
+    }
+
     /// Takes `object` out of the batch: it goes away, or joins another batch. (A batch that read its rows lists no
     /// members: its rows' objects are compared by identity only, and no object joins it.)
     func forget(_ object: ManagedObject) {
@@ -144,6 +151,23 @@ final class FaultBatch {
         return nil
     }
 
+    /// Groups the members of a to-many that are faults with no row and in no batch into batches of `size` whose rows
+    /// are read together (``Filling/rows``), in their order; a lone one left over is not batched. Each batch's
+    /// members are listed as the batch holds them (not retained), without an array of the objects in between.
+    static func makeBatches(ofRowsOf objects: [ManagedObject], size: Int) {
+        var members: [Member?] = []
+        members.reserveCapacity(Swift.min(objects.count, size))
+        for object in objects
+        where object.isFault && !object.holdsCachedRow && object.faultBatch == nil && !object.objectID.isTemporaryID {
+            members.append(Member(object: object))
+            if members.count == size {
+                _ = FaultBatch(rowsOf: members)
+                members.removeAll(keepingCapacity: true)
+            }
+        }
+        if members.count > 1 { _ = FaultBatch(rowsOf: members) }
+    }
+
     /// Detaches the batch from every member and returns those that are still faults registered in `context` (a
     /// batched fetch's: ``Filling/objects``).
     func takeFaults(in context: ManagedObjectContext) -> [ManagedObject] {
@@ -191,16 +215,6 @@ extension ManagedObjectContext {
     /// from the row cache (a ``stalenessInterval`` of 0 sends every fault to the store).
     func makeRelationshipFaultBatches(_ members: [ManagedObject]) {
         guard parent == nil, stalenessInterval != 0, members.count > 1 else { return }
-        var batch: [ManagedObject] = []
-        batch.reserveCapacity(Swift.min(members.count, Self.relationshipFaultBatchSize))
-        for member in members
-        where member.isFault && !member.holdsCachedRow && member.faultBatch == nil && !member.objectID.isTemporaryID {
-            batch.append(member)
-            if batch.count == Self.relationshipFaultBatchSize {
-                _ = FaultBatch(batch, filling: .rows)
-                batch.removeAll(keepingCapacity: true)
-            }
-        }
-        if batch.count > 1 { _ = FaultBatch(batch, filling: .rows) }
+        FaultBatch.makeBatches(ofRowsOf: members, size: Self.relationshipFaultBatchSize)
     }
 }
