@@ -31,6 +31,24 @@ import Testing
         #expect(!related.contains(objects[3]) && related.count == 3)
     }
 
+    /// Distinct members (a to-many read from the store) are taken in their order, each at its position.
+    @Test func distinctMembersAreTakenInTheirOrder() {
+        let objects = Self.objects(700)
+        var related = RelatedObjects(objects)
+        #expect(related.objects.map(ObjectIdentifier.init) == objects.map(ObjectIdentifier.init))
+        #expect(related.objects.enumerated().allSatisfy { related.position(of: $1) == $0 })
+        #expect(RelatedObjects([]).count == 0)
+        // The table made at their size still grows and finds them as members come and go.
+        let extra = Self.objects(300)
+        let added = extra.map { related.append($0) }
+        #expect(added.allSatisfy { $0 })
+        let again = related.append(objects[699])
+        let removed = related.remove(objects[0], keepingOrder: false)
+        #expect(!again && removed)
+        #expect(related.count == 999 && !related.contains(objects[0]))
+        #expect(related.objects.enumerated().allSatisfy { related.position(of: $1) == $0 })
+    }
+
     @Test func orderedInsertsAndRemovalsKeepEveryPositionRight() {
         let objects = Self.objects(6)
         var related = RelatedObjects(Array(objects[0..<4]))

@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestSupport
 import Testing
 
 /// Relationships: inverse maintenance, relationship faults, key paths, persistence and reopen, on both
@@ -305,6 +306,64 @@ import Testing
         #expect(stack.store.rowReads == reads + 1)
         #expect(strictMembers[3].name == "E3")
         #expect(stack.store.rowReads == reads + 2)
+    }
+
+    /// Members fired in any order (a set is walked in hash order) each load their own row, read with their batch:
+    /// every row read once.
+    @Test(arguments: StoreKind.allCases)
+    func batchedMembersFiredInAnyOrderEachLoadTheirOwnRow(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let (departmentID, ids) = try seedDepartment(stack, employees: 250)
+        let context = stack.context()
+        let department = try #require(try context.existingObject(with: departmentID) as? RelDepartment)
+        let reads = stack.store.rowReads
+        var random = RepeatableRandomNumberGenerator(seed: 18)
+        let members = department.employees.sorted { $0.objectID.rowID! < $1.objectID.rowID! }.shuffled(using: &random)
+        for member in members.reversed() {
+            let index = try #require(ids.firstIndex(of: member.objectID))
+            #expect(member.name == "E\(index)")
+            #expect(member.salary == Int64(index * 10))
+        }
+        #expect(stack.store.rowReads == reads + 250)
+    }
+
+    /// A batch's rows older than the context's staleness interval are not loaded: the member reads its row again,
+    /// as a lookup of a row that old in the row cache does.
+    @Test(arguments: StoreKind.allCases)
+    func batchedMemberRowsOlderThanTheStalenessIntervalAreReadAgain(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let (departmentID, _) = try seedDepartment(stack, employees: 5)
+        let context = stack.context()
+        let department = try #require(try context.existingObject(with: departmentID) as? RelDepartment)
+        let members = department.employees.sorted { $0.objectID.rowID! < $1.objectID.rowID! }
+        let reads = stack.store.rowReads
+        #expect(members[0].name == "E0")
+        #expect(stack.store.rowReads == reads + 5)
+        #expect(members[1].name == "E1")
+        #expect(stack.store.rowReads == reads + 5)
+        context.stalenessInterval = 0.000_001
+        Thread.sleep(forTimeInterval: 0.002)
+        #expect(members[2].name == "E2")
+        #expect(stack.store.rowReads == reads + 6)
+    }
+
+    /// Another context saves rows of a batch's members after the batch read them: the members that fire then fill
+    /// with the saved rows (the row cache's), not with the rows their batch kept, and the others with their own.
+    @Test(arguments: StoreKind.allCases)
+    func batchedMembersFillFromTheRowCacheOnceAnyRowChanged(_ kind: StoreKind) throws {
+        let stack = try TestStack.relationships(kind)
+        let (departmentID, ids) = try seedDepartment(stack, employees: 5)
+        let context = stack.context()
+        let department = try #require(try context.existingObject(with: departmentID) as? RelDepartment)
+        let members = department.employees.sorted { $0.objectID.rowID! < $1.objectID.rowID! }
+        #expect(members[0].name == "E0")
+        let writer = stack.context()
+        try #require(try writer.existingObject(with: ids[3]) as? RelEmployee).salary = 7
+        try #require(try writer.existingObject(with: ids[4]) as? RelEmployee).name = "Renamed"
+        try writer.save()
+        #expect(members[2].name == "E2")
+        #expect(members[3].salary == 7 && members[3].name == "E3")
+        #expect(members[4].name == "Renamed" && members[4].salary == 40)
     }
 
     @Test(arguments: StoreKind.allCases)

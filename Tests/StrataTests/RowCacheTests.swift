@@ -42,6 +42,44 @@ import Testing
         #expect(cache.counters.hits == 2 && cache.counters.misses == 1)
     }
 
+    /// The generation moves whenever an entry's row is replaced or forgotten, and only then: a to-many's batch that
+    /// kept the rows it recorded loads its members from them while it has not moved (FaultBatch).
+    @Test func theGenerationMovesWhenAnEntrysRowChangesOnly() {
+        let cache = RowCache()
+        let store = UUID()
+        let key = RowCache.Key(store: store, entity: Self.entity, rowID: 1)
+        let other = RowCache.Key(store: store, entity: Self.entity, rowID: 2)
+        var generation = cache.generation
+        // New entries, lookups, more holders and releases that leave the row: no move.
+        let recorded = cache.storeRetaining(
+            [Self.row(version: 1), Self.row(version: 1)], rowIDs: [1, 2], store: store, root: Self.entity)
+        #expect(recorded.generation == generation && cache.generation == generation)
+        _ = cache.row(for: key, maximumAge: nil, retaining: true)
+        cache.release(key)
+        let third = RowCache.Key(store: store, entity: Self.entity, rowID: 3)
+        cache.store(Self.row(version: 1), for: third, retaining: true)
+        #expect(cache.generation == generation)
+        // A row replaced, through each way in.
+        cache.store(Self.row(version: 2), for: key, retaining: false)
+        #expect(cache.generation != generation)
+        generation = cache.generation
+        cache.store(Self.row(version: 3), for: key, retaining: true)
+        #expect(cache.generation != generation)
+        generation = cache.generation
+        let again = cache.storeRetaining([Self.row(version: 4)], rowIDs: [2], store: store, root: Self.entity)
+        #expect(again.generation != generation && again.generation == cache.generation)
+        generation = cache.generation
+        // A row forgotten, through each way in.
+        cache.invalidate(key)
+        #expect(cache.generation != generation)
+        generation = cache.generation
+        cache.invalidate([other])
+        #expect(cache.generation != generation)
+        generation = cache.generation
+        cache.invalidate(store: store)
+        #expect(cache.generation != generation)
+    }
+
     /// A batch records its rows a limit at a time (no arrays as long as a large fetch), and the rest when asked.
     @Test func aLargeBatchRecordsItsRowsALimitAtATime() {
         let cache = RowCache()

@@ -1,5 +1,6 @@
 import Foundation
 import StrataLock
+import Synchronization
 
 /// The coordinator's cache of rows, keyed by (store, table, row ID), shared by all its contexts.
 ///
@@ -119,6 +120,18 @@ final class RowCache: Sendable {
 
     private let state = Lock(State())
 
+    /// Counts the changes to the rows of entries that exist (a row replaced by another, or forgotten); entries made
+    /// or let go, and their references, do not count. While it has not moved, an entry holds the row it held when
+    /// it was read: a to-many's batch that kept the rows it recorded here loads its members from them
+    /// (``FaultBatch/row(for:in:)``) without looking each up. Changed under the lock, read without it.
+    private let changes = Atomic<UInt64>(0)
+
+    /// See ``changes``.
+    var generation: UInt64 { changes.load(ordering: .acquiring) }
+
+    /// Counts a change to an existing entry's row (under the lock).
+    private func rowChanged() { changes.wrappingAdd(1, ordering: .releasing) }
+
     /// The cached row when it is there and no older than `maximumAge` (nil: any age); a hit is retained once
     /// more when `retaining` (an object will hold it).
     func row(for key: Key, maximumAge: TimeInterval?, retaining: Bool) -> StoredRow? {
@@ -148,9 +161,13 @@ final class RowCache: Sendable {
                 let (slot, inserted) = state.tables[table].rows.slot(of: key.rowID) {
                     Entry(row, at: now, references: 1)
                 }
-                if !inserted { state.tables[table].rows[slot].update(row, at: now) }
+                if !inserted {
+                    state.tables[table].rows[slot].update(row, at: now)
+                    rowChanged()
+                }
             } else if let table = state.table(of: key), let slot = state.tables[table].rows.slot(of: key.rowID) {
                 state.tables[table].rows[slot].update(row, at: now, retaining: false)
+                rowChanged()
             }
         }
     }
@@ -211,7 +228,10 @@ final class RowCache: Sendable {
                 let (slot, inserted) = state.tables[table].rows.slot(of: key.rowID) {
                     Entry(rows[index], at: now, references: 1)
                 }
-                if !inserted { state.tables[table].rows[slot].update(rows[index], at: now) }
+                if !inserted {
+                    state.tables[table].rows[slot].update(rows[index], at: now)
+                    rowChanged()
+                }
             }
         }
     }
@@ -220,20 +240,30 @@ final class RowCache: Sendable {
     /// each in the entry an object retains with it: one lock, one clock reading and one search for the table for all
     /// of them. The caller holds those objects until this returns (``Batch`` holds them itself, a key and an object
     /// per row).
-    func storeRetaining(_ rows: [StoredRow], rowIDs: [UInt64], store: UUID, root: EntityDescription) {
+    ///
+    /// - Returns: the ``generation`` once the rows are recorded (while it stays the same, their entries hold these
+    ///   rows), and the time they are recorded as read at.
+    @discardableResult
+    func storeRetaining(
+        _ rows: [StoredRow], rowIDs: [UInt64], store: UUID, root: EntityDescription
+    ) -> (generation: UInt64, date: Date) {
         precondition(rows.count == rowIDs.count, "a row ID for each row")
-        guard !rows.isEmpty else { return }
         let now = Date()
+        guard !rows.isEmpty else { return (generation, now) }
         let key = Key(store: store, entity: root, rowID: rowIDs[0])
-        state.withLock { state in
+        return state.withLock { state in
             let table = state.makeTable(of: key)
             for index in rows.indices {
                 // In place when the key has an entry; else made where the one search ended.
                 let (slot, inserted) = state.tables[table].rows.slot(of: rowIDs[index]) {
                     Entry(rows[index], at: now, references: 1)
                 }
-                if !inserted { state.tables[table].rows[slot].update(rows[index], at: now) }
+                if !inserted {
+                    state.tables[table].rows[slot].update(rows[index], at: now)
+                    rowChanged()
+                }
             }
+            return (generation, now)
         }
     }
 
@@ -252,6 +282,7 @@ final class RowCache: Sendable {
             guard let table = state.table(of: key), let slot = state.tables[table].rows.slot(of: key.rowID)
             else { return }
             state.tables[table].rows[slot].forgetRow()
+            rowChanged()
         }
     }
 
@@ -263,6 +294,7 @@ final class RowCache: Sendable {
                 else { continue }
                 state.tables[table].rows[slot].forgetRow()
             }
+            rowChanged()
         }
     }
 
@@ -272,6 +304,7 @@ final class RowCache: Sendable {
             for table in state.tables.indices where state.names[table].store == store {
                 state.tables[table].rows.updateEach { $0.forgetRow() }
             }
+            rowChanged()
         }
     }
 

@@ -300,7 +300,10 @@ extension ManagedObjectContext {
     /// handing each row over as it decodes it), without filling them: each fault holds its row's entry from then on,
     /// as a fetched fault does, and fills from it when it fires. Faults that hold a row already are not read again; a
     /// fault whose row is gone gets none (it finds out when it fires).
-    func cacheRows(of faults: [ManagedObject]) throws {
+    ///
+    /// - Parameter batch: the to-many's batch of `faults`, which keeps each row read for its fault
+    ///   (``FaultBatch/row(for:in:)``), or nil.
+    func cacheRows(of faults: [ManagedObject], keepingRowsIn batch: FaultBatch? = nil) throws {
         // Grouped by store and hierarchy: a to-many's members are all of one, so this is usually one group.
         var groups: [FaultGroup] = []
         // The group of the fault before, and its entity, compared through these (a hierarchy's root is looked up
@@ -324,6 +327,7 @@ extension ManagedObjectContext {
             }
             groups[current].append(fault, rowID: id.number)
         }
+        let keeping = batch != nil
         for var group in groups {
             guard let store = coordinator.persistentStore(for: group.store.uuid) else {
                 throw ObjectGraphError.unknownStore(group.store.uuid)
@@ -337,18 +341,24 @@ extension ManagedObjectContext {
             var found: [UInt64] = []
             rows.reserveCapacity(rowIDs.count)
             found.reserveCapacity(rowIDs.count)
+            // The objects whose rows `batch` keeps, by identity (no retain), at the rows' positions.
+            var kept: [ObjectIdentifier] = []
+            if batch != nil { kept.reserveCapacity(rowIDs.count) }
             var failure: (any Error)?
             do {
                 try store.forEachRow(withIDs: rowIDs, of: group.root) { position, row in
                     rows.append(row)
                     found.append(rowIDs[position])
                     members[position].holdsCachedRow = true
+                    if keeping { kept.append(ObjectIdentifier(members[position])) }
                 }
             } catch {
                 failure = error
             }
             // Recorded even when the read failed part way: the members marked as holding their rows do.
-            coordinator.rowCache.storeRetaining(rows, rowIDs: found, store: group.store.uuid, root: group.root)
+            let (generation, date) = coordinator.rowCache.storeRetaining(
+                rows, rowIDs: found, store: group.store.uuid, root: group.root)
+            batch?.keep(rows, of: kept, generation: generation, at: date)
             if let failure { throw failure }
         }
     }

@@ -12,16 +12,20 @@ extension ManagedObject {
         guard let context = managedObjectContext else { throw ObjectGraphError.noContext(objectID) }
         if let batch = faultBatch {
             // Made in a batch: one store query reads the rows of every fault of it, filling them (a batched fetch)
-            // or caching them for when they fire (the members of a to-many), this one included. A failure leaves
-            // faults without rows, which then fire one by one (this one below) and report what is wrong.
-            let faults = batch.takeFaults(in: context)
-            if faults.count > 1 {
-                switch batch.filling {
-                case .objects: try? context.fill(faults)
-                case .rows: try? context.cacheRows(of: faults)
+            // or caching them for when they fire (the members of a to-many, which then load the row their batch
+            // kept), this one included. A failure leaves faults without rows, which then fire one by one (this one
+            // below) and report what is wrong.
+            switch batch.filling {
+            case .objects:
+                let faults = batch.takeFaults(in: context)
+                if faults.count > 1 { try? context.fill(faults) }
+                if !isFault { return }
+            case .rows:
+                if let row = batch.row(for: self, in: context) {
+                    load(row)
+                    return
                 }
             }
-            if !isFault { return }
         }
         guard let row = try context.storedRow(loadingInto: self) else {
             guard deletingInaccessible, context.shouldDeleteInaccessibleFaults else {

@@ -50,11 +50,19 @@ extension ManagedObject {
         setStoredValue(value, of: key.attribute(in: self))
     }
 
-    /// The value of the relationship a ``ManagedRelationship`` property declares, as key-value coding gives it:
-    /// what its accessor (inlined in the class) converts to the property's type.
+    /// The relationship a ``ManagedRelationship`` property declares, firing the fault: the related object of a to-one,
+    /// the members of a to-many (what its accessor, inlined in the class, converts to the property's type with
+    /// ``RelationshipConvertible/init(relatedObjects:ordered:)``).
     @usableFromInline
-    func managedRelationshipValue(ofKey key: PropertyKey) -> Any? {
-        storedRelationshipValue(of: key.relationship(in: self))
+    func managedRelationshipRead(ofKey key: PropertyKey) -> ManagedRelationshipRead {
+        let relationship = key.relationship(in: self)
+        do {
+            try fulfillFaultIfNeeded()
+            guard relationship.isToMany else { return .toOne(try toOneValue(relationship)) }
+            return .toMany(try toManyValue(relationship).objects, ordered: relationship.isOrdered)
+        } catch {
+            preconditionFailure("\(entity.name).\(relationship.name) of \(objectID): \(error)")
+        }
     }
 
     /// Stops the program: the relationship a ``ManagedRelationship`` property declares does not hold `expected`.
@@ -152,15 +160,11 @@ extension ManagedObject {
             preconditionFailure("\(entity.name).\(key) of \(objectID): \(error)")
         }
     }
+}
 
-    /// A relationship's value as key-value coding gives it, firing the fault; a fault that cannot be fulfilled
-    /// stops the program.
-    private func storedRelationshipValue(of relationship: RelationshipDescription) -> Any? {
-        do {
-            try fulfillFaultIfNeeded()
-            return try relationshipValue(relationship)
-        } catch {
-            preconditionFailure("\(entity.name).\(relationship.name) of \(objectID): \(error)")
-        }
-    }
+/// What ``ManagedObject/managedRelationshipRead(ofKey:)`` reads: a to-one's object, or a to-many's members.
+@usableFromInline
+enum ManagedRelationshipRead {
+    case toOne(ManagedObject?)
+    case toMany([ManagedObject], ordered: Bool)
 }

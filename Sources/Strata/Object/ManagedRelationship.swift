@@ -58,10 +58,14 @@ public struct ManagedRelationship<Value: RelationshipConvertible>: DeclaredManag
     ) -> Value {
         get {
             let key = object[keyPath: storageKeyPath].propertyKey
-            let value = object.managedRelationshipValue(ofKey: key)
-            guard let typed = Value(relationshipValue: value) else {
-                object.managedRelationshipMismatch(ofKey: key, expected: Value.self)
+            // A to-many's members converted from their array: through the set key-value coding gives, each member
+            // was hashed twice (into that set, then into the typed one), about 700 instructions a member.
+            let typed: Value?
+            switch object.managedRelationshipRead(ofKey: key) {
+            case .toOne(let related): typed = Value(relationshipValue: related)
+            case .toMany(let members, let ordered): typed = Value(relatedObjects: members, ordered: ordered)
             }
+            guard let typed else { object.managedRelationshipMismatch(ofKey: key, expected: Value.self) }
             return typed
         }
         set {
@@ -78,6 +82,24 @@ public protocol RelationshipConvertible {
     init?(relationshipValue: Any?)
     /// What key-value coding takes for the relationship.
     var relationshipValue: Any? { get }
+    /// Converts a to-many's members, each listed once (in order when `ordered`): what a ``ManagedRelationship``
+    /// property reads, without the set or array key-value coding would make of them first. Nil when they do not fit,
+    /// as ``init(relationshipValue:)`` gives for key-value coding's value of the same relationship.
+    ///
+    /// The default converts that value: `members` as an array when `ordered`, else as a `Set<ManagedObject>`.
+    ///
+    /// - Parameters:
+    ///   - members: the related objects, distinct.
+    ///   - ordered: whether the relationship is ordered.
+    init?(relatedObjects members: [ManagedObject], ordered: Bool)
+}
+
+extension RelationshipConvertible {
+    /// Converts `members` as key-value coding gives them: an array when `ordered`, else a `Set<ManagedObject>`.
+    @inlinable
+    public init?(relatedObjects members: [ManagedObject], ordered: Bool) {
+        self.init(relationshipValue: ordered ? members as Any : Set(members) as Any)
+    }
 }
 
 extension Optional: RelationshipConvertible where Wrapped: ManagedObject {
@@ -110,6 +132,19 @@ extension Set: RelationshipConvertible where Element: ManagedObject {
         self = typed
     }
 
+    /// An unordered to-many's members, each inserted once (an ordered one's do not fit a set, as its array does
+    /// not fit ``init(relationshipValue:)``).
+    @inlinable
+    public init?(relatedObjects members: [ManagedObject], ordered: Bool) {
+        guard !ordered else { return nil }
+        var typed = Set<Element>(minimumCapacity: members.count)
+        for object in members {
+            guard let member = object as? Element else { return nil }
+            typed.insert(member)
+        }
+        self = typed
+    }
+
     /// The objects as a set of managed objects.
     public var relationshipValue: Any? { Set<ManagedObject>(map { $0 as ManagedObject }) }
 }
@@ -122,6 +157,20 @@ extension Array: RelationshipConvertible where Element: ManagedObject {
         var typed: [Element] = []
         typed.reserveCapacity(objects.count)
         for object in objects {
+            guard let member = object as? Element else { return nil }
+            typed.append(member)
+        }
+        self = typed
+    }
+
+    /// An ordered to-many's members, in order (an unordered one's do not fit an array, as its set does not fit
+    /// ``init(relationshipValue:)``).
+    @inlinable
+    public init?(relatedObjects members: [ManagedObject], ordered: Bool) {
+        guard ordered else { return nil }
+        var typed: [Element] = []
+        typed.reserveCapacity(members.count)
+        for object in members {
             guard let member = object as? Element else { return nil }
             typed.append(member)
         }

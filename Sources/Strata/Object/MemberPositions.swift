@@ -32,6 +32,24 @@ struct MemberPositions {
         return nil
     }
 
+    /// The positions of every object of `members`, in a table sized once; nil when an object is listed twice (its
+    /// second listing is found where it would go, so distinct members cost one probe each and no search before it).
+    init?(ifDistinct members: [ManagedObject]) {
+        precondition(members.count < Int(UInt32.max), "a table holds fewer than 2^32 - 1 members")
+        guard !members.isEmpty else { return }
+        var capacity = 8
+        while members.count * 4 > capacity * 3 { capacity *= 2 }
+        slots = Array(repeating: 0, count: capacity)
+        for (position, member) in members.enumerated() {
+            var slot = home(of: member)
+            while slots[slot] != 0 {
+                if members[Int(slots[slot]) - 1] === member { return nil }
+                slot = next(slot)
+            }
+            slots[slot] = UInt32(position + 1)
+        }
+    }
+
     /// Adds the member at `position` of `members`, which has no slot yet; every other member of `members` has one.
     mutating func add(at position: Int, of members: [ManagedObject]) {
         precondition(position < Int(UInt32.max), "a to-many holds fewer than 2^32 - 1 members")

@@ -7,8 +7,15 @@ struct RelatedObjects {
 
     init() {}
 
+    /// The objects of `objects`, each once, in their order (an object listed twice stays at its first place).
     init(_ objects: [ManagedObject]) {
-        // Sized once: a to-many read from the store has hundreds of members.
+        // Usually distinct (a to-many read from the store, hundreds of members): the array taken as it is and the
+        // table made at its size, instead of each member searched for, appended and the table rebuilt as it grew.
+        if let positions = MemberPositions(ifDistinct: objects) {
+            self.objects = objects
+            self.positions = positions
+            return
+        }
         self.objects.reserveCapacity(objects.count)
         for object in objects { append(object) }
     }
