@@ -36,7 +36,9 @@ struct ObjectStateFields {
 /// state of no slots. Every slot the heap chunk has room for is initialized (``ManagedBuffer/capacity``: nil past
 /// the entity's relationships), so that the state frees its slots without storing their count.
 final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
-    /// The fields, in place.
+    /// The fields, in place. Each is read and changed where it lies, through its address (``values`` as
+    /// `values[index] = value` changes the array in place): accessors that copied a field out and back, or
+    /// coroutines that yielded it, were calls at every use.
     @inline(__always)
     private var fields: UnsafeMutablePointer<ObjectStateFields> { withUnsafeMutablePointerToHeader { $0 } }
 
@@ -47,8 +49,8 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
     /// Values of every attribute (transients included), by ``AttributeDescription/index``; a slot in
     /// ``undecoded`` holds nothing meaningful yet.
     var values: [AttributeValue?] {
-        _read { yield fields.pointee.values }
-        _modify { yield &fields.pointee.values }
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.values)!) }
+        unsafeMutableAddress { fields.pointer(to: \.values)! }
     }
     /// The bits of ``undecoded``'s indexes below 64 (the rest, never for an entity of 64 attributes or fewer, are in
     /// the extras).
@@ -57,67 +59,67 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
     /// ``PropertyIndexSet`` is two words, and the second (an empty set for every entity of 64 properties or fewer)
     /// was 24 of the state's 168 bytes, for each object inserted or fired.
     private var undecodedBits: UInt64 {
-        get { fields.pointee.undecodedBits }
-        set { fields.pointee.undecodedBits = newValue }
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.undecodedBits)!) }
+        unsafeMutableAddress { fields.pointer(to: \.undecodedBits)! }
     }
     /// The row the object was loaded from, when its store keeps rows as records (``StoredRow/isRecord``): while
     /// set, it is the committed state (values, to-ones, blob references), which ``committed``,
     /// ``committedReferences`` and ``committedExternalReferences`` do not hold. ``detachRecord()`` moves it there.
     var record: StoredRow? {
-        _read { yield fields.pointee.record }
-        _modify { yield &fields.pointee.record }
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.record)!) }
+        unsafeMutableAddress { fields.pointer(to: \.record)! }
     }
     /// The persistent values as last fetched or saved, by storage index; nil when the object has none
     /// (a new object, or a fault never fired) or they are in ``record``.
     var committed: [AttributeValue?]? {
-        _read { yield fields.pointee.committed }
-        _modify { yield &fields.pointee.committed }
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.committed)!) }
+        unsafeMutableAddress { fields.pointer(to: \.committed)! }
     }
     /// The row version the committed values were read at (optimistic locking).
     var version: UInt64 {
-        get { fields.pointee.version }
-        set { fields.pointee.version = newValue }
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.version)!) }
+        unsafeMutableAddress { fields.pointer(to: \.version)! }
     }
     /// The bits of ``changedIndexes``'s indexes below 64.
     private var changedAttributeBits: UInt64 {
-        get { fields.pointee.changedAttributeBits }
-        set { fields.pointee.changedAttributeBits = newValue }
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.changedAttributeBits)!) }
+        unsafeMutableAddress { fields.pointer(to: \.changedAttributeBits)! }
     }
     /// The to-ones as last fetched or saved, by ``RelationshipDescription/toOneIndex``; nil when the object
     /// has none (a new object, or a fault never fired) or they are in ``record``.
     var committedReferences: [StoredReference?]? {
-        _read { yield fields.pointee.committedReferences }
-        _modify { yield &fields.pointee.committedReferences }
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.committedReferences)!) }
+        unsafeMutableAddress { fields.pointer(to: \.committedReferences)! }
     }
     /// The bits of ``changedRelationships``'s indexes below 64.
     private var changedRelationshipBits: UInt64 {
-        get { fields.pointee.changedRelationshipBits }
-        set { fields.pointee.changedRelationshipBits = newValue }
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.changedRelationshipBits)!) }
+        unsafeMutableAddress { fields.pointer(to: \.changedRelationshipBits)! }
     }
     /// Counts the recorded changes of the object (property changes and its deletion), wrapping: it is only ever
     /// compared for equality with ``willSaveMark``, so 32 bits serve, and the two share a word.
     var changeCount: UInt32 {
-        get { fields.pointee.changeCount }
-        set { fields.pointee.changeCount = newValue }
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.changeCount)!) }
+        unsafeMutableAddress { fields.pointer(to: \.changeCount)! }
     }
     /// ``changeCount`` + 1 when the save that is under way last called the object's `willSave()` (0: never called).
     /// Kept here rather than in a table of the save's: a million inserts' table was 34 MB of W1.graph's peak, where
     /// this half word costs nothing (it shares its word with ``changeCount``).
     var willSaveMark: UInt32 {
-        get { fields.pointee.willSaveMark }
-        set { fields.pointee.willSaveMark = newValue }
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.willSaveMark)!) }
+        unsafeMutableAddress { fields.pointer(to: \.willSaveMark)! }
     }
     /// The order of insertion into its context: saves and fetches list new objects in this order.
     var insertionSequence: UInt64 {
-        get { fields.pointee.insertionSequence }
-        set { fields.pointee.insertionSequence = newValue }
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.insertionSequence)!) }
+        unsafeMutableAddress { fields.pointer(to: \.insertionSequence)! }
     }
     /// What few objects hold (external references and the coordinator to read them through, baselines, observers,
     /// property indexes of 64 or more), made when one of them is first given something: five empty tables in every
     /// state were 40 of its 192 bytes, for each object inserted or fired.
     private var extras: Extras? {
-        _read { yield fields.pointee.extras }
-        _modify { yield &fields.pointee.extras }
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.extras)!) }
+        unsafeMutableAddress { fields.pointer(to: \.extras)! }
     }
 
     /// The rarely used part of a state.
@@ -181,13 +183,14 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
         get { extras?.observers ?? [:] }
         set { if extras != nil || !newValue.isEmpty { madeExtras.observers = newValue } }
     }
-    /// The coordinator of the context the object was registered in, kept when the state is given values outside
-    /// its row (``externalReferences``): they are read through it even after that context is gone. No other value
-    /// needs it, so it is no word of every state (W1.graph's employee state fits its 144-byte heap chunk with its
-    /// relationship slot because of it).
+    /// The coordinator of the context the object was registered in, kept in the extras (a state without them keeps
+    /// none: setting it does not make them), for values outside the row (``externalReferences``, which make the
+    /// extras): they are read through it even after that context is gone. No other value needs it, so it is no word
+    /// of every state (W1.graph's employee state fits its 144-byte heap chunk with its relationship slot because of
+    /// it).
     var coordinator: PersistentStoreCoordinator? {
         get { extras?.coordinator }
-        set { if extras != nil || newValue != nil { madeExtras.coordinator = newValue } }
+        set { extras?.coordinator = newValue }
     }
 
     // The index sets, put together from their words and their extras' rest. A set given without indexes of 64 or
@@ -280,20 +283,28 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
 
     /// The state of a new object of `entity`: default values, empty to-manys, no to-one.
     static func make(newObjectOf entity: EntityDescription) -> ObjectState {
-        make(
+        let state = allocate(slotCount: entity.relationships.count) {
             ObjectStateFields(
                 values: entity.defaultValues, undecodedBits: 0, record: nil, committed: nil, version: 0,
-                committedReferences: nil),
-            slots: entity.emptyRelationshipValues)
+                committedReferences: nil)
+        }
+        entity.emptyRelationshipValues.withUnsafeBufferPointer { values in
+            guard let first = values.baseAddress else { return }
+            state.slots.initialize(from: first, count: values.count)
+        }
+        return state
     }
 
     /// The state of a fault of `entity`: default values, every relationship not read yet.
     static func make(faultOf entity: EntityDescription) -> ObjectState {
-        make(
+        let count = entity.relationships.count
+        let state = allocate(slotCount: count) {
             ObjectStateFields(
                 values: entity.defaultValues, undecodedBits: 0, record: nil, committed: nil, version: 0,
-                committedReferences: nil),
-            unreadSlots: entity.relationships.count)
+                committedReferences: nil)
+        }
+        state.slots.initialize(repeating: nil, count: count)
+        return state
     }
 
     /// The state of a fault of `entity` that fires with `row` and had no state (the usual case): what
@@ -304,6 +315,7 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
         loading row: StoredRow, of entity: EntityDescription, coordinator: PersistentStoreCoordinator?
     ) -> ObjectState {
         let count = entity.relationships.count
+        let state: ObjectState
         if row.isRecord {
             // The usual row (the Strata store's), set directly: through ``loaded(_:of:)``'s tuple, its two empty
             // tables and the row's copies cost about 300 instructions a fired fault (W4b.graph).
@@ -313,65 +325,54 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
             let high = undecoded.highIndexes
             var extras: Extras?
             if !external.isEmpty || !high.isEmpty {
-                let made = Extras(externalReferences: external, coordinator: external.isEmpty ? nil : coordinator)
+                let made = Extras(externalReferences: external, coordinator: coordinator)
                 made.undecodedHigh = high
                 extras = made
             }
-            return make(
+            state = allocate(slotCount: count) {
                 ObjectStateFields(
                     values: entity.defaultValues, undecodedBits: undecoded.bits, record: row, committed: nil,
-                    version: row.version, committedReferences: nil, extras: extras),
-                unreadSlots: count)
+                    version: row.version, committedReferences: nil, extras: extras)
+            }
+        } else {
+            // Destructured into locals, each moved into its field: a `Loaded` struct read field by field was copied
+            // whole and destroyed (two dozen retains and releases a fired fault).
+            let (values, undecoded, record, committed, committedExternal, committedReferences, external) =
+                Self.loaded(row, of: entity)
+            var extras: Extras?
+            if !external.isEmpty || !committedExternal.isEmpty || !undecoded.highIndexes.isEmpty {
+                let made = Extras(
+                    externalReferences: external, committedExternalReferences: committedExternal,
+                    coordinator: coordinator)
+                made.undecodedHigh = undecoded.highIndexes
+                extras = made
+            }
+            state = allocate(slotCount: count) {
+                ObjectStateFields(
+                    values: values, undecodedBits: undecoded.bits, record: record, committed: committed,
+                    version: row.version, committedReferences: committedReferences, extras: extras)
+            }
         }
-        // Destructured into locals, each moved into its field: a `Loaded` struct read field by field was copied
-        // whole and destroyed (two dozen retains and releases a fired fault).
-        let (values, undecoded, record, committed, committedExternal, committedReferences, external) =
-            Self.loaded(row, of: entity)
-        var extras: Extras?
-        if !external.isEmpty || !committedExternal.isEmpty || !undecoded.highIndexes.isEmpty {
-            let made = Extras(
-                externalReferences: external, committedExternalReferences: committedExternal,
-                coordinator: external.isEmpty ? nil : coordinator)
-            made.undecodedHigh = undecoded.highIndexes
-            extras = made
-        }
-        return make(
-            ObjectStateFields(
-                values: values, undecodedBits: undecoded.bits, record: record, committed: committed,
-                version: row.version, committedReferences: committedReferences, extras: extras),
-            unreadSlots: count)
-    }
-
-    /// A state of `fields` whose slots are copies of `slots`' values, one a relationship.
-    private static func make(_ fields: ObjectStateFields, slots values: [RelationshipValue?]) -> ObjectState {
-        let state = allocate(fields, slotCount: values.count)
-        values.withUnsafeBufferPointer { values in
-            guard let first = values.baseAddress else { return }
-            state.slots.initialize(from: first, count: values.count)
-        }
-        return state
-    }
-
-    /// A state of `fields` whose `count` slots are nil (relationships not read yet).
-    private static func make(_ fields: ObjectStateFields, unreadSlots count: Int) -> ObjectState {
-        let state = allocate(fields, slotCount: count)
         state.slots.initialize(repeating: nil, count: count)
         return state
     }
 
-    /// A state of `fields` with room for `count` slots, of which the caller initializes the first `count`; any
-    /// further slot its heap chunk has room for is set to nil here (``deinit`` frees them all).
+    /// A state of the fields `makeFields` makes (made in place: fields made first were copied in, a retain and a
+    /// release of each), with room for `count` slots, which the caller initializes; any further slot its heap chunk
+    /// has room for is set to nil here (``deinit`` frees them all).
     @inline(__always)
-    private static func allocate(_ fields: ObjectStateFields, slotCount count: Int) -> ObjectState {
-        let state = unsafeDowncast(create(minimumCapacity: count) { _ in fields }, to: ObjectState.self)
+    private static func allocate(slotCount count: Int, _ makeFields: () -> ObjectStateFields) -> ObjectState {
+        let state = unsafeDowncast(create(minimumCapacity: count) { _ in makeFields() }, to: ObjectState.self)
         let capacity = state.capacity
         if capacity > count { (state.slots + count).initialize(repeating: nil, count: capacity - count) }
         return state
     }
 
     deinit {
-        let capacity = self.capacity
-        _ = slots.deinitialize(count: capacity)
+        // One slot at a time: `deinitialize(count:)` of a count known only at run time goes through the runtime's
+        // generic array destroy (about 90 instructions a state, W3.graph).
+        let slots = self.slots
+        for index in 0..<capacity { _ = (slots + index).move() }
     }
 
     // MARK: - Relationship slots
