@@ -142,9 +142,11 @@ extension ManagedObject {
     }
 
     /// Makes every relationship a fault again, letting go of the related objects (what breaks reference cycles
-    /// between objects). An object without a state has nothing to let go of.
+    /// between objects). A fault without a state has nothing to let go of (its relationships read as faults); any
+    /// other object gets a state whose relationships are faults (without one, it would read a new object's).
     func forgetRelationshipValues() {
-        state?.forgetRelationshipValues(count: entity.relationships.count)
+        if state == nil && isFault { return }
+        madeState.forgetRelationshipValues(count: entity.relationships.count)
     }
 
     /// Sets every relationship empty: no to-one, no member.
