@@ -55,29 +55,134 @@ import Testing
         #expect(!ManagedObjectID(entity: entity, storeIdentifier: zero, rowID: 1).isTemporaryID)
     }
 
-    @Test func anObjectStateIsOneAllocationOfOneHundredFortyFourBytes() {
+    @Test func anObjectStateIsOneAllocationOfOneHundredTwentyBytesAndSixteenARelationship() {
         // Every inserted object and fired fault has one: the tables few objects use are in its extras, made on
-        // first need, and so are its index sets' indexes of 64 or more. 136 bytes asked for at most (a 144-byte
-        // chunk): each index set is one word, and the change count and the willSave mark share one.
+        // first need, and so are its index sets' indexes of 64 or more. Its fields are 104 bytes (each index set is
+        // one word, the change count and the willSave mark share one, the coordinator is in the extras), and each
+        // relationship's value (16 bytes) lies after them in the same allocation: 120 bytes asked for without a
+        // relationship (a 128-byte chunk), 136 with one (W1.graph's employee: a 144-byte chunk, and no array).
+        #expect(MemoryLayout<ObjectStateFields>.size <= 104)
+        #expect(MemoryLayout<RelationshipValue?>.stride <= 16)
         let entity = TestModel.model.entity(named: "GraphThing")!
-        let states = (0..<64).map { _ in ObjectState(newObjectOf: entity, coordinator: nil) }
-        #expect(smallestChunk(states) <= 136)
+        #expect(entity.relationships.isEmpty)
+        let states = (0..<64).map { _ in ObjectState.make(newObjectOf: entity) }
+        #expect(smallestChunk(states) <= 120)
         // Empty tables make no extras; a table given something reads it back, and emptying it reads empty.
         let state = states[0]
         state.externalReferences = [:]
         state.relationshipBaselines = [:]
         #expect(state.externalReferences.isEmpty && state.attributeBaselines.isEmpty && state.observers.isEmpty)
+        #expect(state.coordinator == nil)
         state.externalReferences[2] = 9
         state.committedExternalReferences = [0: 4]
         #expect(state.externalReferences == [2: 9] && state.committedExternalReferences == [0: 4])
         state.externalReferences = [:]
         #expect(state.externalReferences.isEmpty && state.committedExternalReferences == [0: 4])
+        // Each entity's state asks for 120 bytes and 16 a relationship, however many it has.
+        for name in ["RelBadge", "RelDepartment", "RelEmployee"] {
+            let entity = RelationshipModel.model.entity(named: name)!
+            let count = entity.relationships.count
+            #expect(count > 0)
+            for made in [ObjectState.make(newObjectOf: entity), ObjectState.make(faultOf: entity)] {
+                #expect(made.capacity >= count)
+            }
+            let states = (0..<64).map { _ in ObjectState.make(faultOf: entity) }
+            #expect(smallestChunk(states) <= 120 + 16 * count, "\(name)")
+        }
+        let badge = RelationshipModel.model.entity(named: "RelBadge")!
+        #expect(badge.relationships.count == 1)
+        #expect(smallestChunk((0..<64).map { _ in ObjectState.make(newObjectOf: badge) }) <= 136)
+    }
+
+    @Test func anObjectStatesRelationshipSlotsHoldWhatTheyAreGiven() throws {
+        // An entity of 100 relationships: a slot each, no limit; a new object's hold empty values, a fault's none.
+        let entities = [
+            Entity("SlotsTarget") { Attribute("name", .string) },
+            Entity("SlotsMany") {
+                Attribute("name", .string)
+                for index in 0..<100 {
+                    if index.isMultiple(of: 2) {
+                        Relationship.toOne("one\(index)", "SlotsTarget")
+                    } else {
+                        Relationship.toMany("many\(index)", "SlotsTarget")
+                    }
+                }
+            },
+        ]
+        let model = try ManagedObjectModel(entities: entities)
+        let entity = try #require(model.entity(named: "SlotsMany"))
+        #expect(entity.relationships.count == 100)
+        let fault = ObjectState.make(faultOf: entity)
+        let new = ObjectState.make(newObjectOf: entity)
+        #expect(smallestChunk([fault]) >= 120 + 16 * 100)
+        for index in 0..<100 {
+            #expect(fault.relationshipValue(at: index) == nil)
+            switch new.relationshipValue(at: index) {
+            case .toOne(let target): #expect(target == nil && index.isMultiple(of: 2))
+            case .toMany(let members): #expect(members.count == 0 && !index.isMultiple(of: 2))
+            case nil: Issue.record("a new object's relationship \(index) is unread")
+            }
+        }
+        // Written, taken (the slot left unread) and put back; the values are the state's, held strongly.
+        let target = ManagedObject(entity: model.entity(named: "SlotsTarget")!, insertInto: nil)
+        weak var released: ManagedObject?
+        do {
+            let other = ManagedObject(entity: model.entity(named: "SlotsTarget")!, insertInto: nil)
+            released = other
+            new.setRelationshipValue(.toOne(other), at: 98)
+        }
+        #expect(released != nil)
+        new.setRelationshipValue(.toOne(target), at: 98)
+        #expect(released == nil)
+        guard case .toOne(let read) = new.relationshipValue(at: 98) else {
+            Issue.record("not a to-one")
+            return
+        }
+        #expect(read === target)
+        guard case .toMany(var members) = new.takeRelationshipValue(at: 99) else {
+            Issue.record("not a to-many")
+            return
+        }
+        #expect(new.relationshipValue(at: 99) == nil)
+        members.append(target)
+        new.setRelationshipValue(.toMany(members), at: 99)
+        guard case .toMany(let put) = new.relationshipValue(at: 99) else {
+            Issue.record("not a to-many")
+            return
+        }
+        #expect(put.objects.count == 1 && put.contains(target))
+        // Forgotten: every slot unread, the objects let go.
+        weak var held: ManagedObject?
+        do {
+            let member = ManagedObject(entity: model.entity(named: "SlotsTarget")!, insertInto: nil)
+            held = member
+            new.setRelationshipValue(.toMany(RelatedObjects([member])), at: 1)
+        }
+        #expect(held != nil)
+        new.forgetRelationshipValues(count: entity.relationships.count)
+        #expect(held == nil)
+        #expect((0..<100).allSatisfy { new.relationshipValue(at: $0) == nil })
+        new.setRelationshipValues(entity.emptyRelationshipValues)
+        #expect((0..<100).allSatisfy { new.relationshipValue(at: $0) != nil })
+    }
+
+    @Test func aStateFreesWhatItsSlotsHold() {
+        let entity = RelationshipModel.model.entity(named: "RelEmployee")!
+        weak var held: ManagedObject?
+        do {
+            let state = ObjectState.make(faultOf: entity)
+            let target = ManagedObject(entity: RelationshipModel.model.entity(named: "RelBadge")!, insertInto: nil)
+            held = target
+            state.setRelationshipValue(.toOne(target), at: entity.relationshipsByName["badge"]!.index)
+            #expect(held != nil)
+        }
+        #expect(held == nil)
     }
 
     @Test func anObjectStatesIndexSetsKeepIndexesOfSixtyFourAndMore() {
         // The word holds the first 64 indexes; the rest go to the extras, and read back with them.
         let entity = TestModel.model.entity(named: "GraphThing")!
-        let state = ObjectState(newObjectOf: entity, coordinator: nil)
+        let state = ObjectState.make(newObjectOf: entity)
         #expect(!state.hasChangedProperties && state.changedIndexes.isEmpty && state.changedRelationships.isEmpty)
         state.noteChange(ofAttribute: 3)
         state.noteChange(ofAttribute: 70)

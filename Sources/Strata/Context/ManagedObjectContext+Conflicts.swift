@@ -106,7 +106,7 @@ extension ManagedObjectContext {
             }
             for index in object.changedRelationships { changedKeys.insert(entity.relationships[index].name) }
             let references = entity.toOneRelationships.map { relationship -> StoredReference? in
-                guard let value = object.relationshipValues[relationship.index] else {
+                guard let value = object.relationshipValue(at: relationship.index) else {
                     return object.committedReferences?[relationship.toOneIndex!] ?? nil
                 }
                 guard case .toOne(let target?) = value, let rowID = target.objectID.rowID else { return nil }
@@ -229,18 +229,18 @@ extension ManagedObjectContext {
             let keeps = Self.keepsObjectValue(
                 policy: policy, objectChanged: objectChanged, storeChanged: stored != cached[toOneIndex])
             let current: ManagedObject?? =
-                if case .toOne(let target) = object.relationshipValues[index] { .some(target) } else { nil }
+                if case .toOne(let target) = object.relationshipValue(at: index) { .some(target) } else { nil }
             if keeps {
                 // Overwrite writes the cached target back over the store's.
                 guard !objectChanged, cached[toOneIndex] != stored else { continue }
                 let target = cached[toOneIndex].map { self.object(with: object.objectID(of: $0)) }
-                object.relationshipValues[index] = .toOne(target)
+                object.setRelationshipValue(.toOne(target), at: index)
                 object.changedRelationships.insert(index)
                 moveInverse(of: object, through: relationship, from: stored, to: target)
             } else {
                 guard objectChanged || cached[toOneIndex] != stored else { continue }
                 // A fault again: it reads the store's reference from the committed row.
-                object.relationshipValues[index] = nil
+                object.setRelationshipValue(nil, at: index)
                 object.changedRelationships.remove(index)
                 object.relationshipBaselines[index] = nil
                 let target = stored.flatMap { registry[object.objectID(of: $0)] }
@@ -276,11 +276,11 @@ extension ManagedObjectContext {
     private static func detach(
         _ object: ManagedObject, from target: ManagedObject, through inverse: RelationshipDescription
     ) {
-        switch target.relationshipValues[inverse.index] {
-        case .toOne(let back) where back === object: target.relationshipValues[inverse.index] = .toOne(nil)
+        switch target.relationshipValue(at: inverse.index) {
+        case .toOne(let back) where back === object: target.setRelationshipValue(.toOne(nil), at: inverse.index)
         case .toMany(var members):
             members.remove(object)
-            target.relationshipValues[inverse.index] = .toMany(members)
+            target.setRelationshipValue(.toMany(members), at: inverse.index)
         default: break
         }
     }
@@ -289,11 +289,11 @@ extension ManagedObjectContext {
     private static func attach(
         _ object: ManagedObject, to target: ManagedObject, through inverse: RelationshipDescription
     ) {
-        switch target.relationshipValues[inverse.index] {
-        case .toOne: target.relationshipValues[inverse.index] = .toOne(object)
+        switch target.relationshipValue(at: inverse.index) {
+        case .toOne: target.setRelationshipValue(.toOne(object), at: inverse.index)
         case .toMany(var members):
             members.append(object)
-            target.relationshipValues[inverse.index] = .toMany(members)
+            target.setRelationshipValue(.toMany(members), at: inverse.index)
         case nil: break
         }
     }
@@ -308,16 +308,16 @@ extension ManagedObjectContext {
             let index = relationship.index
             guard object.changedRelationships.contains(index) else {
                 // Unchanged here: read again from the store when next used (its inverse is a join table too).
-                if policy != .overwrite { object.relationshipValues[index] = nil }
+                if policy != .overwrite { object.setRelationshipValue(nil, at: index) }
                 continue
             }
             if policy == .overwrite { continue }
             var baseline = RelatedObjects()
             if case .toMany(let members) = object.relationshipBaselines[index] { baseline = members }
             var mine = RelatedObjects()
-            if case .toMany(let members) = object.relationshipValues[index] { mine = members }
+            if case .toMany(let members) = object.relationshipValue(at: index) { mine = members }
             guard policy != .rollback else {
-                object.relationshipValues[index] = nil
+                object.setRelationshipValue(nil, at: index)
                 object.changedRelationships.remove(index)
                 object.relationshipBaselines[index] = nil
                 // The members' sides gave up the object's additions and removals too (their own save would
@@ -348,16 +348,16 @@ extension ManagedObjectContext {
                 }
                 for member in stored where !baseline.contains(member) { merged.append(member) }
             }
-            object.relationshipValues[index] = .toMany(merged)
+            object.setRelationshipValue(.toMany(merged), at: index)
             // Members that joined or left in the store: their in-memory inverse is read again when next used.
             if let inverse = relationship.inverseRelationship {
                 for member in stored
                 where !baseline.contains(member) && !member.changedRelationships.contains(inverse.index) {
-                    member.relationshipValues[inverse.index] = nil
+                    member.setRelationshipValue(nil, at: inverse.index)
                 }
                 for member in baseline.objects
                 where !storeMembers.contains(member) && !member.changedRelationships.contains(inverse.index) {
-                    member.relationshipValues[inverse.index] = nil
+                    member.setRelationshipValue(nil, at: inverse.index)
                 }
             }
         }

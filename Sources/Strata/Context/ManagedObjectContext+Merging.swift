@@ -21,7 +21,7 @@ extension ManagedObjectContext {
         for id in save.updated {
             guard let object = registry[id], !object.isDeleted else { continue }
             if object.isFault {
-                object.relationshipValues = object.entity.unreadRelationshipValues
+                object.forgetRelationshipValues()
             } else {
                 try refresh(object, mergeChanges: true)
             }
@@ -34,7 +34,7 @@ extension ManagedObjectContext {
             where relationship.isToMany && !object.changedRelationships.contains(relationship.index)
                 && touchedRoots.contains(ObjectIdentifier(relationship.destinationEntity.rootEntity))
             {
-                object.relationshipValues[relationship.index] = nil
+                object.setRelationshipValue(nil, at: relationship.index)
             }
         }
         postObjectsDidChange(merged: save)
@@ -66,7 +66,7 @@ extension ManagedObjectContext {
     func invalidate(_ object: ManagedObject) {
         for relationship in object.entity.relationships {
             guard let inverse = relationship.inverseRelationship,
-                let value = object.relationshipValues[relationship.index]
+                let value = object.relationshipValue(at: relationship.index)
             else { continue }
             let targets: [ManagedObject]
             switch value {
@@ -74,12 +74,12 @@ extension ManagedObjectContext {
             case .toMany(let members): targets = members.objects
             }
             for target in targets {
-                switch target.relationshipValues[inverse.index] {
+                switch target.relationshipValue(at: inverse.index) {
                 case .toOne(let back) where back === object:
-                    target.relationshipValues[inverse.index] = .toOne(nil)
+                    target.setRelationshipValue(.toOne(nil), at: inverse.index)
                 case .toMany(var members):
                     members.remove(object)
-                    target.relationshipValues[inverse.index] = .toMany(members)
+                    target.setRelationshipValue(.toMany(members), at: inverse.index)
                 default:
                     break
                 }

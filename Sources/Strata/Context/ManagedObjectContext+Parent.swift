@@ -33,7 +33,7 @@ extension ManagedObjectContext {
         guard let parent else { return nil }
         // The parent's relationship when it has it in memory (even on a fault: inverse maintenance fills
         // to-manys without firing their owner).
-        switch parent.registry[id]?.relationshipValues[relationship.index] {
+        switch parent.registry[id]?.relationshipValue(at: relationship.index) {
         case .toMany(let members): return members.objects.map(\.objectID)
         case .toOne(let target): return target.map { [$0.objectID] } ?? []
         case nil: return try parent.relatedIDsFromAncestors(of: id, through: relationship)
@@ -84,7 +84,7 @@ extension ManagedObjectContext {
             }
             for relationship in object.entity.relationships
             where object.changedRelationships.contains(relationship.index)
-                || (object.isInserted && object.relationshipValues[relationship.index] != nil)
+                || (object.isInserted && object.relationshipValue(at: relationship.index) != nil)
             {
                 if relationship.isToMany {
                     let members = try object.toManyValue(relationship).objects.map { parent.object(with: $0.objectID) }

@@ -25,7 +25,7 @@ extension ManagedObjectContext {
             return
         }
         let saved = object.changedIndexes.map { ($0, object.values[$0]) }
-        let savedRelationships = object.changedRelationships.map { ($0, object.relationshipValues[$0]) }
+        let savedRelationships = object.changedRelationships.map { ($0, object.relationshipValue(at: $0)) }
         let before = object.values
         // Read first: a failed read leaves the object as it was.
         guard let row = try storedRow(loadingInto: object) else {
@@ -39,7 +39,7 @@ extension ManagedObjectContext {
             object.changedIndexes.insert(index)
         }
         for (index, value) in savedRelationships {
-            object.relationshipValues[index] = value
+            object.setRelationshipValue(value, at: index)
             object.changedRelationships.insert(index)
         }
         for (index, _) in saved { object.didChangeAttribute(object.entity.attributes[index]) }

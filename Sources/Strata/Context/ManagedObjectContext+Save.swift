@@ -157,7 +157,7 @@ extension ManagedObjectContext {
             try object.entity.toOneRelationships.map { relationship in
                 // A to-one not read since the row was (nil: a fault) is the row's reference as it is: no object
                 // is made for it (an update of an attribute made a fault of each one's department).
-                if object.relationshipValues[relationship.index] == nil, let committed = object.committedReferences,
+                if object.relationshipValue(at: relationship.index) == nil, let committed = object.committedReferences,
                     let toOneIndex = relationship.toOneIndex
                 {
                     return committed[toOneIndex].map(ObjectReference.stored)
@@ -171,7 +171,7 @@ extension ManagedObjectContext {
             for relationship in object.entity.relationships where relationship.isToMany {
                 guard case .joinTable = relationship.storage,
                     all || object.changedRelationships.contains(relationship.index),
-                    case .toMany(let members) = object.relationshipValues[relationship.index]
+                    case .toMany(let members) = object.relationshipValue(at: relationship.index)
                 else { continue }
                 if all && members.count == 0 { continue }
                 let targets = try members.objects.map {
@@ -433,7 +433,7 @@ extension ManagedObjectContext {
                 values.insert(attribute.storageIndex!)
             }
         }
-        let references = entity.toOneRelationships.contains { state.relationshipValues[$0.index] != nil }
+        let references = entity.toOneRelationships.contains { state.relationshipValue(at: $0.index) != nil }
         return StoreChanges.Update.ChangedFields(record: record, values: values, references: references)
     }
 
@@ -520,7 +520,7 @@ extension ManagedObjectContext {
         }
         object.changedIndexes = []
         // Relationships become faults again: read back from the committed row and the store when next used.
-        object.relationshipValues = object.entity.unreadRelationshipValues
+        object.forgetRelationshipValues()
         object.changedRelationships = []
         object.clearBaselines()
     }

@@ -114,10 +114,8 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     public private(set) var derivedAttributes: [AttributeDescription] = []
     /// Every attribute's default value, by index: what a new object or a fault reads (one shared buffer).
     @exclusivity(unchecked) private(set) var defaultValues: [AttributeValue?] = []
-    /// A relationship value per relationship, each not read yet: what a fault holds (one shared buffer).
-    @exclusivity(unchecked) private(set) var unreadRelationshipValues: [RelationshipValue?] = []
-    /// A relationship value per relationship, each empty (no to-one, no members): what a new object holds (one
-    /// shared buffer, copied at its first relationship change).
+    /// A relationship value per relationship, each empty (no to-one, no members): what a new object's state copies
+    /// into its relationship slots (``ObjectState``).
     @exclusivity(unchecked) private(set) var emptyRelationshipValues: [RelationshipValue?] = []
     /// Whether a store that keeps rows as row records hands this entity's rows over as their bytes
     /// (``StoredRow``), each field decoded when an object reads it: true when no persistent attribute's value can
@@ -291,7 +289,6 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         self.externalStorageIndexes = persistentAttributes.indices.filter {
             persistentAttributes[$0].allowsExternalBinaryDataStorage
         }
-        self.unreadRelationshipValues = Array(repeating: nil, count: relationships.count)
         self.emptyRelationshipValues = relationships.map { $0.isToMany ? .toMany(RelatedObjects()) : .toOne(nil) }
         self.attributes = attributes
         self.attributesByName = attributesByName

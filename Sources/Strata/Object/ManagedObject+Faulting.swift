@@ -45,7 +45,7 @@ extension ManagedObject {
         for attribute in entity.attributes {
             values[attribute.index] = Self.zeroValue(of: attribute.type)
         }
-        relationshipValues = entity.emptyRelationshipValues
+        emptyRelationshipValues()
         committed = nil
         committedReferences = nil
         externalReferences = [:]
@@ -71,13 +71,13 @@ extension ManagedObject {
     /// processing off. Transients start from their defaults.
     func load(_ row: StoredRow) {
         if let state {
-            state.load(row, of: entity)
+            state.load(row, of: entity, coordinator: managedObjectContext?.coordinator)
             state.changedIndexes = []
             // Relationship changes made while the object was a fault (inverse maintenance) stay, with their
             // baselines.
             state.attributeBaselines = [:]
         } else {
-            state = ObjectState(loading: row, of: entity, coordinator: managedObjectContext?.coordinator)
+            state = ObjectState.make(loading: row, of: entity, coordinator: managedObjectContext?.coordinator)
         }
         isFault = false
         changeProcessingEnabled = false
@@ -89,14 +89,14 @@ extension ManagedObject {
     func turnIntoFault() {
         guard !isFault else {
             // A fault may still hold a to-many read without firing it: letting go of it breaks cycles too.
-            if state != nil { relationshipValues = entity.unreadRelationshipValues }
+            forgetRelationshipValues()
             return
         }
         willTurnIntoFault()
         state?.forgetValues(of: entity)
         changedIndexes = []
         // Dropping the related objects is what breaks reference cycles between objects.
-        relationshipValues = entity.unreadRelationshipValues
+        forgetRelationshipValues()
         changedRelationships = []
         clearBaselines()
         isFault = true

@@ -170,11 +170,11 @@ extension ManagedObject {
             if relationship.isToMany {
                 let targets = try members(from: value, for: relationship)
                 for target in targets { try checkRelatable(target, through: relationship) }
-                relationshipValues[relationship.index] = .toMany(RelatedObjects(targets))
+                setRelationshipValue(.toMany(RelatedObjects(targets)), at: relationship.index)
             } else {
                 let target = try toOneTarget(value, for: relationship)
                 if let target { try checkRelatable(target, through: relationship) }
-                relationshipValues[relationship.index] = .toOne(target)
+                setRelationshipValue(.toOne(target), at: relationship.index)
             }
             return
         }
@@ -335,7 +335,7 @@ extension ManagedObject {
         }
         for index in changedRelationships {
             let relationship = entity.relationships[index]
-            if let value = relationshipValues[index] {
+            if let value = relationshipValue(at: index) {
                 result.updateValue(Self.keyValue(of: value, relationship), forKey: relationship.name)
             }
         }

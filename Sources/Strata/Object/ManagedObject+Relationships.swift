@@ -16,7 +16,7 @@ extension ManagedObject {
 
     /// The relationship's value, reading it from the row or the store on first access.
     func materializedValue(_ relationship: RelationshipDescription) throws -> RelationshipValue {
-        if let value = relationshipValues[relationship.index] { return value }
+        if let value = relationshipValue(at: relationship.index) { return value }
         guard let context = managedObjectContext else { throw ObjectGraphError.noContext(objectID) }
         let value: RelationshipValue
         if let ids = try context.relatedIDsFromAncestors(of: objectID, through: relationship) {
@@ -25,7 +25,7 @@ extension ManagedObject {
             value = relationship.isToMany ? .toMany(RelatedObjects(objects)) : .toOne(objects.first)
         } else if let toOneIndex = relationship.toOneIndex {
             try fulfillFaultIfNeeded()
-            if let value = relationshipValues[relationship.index] { return value }  // loaded while firing
+            if let value = relationshipValue(at: relationship.index) { return value }  // loaded while firing
             let reference = committedReference(at: toOneIndex)
             value = .toOne(reference.map { context.object(with: objectID(of: $0)) })
         } else if objectID.isTemporaryID {
@@ -41,7 +41,7 @@ extension ManagedObject {
             context.makeRelationshipFaultBatches(objects)
             value = .toMany(RelatedObjects(objects))
         }
-        relationshipValues[relationship.index] = value
+        setRelationshipValue(value, at: relationship.index)
         return value
     }
 
@@ -56,8 +56,8 @@ extension ManagedObject {
     /// store through that to-one's index, and firing would read `owner` from the row. Nothing else changes: no
     /// change is recorded, and the object stays a fault.
     func noteUnreadToOne(_ relationship: RelationshipDescription, as owner: ManagedObject) {
-        guard isFault, !relationship.isToMany, relationshipValues[relationship.index] == nil else { return }
-        relationshipValues[relationship.index] = .toOne(owner)
+        guard isFault, !relationship.isToMany, relationshipValue(at: relationship.index) == nil else { return }
+        setRelationshipValue(.toOne(owner), at: relationship.index)
     }
 
     func toOneValue(_ relationship: RelationshipDescription) throws -> ManagedObject? {
@@ -121,7 +121,7 @@ extension ManagedObject {
         let old = try toOneValue(relationship)
         if old === target { return }
         noteBaseline(relationship, .toOne(old))
-        relationshipValues[relationship.index] = .toOne(target)
+        setRelationshipValue(.toOne(target), at: relationship.index)
         relationshipDidChange(
             relationship, reverse: recordsUndo ? { [self] in try setToOnePrimitive(relationship, old) } : nil)
     }
@@ -138,9 +138,9 @@ extension ManagedObject {
         }
         noteBaseline(relationship, .toMany(members))
         // Mutate the only copy: with the slot still holding the value, each change would copy every member.
-        relationshipValues[relationship.index] = nil
+        setRelationshipValue(nil, at: relationship.index)
         if relationship.isOrdered, let index { members.insert(target, at: index) } else { members.append(target) }
-        relationshipValues[relationship.index] = .toMany(members)
+        setRelationshipValue(.toMany(members), at: relationship.index)
         relationshipDidChange(
             relationship,
             reverse: recordsUndo
@@ -158,9 +158,9 @@ extension ManagedObject {
         var members = try toManyValue(relationship)
         guard let position = members.position(of: target) else { return }
         noteBaseline(relationship, .toMany(members))
-        relationshipValues[relationship.index] = nil
+        setRelationshipValue(nil, at: relationship.index)
         members.remove(target, keepingOrder: relationship.isOrdered)
-        relationshipValues[relationship.index] = .toMany(members)
+        setRelationshipValue(.toMany(members), at: relationship.index)
         relationshipDidChange(
             relationship,
             reverse: recordsUndo
@@ -176,7 +176,7 @@ extension ManagedObject {
     func setMembersPrimitive(_ relationship: RelationshipDescription, _ members: RelatedObjects) throws {
         let old = try toManyValue(relationship)
         noteBaseline(relationship, .toMany(old))
-        relationshipValues[relationship.index] = .toMany(members)
+        setRelationshipValue(.toMany(members), at: relationship.index)
         relationshipDidChange(
             relationship, reverse: recordsUndo ? { [self] in try setMembersPrimitive(relationship, old) } : nil)
     }

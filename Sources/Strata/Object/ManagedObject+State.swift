@@ -6,11 +6,7 @@ extension ManagedObject {
     /// The object's state, made on first need: a fault's (every relationship unread) or a new object's.
     var madeState: ObjectState {
         if let state { return state }
-        let coordinator = managedObjectContext?.coordinator
-        let made =
-            isFault
-            ? ObjectState(faultOf: entity, coordinator: coordinator)
-            : ObjectState(newObjectOf: entity, coordinator: coordinator)
+        let made = isFault ? ObjectState.make(faultOf: entity) : ObjectState.make(newObjectOf: entity)
         state = made
         return made
     }
@@ -68,20 +64,23 @@ extension ManagedObject {
         _modify { yield &madeState.version }
     }
 
-    /// The coordinator external values are read through, even after the context is gone.
-    var coordinator: PersistentStoreCoordinator? {
-        _read {
-            if let state { yield state.coordinator } else { yield nil }
-        }
-        _modify { yield &madeState.coordinator }
-    }
+    /// The coordinator external values are read through, even after the context is gone: the context's when the
+    /// object was given them (``externalReferences``).
+    var coordinator: PersistentStoreCoordinator? { state?.coordinator }
 
     /// Binary values still in their store's blob segments, by attribute index.
     var externalReferences: [Int: UInt64] {
         _read {
             if let state { yield state.externalReferences } else { yield[Int: UInt64]() }
         }
-        _modify { yield &madeState.externalReferences }
+        _modify {
+            let state = madeState
+            yield &state.externalReferences
+            // They are read through the context's coordinator, kept with them for when the context is gone.
+            if state.coordinator == nil, !state.externalReferences.isEmpty {
+                state.coordinator = managedObjectContext?.coordinator
+            }
+        }
     }
 
     /// The external references of the committed state, by storage index.
@@ -115,19 +114,44 @@ extension ManagedObject {
         _modify { yield &madeState.changedIndexes }
     }
 
-    /// Each relationship's value by index; nil while it is a fault.
-    var relationshipValues: [RelationshipValue?] {
-        _read {
-            if let state {
-                yield state.relationshipValues
-            } else if isFault {
-                yield entity.unreadRelationshipValues
-            } else {
-                // A new object's to-manys are empty sets the object owns: make them now.
-                yield madeState.relationshipValues
-            }
-        }
-        _modify { yield &madeState.relationshipValues }
+    // MARK: - Relationship slots (in the state's allocation: ``ObjectState``)
+
+    /// Relationship `index`'s value (``RelationshipDescription/index`` in ``entity``); nil while it is a fault.
+    func relationshipValue(at index: Int) -> RelationshipValue? {
+        precondition(index >= 0 && index < entity.relationships.count, "relationship index out of range")
+        if let state { return state.relationshipValue(at: index) }
+        if isFault { return nil }
+        // A new object's to-manys are empty sets the object owns: make them now.
+        return madeState.relationshipValue(at: index)
+    }
+
+    /// Sets relationship `index`'s value (nil: a fault again).
+    func setRelationshipValue(_ value: RelationshipValue?, at index: Int) {
+        precondition(index >= 0 && index < entity.relationships.count, "relationship index out of range")
+        madeState.setRelationshipValue(value, at: index)
+    }
+
+    /// Relationship `index`'s value, leaving it nil (a fault): to change the only copy of a to-many, then put it back
+    /// with ``setRelationshipValue(_:at:)``. With the slot still holding the value, each change would copy every
+    /// member (and its position table).
+    func takeRelationshipValue(at index: Int) -> RelationshipValue? {
+        precondition(index >= 0 && index < entity.relationships.count, "relationship index out of range")
+        if let state { return state.takeRelationshipValue(at: index) }
+        if isFault { return nil }
+        return madeState.takeRelationshipValue(at: index)
+    }
+
+    /// Makes every relationship a fault again, letting go of the related objects (what breaks reference cycles
+    /// between objects). A fault without a state has nothing to let go of (its relationships read as faults); any
+    /// other object gets a state whose relationships are faults (without one, it would read a new object's).
+    func forgetRelationshipValues() {
+        if state == nil && isFault { return }
+        madeState.forgetRelationshipValues(count: entity.relationships.count)
+    }
+
+    /// Sets every relationship empty: no to-one, no member.
+    func emptyRelationshipValues() {
+        madeState.setRelationshipValues(entity.emptyRelationshipValues)
     }
 
     /// The to-ones as last fetched or saved, by ``RelationshipDescription/toOneIndex``.

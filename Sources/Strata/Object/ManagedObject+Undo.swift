@@ -11,7 +11,9 @@ extension ManagedObject {
             }
         }
         for index in changedRelationships {
-            guard let baseline = relationshipBaselines[index], let current = relationshipValues[index] else { continue }
+            guard let baseline = relationshipBaselines[index], let current = relationshipValue(at: index) else {
+                continue
+            }
             if current.holdsSameObjects(as: baseline, ordered: entity.relationships[index].isOrdered) {
                 changedRelationships.remove(index)
                 relationshipBaselines[index] = nil

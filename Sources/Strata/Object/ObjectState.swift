@@ -1,63 +1,133 @@
 import Foundation
 
-/// What a managed object holds beyond its identity: values, committed state, change tracking.
+/// The fixed part of an ``ObjectState``: its header, ahead of the relationship slots in the same allocation.
+///
+/// Only `ObjectState.swift` touches the fields; the state forwards each under its own name (read in place, and
+/// changed in place through a pointer: a class's stored property is checked for exclusive access at run time,
+/// which the state's properties were annotated against). 104 bytes: with the heap object's 16, the slots start at
+/// 120.
+struct ObjectStateFields {
+    fileprivate var values: [AttributeValue?]
+    fileprivate var undecodedBits: UInt64
+    fileprivate var record: StoredRow?
+    fileprivate var committed: [AttributeValue?]?
+    fileprivate var version: UInt64
+    fileprivate var changedAttributeBits: UInt64 = 0
+    fileprivate var committedReferences: [StoredReference?]?
+    fileprivate var changedRelationshipBits: UInt64 = 0
+    fileprivate var changeCount: UInt32 = 0
+    fileprivate var willSaveMark: UInt32 = 0
+    fileprivate var insertionSequence: UInt64 = 0
+    fileprivate var extras: ObjectState.Extras?
+}
+
+/// What a managed object holds beyond its identity: values, committed state, change tracking, and each
+/// relationship's value.
 ///
 /// A fault that never fired has none (``ManagedObject/state`` is nil): a million registered faults cost their
 /// identities, not a million sets of empty arrays, dictionaries and sets. The state is made when the object is
 /// inserted, fired, or first given anything to remember, and a fault's reads see the entity's shared defaults.
-final class ObjectState {
-    // The properties are `@exclusivity(unchecked)`: an object's state is confined to its context's thread, and the
-    // runtime's access checks on them were about 1,800 instructions a fault fired and read (W3.graph).
+///
+/// The relationships' values live in the state's own allocation, after its fields (``ObjectStateFields``): one
+/// slot (a `RelationshipValue?`, 16 bytes) a relationship of the entity, read and written through
+/// ``relationshipValue(at:)``, ``setRelationshipValue(_:at:)`` and ``takeRelationshipValue(at:)``. An array of
+/// them was an allocation of its own in every inserted object or fired fault of an entity with relationships (a
+/// 64-byte heap chunk for W1.graph's employee, of one relationship), and an entity without relationships makes a
+/// state of no slots. Every slot the heap chunk has room for is initialized (``ManagedBuffer/capacity``: nil past
+/// the entity's relationships), so that the state frees its slots without storing their count.
+final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
+    /// The fields, in place. Each is read and changed where it lies, through its address (``values`` as
+    /// `values[index] = value` changes the array in place): accessors that copied a field out and back, or
+    /// coroutines that yielded it, were calls at every use.
+    @inline(__always)
+    private var fields: UnsafeMutablePointer<ObjectStateFields> { withUnsafeMutablePointerToHeader { $0 } }
+
+    /// The first relationship slot.
+    @inline(__always)
+    private var slots: UnsafeMutablePointer<RelationshipValue?> { withUnsafeMutablePointerToElements { $0 } }
+
     /// Values of every attribute (transients included), by ``AttributeDescription/index``; a slot in
     /// ``undecoded`` holds nothing meaningful yet.
-    @exclusivity(unchecked) var values: [AttributeValue?]
+    var values: [AttributeValue?] {
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.values)!) }
+        unsafeMutableAddress { fields.pointer(to: \.values)! }
+    }
     /// The bits of ``undecoded``'s indexes below 64 (the rest, never for an entity of 64 attributes or fewer, are in
     /// the extras).
     ///
     /// Each of the state's three index sets keeps its word here and its rare rest in the extras: a
     /// ``PropertyIndexSet`` is two words, and the second (an empty set for every entity of 64 properties or fewer)
     /// was 24 of the state's 168 bytes, for each object inserted or fired.
-    @exclusivity(unchecked) private var undecodedBits: UInt64
+    private var undecodedBits: UInt64 {
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.undecodedBits)!) }
+        unsafeMutableAddress { fields.pointer(to: \.undecodedBits)! }
+    }
     /// The row the object was loaded from, when its store keeps rows as records (``StoredRow/isRecord``): while
     /// set, it is the committed state (values, to-ones, blob references), which ``committed``,
     /// ``committedReferences`` and ``committedExternalReferences`` do not hold. ``detachRecord()`` moves it there.
-    @exclusivity(unchecked) var record: StoredRow?
+    var record: StoredRow? {
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.record)!) }
+        unsafeMutableAddress { fields.pointer(to: \.record)! }
+    }
     /// The persistent values as last fetched or saved, by storage index; nil when the object has none
     /// (a new object, or a fault never fired) or they are in ``record``.
-    @exclusivity(unchecked) var committed: [AttributeValue?]?
+    var committed: [AttributeValue?]? {
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.committed)!) }
+        unsafeMutableAddress { fields.pointer(to: \.committed)! }
+    }
     /// The row version the committed values were read at (optimistic locking).
-    @exclusivity(unchecked) var version: UInt64
-    /// The coordinator of the context the object was registered in: external values are read through it even
-    /// after that context is gone.
-    @exclusivity(unchecked) var coordinator: PersistentStoreCoordinator?
+    var version: UInt64 {
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.version)!) }
+        unsafeMutableAddress { fields.pointer(to: \.version)! }
+    }
     /// The bits of ``changedIndexes``'s indexes below 64.
-    @exclusivity(unchecked) private var changedAttributeBits: UInt64 = 0
-    /// Each relationship's value by ``RelationshipDescription/index``: nil while it is a fault (not read
-    /// since the object was fetched or turned into a fault), else the related objects, held strongly.
-    @exclusivity(unchecked) var relationshipValues: [RelationshipValue?]
+    private var changedAttributeBits: UInt64 {
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.changedAttributeBits)!) }
+        unsafeMutableAddress { fields.pointer(to: \.changedAttributeBits)! }
+    }
     /// The to-ones as last fetched or saved, by ``RelationshipDescription/toOneIndex``; nil when the object
     /// has none (a new object, or a fault never fired) or they are in ``record``.
-    @exclusivity(unchecked) var committedReferences: [StoredReference?]?
+    var committedReferences: [StoredReference?]? {
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.committedReferences)!) }
+        unsafeMutableAddress { fields.pointer(to: \.committedReferences)! }
+    }
     /// The bits of ``changedRelationships``'s indexes below 64.
-    @exclusivity(unchecked) private var changedRelationshipBits: UInt64 = 0
+    private var changedRelationshipBits: UInt64 {
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.changedRelationshipBits)!) }
+        unsafeMutableAddress { fields.pointer(to: \.changedRelationshipBits)! }
+    }
     /// Counts the recorded changes of the object (property changes and its deletion), wrapping: it is only ever
     /// compared for equality with ``willSaveMark``, so 32 bits serve, and the two share a word.
-    @exclusivity(unchecked) var changeCount: UInt32 = 0
+    var changeCount: UInt32 {
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.changeCount)!) }
+        unsafeMutableAddress { fields.pointer(to: \.changeCount)! }
+    }
     /// ``changeCount`` + 1 when the save that is under way last called the object's `willSave()` (0: never called).
     /// Kept here rather than in a table of the save's: a million inserts' table was 34 MB of W1.graph's peak, where
     /// this half word costs nothing (it shares its word with ``changeCount``).
-    @exclusivity(unchecked) var willSaveMark: UInt32 = 0
+    var willSaveMark: UInt32 {
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.willSaveMark)!) }
+        unsafeMutableAddress { fields.pointer(to: \.willSaveMark)! }
+    }
     /// The order of insertion into its context: saves and fetches list new objects in this order.
-    @exclusivity(unchecked) var insertionSequence: UInt64 = 0
-    /// What few objects hold (external references, baselines, observers, property indexes of 64 or more), made
-    /// when one of them is first given something: five empty tables in every state were 40 of its 192 bytes, for
-    /// each object inserted or fired.
-    @exclusivity(unchecked) private var extras: Extras?
+    var insertionSequence: UInt64 {
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.insertionSequence)!) }
+        unsafeMutableAddress { fields.pointer(to: \.insertionSequence)! }
+    }
+    /// What few objects hold (external references and the coordinator to read them through, baselines, observers,
+    /// property indexes of 64 or more), made when one of them is first given something: five empty tables in every
+    /// state were 40 of its 192 bytes, for each object inserted or fired.
+    private var extras: Extras? {
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.extras)!) }
+        unsafeMutableAddress { fields.pointer(to: \.extras)! }
+    }
 
     /// The rarely used part of a state.
-    private final class Extras {
+    fileprivate final class Extras {
         @exclusivity(unchecked) var externalReferences: [Int: UInt64]
         @exclusivity(unchecked) var committedExternalReferences: [Int: UInt64]
+        /// The coordinator external values are read through (set with them).
+        @exclusivity(unchecked) var coordinator: PersistentStoreCoordinator?
         @exclusivity(unchecked) var attributeBaselines: [Int: AttributeBaseline] = [:]
         @exclusivity(unchecked) var relationshipBaselines: [Int: RelationshipValue] = [:]
         @exclusivity(unchecked) var observers: [String: [UUID: (ManagedObject) -> Void]] = [:]
@@ -67,9 +137,13 @@ final class ObjectState {
         @exclusivity(unchecked) var changedAttributesHigh: Set<Int> = []
         @exclusivity(unchecked) var changedRelationshipsHigh: Set<Int> = []
 
-        init(externalReferences: [Int: UInt64] = [:], committedExternalReferences: [Int: UInt64] = [:]) {
+        init(
+            externalReferences: [Int: UInt64] = [:], committedExternalReferences: [Int: UInt64] = [:],
+            coordinator: PersistentStoreCoordinator? = nil
+        ) {
             self.externalReferences = externalReferences
             self.committedExternalReferences = committedExternalReferences
+            self.coordinator = coordinator
         }
     }
 
@@ -108,6 +182,15 @@ final class ObjectState {
     var observers: [String: [UUID: (ManagedObject) -> Void]] {
         get { extras?.observers ?? [:] }
         set { if extras != nil || !newValue.isEmpty { madeExtras.observers = newValue } }
+    }
+    /// The coordinator of the context the object was registered in, kept in the extras (a state without them keeps
+    /// none: setting it does not make them), for values outside the row (``externalReferences``, which make the
+    /// extras): they are read through it even after that context is gone. No other value needs it, so it is no word
+    /// of every state (W1.graph's employee state fits its 144-byte heap chunk with its relationship slot because of
+    /// it).
+    var coordinator: PersistentStoreCoordinator? {
+        get { extras?.coordinator }
+        set { extras?.coordinator = newValue }
     }
 
     // The index sets, put together from their words and their extras' rest. A set given without indexes of 64 or
@@ -196,78 +279,140 @@ final class ObjectState {
         }
     }
 
-    // Each initializer sets every property without a default exactly once: a property set twice in an
-    // initializer is checked for exclusive access at run time (a dozen checks a fired fault, before).
+    // MARK: - Making a state
 
     /// The state of a new object of `entity`: default values, empty to-manys, no to-one.
-    init(newObjectOf entity: EntityDescription, coordinator: PersistentStoreCoordinator?) {
-        values = entity.defaultValues
-        undecodedBits = 0
-        record = nil
-        committed = nil
-        version = 0
-        self.coordinator = coordinator
-        relationshipValues = entity.emptyRelationshipValues
-        committedReferences = nil
+    static func make(newObjectOf entity: EntityDescription) -> ObjectState {
+        let state = allocate(slotCount: entity.relationships.count) {
+            ObjectStateFields(
+                values: entity.defaultValues, undecodedBits: 0, record: nil, committed: nil, version: 0,
+                committedReferences: nil)
+        }
+        entity.emptyRelationshipValues.withUnsafeBufferPointer { values in
+            guard let first = values.baseAddress else { return }
+            state.slots.initialize(from: first, count: values.count)
+        }
+        return state
     }
 
     /// The state of a fault of `entity`: default values, every relationship not read yet.
-    init(faultOf entity: EntityDescription, coordinator: PersistentStoreCoordinator?) {
-        values = entity.defaultValues
-        undecodedBits = 0
-        record = nil
-        committed = nil
-        version = 0
-        self.coordinator = coordinator
-        relationshipValues = entity.unreadRelationshipValues
-        committedReferences = nil
+    static func make(faultOf entity: EntityDescription) -> ObjectState {
+        let count = entity.relationships.count
+        let state = allocate(slotCount: count) {
+            ObjectStateFields(
+                values: entity.defaultValues, undecodedBits: 0, record: nil, committed: nil, version: 0,
+                committedReferences: nil)
+        }
+        state.slots.initialize(repeating: nil, count: count)
+        return state
     }
 
     /// The state of a fault of `entity` that fires with `row` and had no state (the usual case): what
-    /// ``ManagedObject/load(_:)`` makes of a state, set as the object is made.
-    init(loading row: StoredRow, of entity: EntityDescription, coordinator: PersistentStoreCoordinator?) {
-        version = row.version
-        self.coordinator = coordinator
-        relationshipValues = entity.unreadRelationshipValues
+    /// ``ManagedObject/load(_:)`` makes of a state, set as the object is made. Every relationship is not read yet.
+    ///
+    /// - Parameter coordinator: the coordinator of the object's context, kept when the row has values outside it.
+    static func make(
+        loading row: StoredRow, of entity: EntityDescription, coordinator: PersistentStoreCoordinator?
+    ) -> ObjectState {
+        let count = entity.relationships.count
+        let state: ObjectState
         if row.isRecord {
             // The usual row (the Strata store's), set directly: through ``loaded(_:of:)``'s tuple, its two empty
             // tables and the row's copies cost about 300 instructions a fired fault (W4b.graph).
-            values = entity.defaultValues
             let undecoded = entity.persistentAttributeIndexes
-            undecodedBits = undecoded.bits
-            record = row
-            committed = nil
-            committedReferences = nil
             let external =
                 row.referencesBlobs ? Self.externalReferences(of: row, entity: entity) : [Int: UInt64]()
             let high = undecoded.highIndexes
+            var extras: Extras?
             if !external.isEmpty || !high.isEmpty {
-                let made = Extras(externalReferences: external)
+                let made = Extras(externalReferences: external, coordinator: coordinator)
                 made.undecodedHigh = high
                 extras = made
             }
-            return
+            state = allocate(slotCount: count) {
+                ObjectStateFields(
+                    values: entity.defaultValues, undecodedBits: undecoded.bits, record: row, committed: nil,
+                    version: row.version, committedReferences: nil, extras: extras)
+            }
+        } else {
+            // Destructured into locals, each moved into its field: a `Loaded` struct read field by field was copied
+            // whole and destroyed (two dozen retains and releases a fired fault).
+            let (values, undecoded, record, committed, committedExternal, committedReferences, external) =
+                Self.loaded(row, of: entity)
+            var extras: Extras?
+            if !external.isEmpty || !committedExternal.isEmpty || !undecoded.highIndexes.isEmpty {
+                let made = Extras(
+                    externalReferences: external, committedExternalReferences: committedExternal,
+                    coordinator: coordinator)
+                made.undecodedHigh = undecoded.highIndexes
+                extras = made
+            }
+            state = allocate(slotCount: count) {
+                ObjectStateFields(
+                    values: values, undecodedBits: undecoded.bits, record: record, committed: committed,
+                    version: row.version, committedReferences: committedReferences, extras: extras)
+            }
         }
-        // Destructured into locals, each moved into its property: a `Loaded` struct read field by field was copied
-        // whole and destroyed (two dozen retains and releases a fired fault).
-        let (values, undecoded, record, committed, committedExternal, committedReferences, external) =
-            Self.loaded(row, of: entity)
-        self.values = values
-        undecodedBits = undecoded.bits
-        self.record = record
-        self.committed = committed
-        self.committedReferences = committedReferences
-        if !external.isEmpty || !committedExternal.isEmpty || !undecoded.highIndexes.isEmpty {
-            let made = Extras(externalReferences: external, committedExternalReferences: committedExternal)
-            made.undecodedHigh = undecoded.highIndexes
-            extras = made
-        }
+        state.slots.initialize(repeating: nil, count: count)
+        return state
+    }
+
+    /// A state of the fields `makeFields` makes (made in place: fields made first were copied in, a retain and a
+    /// release of each), with room for `count` slots, which the caller initializes; any further slot its heap chunk
+    /// has room for is set to nil here (``deinit`` frees them all).
+    @inline(__always)
+    private static func allocate(slotCount count: Int, _ makeFields: () -> ObjectStateFields) -> ObjectState {
+        let state = unsafeDowncast(create(minimumCapacity: count) { _ in makeFields() }, to: ObjectState.self)
+        let capacity = state.capacity
+        if capacity > count { (state.slots + count).initialize(repeating: nil, count: capacity - count) }
+        return state
+    }
+
+    deinit {
+        // One slot at a time: `deinitialize(count:)` of a count known only at run time goes through the runtime's
+        // generic array destroy (about 90 instructions a state, W3.graph).
+        let slots = self.slots
+        for index in 0..<capacity { _ = (slots + index).move() }
+    }
+
+    // MARK: - Relationship slots
+
+    /// Relationship `index`'s value (by ``RelationshipDescription/index`` in the object's entity): nil while it is
+    /// a fault (not read since the object was fetched or turned into a fault), else the related objects, held
+    /// strongly. The caller checks `index` against its entity's relationships.
+    @inline(__always)
+    func relationshipValue(at index: Int) -> RelationshipValue? { slots[index] }
+
+    /// Sets relationship `index`'s value (nil: a fault again).
+    @inline(__always)
+    func setRelationshipValue(_ value: RelationshipValue?, at index: Int) { slots[index] = value }
+
+    /// Relationship `index`'s value, its slot left nil: the caller changes the only copy of a to-many and puts it
+    /// back with ``setRelationshipValue(_:at:)`` (with the slot still holding it, a change copies every member).
+    @inline(__always)
+    func takeRelationshipValue(at index: Int) -> RelationshipValue? {
+        let value = (slots + index).move()
+        (slots + index).initialize(to: nil)
+        return value
+    }
+
+    /// Makes each of the `count` first relationships a fault again (nil), releasing what they held.
+    func forgetRelationshipValues(count: Int) {
+        for index in 0..<count { slots[index] = nil }
+    }
+
+    /// Sets the relationships to `values`' values, one a relationship (the entity's empty ones), releasing what
+    /// they held.
+    func setRelationshipValues(_ values: [RelationshipValue?]) {
+        for index in values.indices { slots[index] = values[index] }
     }
 
     /// Takes `row` as the committed state of a state that exists (a fault that fires after its relationships
-    /// changed, an object refreshed): as ``init(loading:of:coordinator:)`` sets it. Changes and baselines are
+    /// changed, an object refreshed): as ``make(loading:of:coordinator:)`` sets it. Changes and baselines are
     /// the caller's.
-    func load(_ row: StoredRow, of entity: EntityDescription) {
+    ///
+    /// - Parameter coordinator: the coordinator of the object's context, kept when the row has values outside it.
+    func load(_ row: StoredRow, of entity: EntityDescription, coordinator: PersistentStoreCoordinator?) {
         let (values, undecoded, record, committed, committedExternal, committedReferences, external) =
             Self.loaded(row, of: entity)
         self.values = values
@@ -278,6 +423,7 @@ final class ObjectState {
         self.committedReferences = committedReferences
         version = row.version
         externalReferences = external
+        if !external.isEmpty, let coordinator { self.coordinator = coordinator }
     }
 
     /// What loading a row sets, worked out once for the initializer and for ``load(_:of:)`` (which cannot share
