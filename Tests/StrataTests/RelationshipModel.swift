@@ -7,6 +7,9 @@ import Strata
 final class RelDepartment: ManagedObject {
     @Managed("name") var name: String?
     @ManagedRelationship("employees") var employees: Set<RelEmployee>
+
+    /// The employees in the order their rows were inserted (by row ID): the batches' order.
+    var employeesInRowOrder: [RelEmployee] { employees.sorted { $0.objectID.rowID! < $1.objectID.rowID! } }
 }
 
 final class RelEmployee: ManagedObject {

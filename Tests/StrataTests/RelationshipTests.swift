@@ -266,7 +266,7 @@ import Testing
         let context = stack.context()
         let department = try #require(try context.existingObject(with: departmentID) as? RelDepartment)
         let reads = stack.store.rowReads
-        let members = department.employees.sorted { $0.objectID.rowID! < $1.objectID.rowID! }
+        let members = department.employeesInRowOrder
         #expect(members.map(\.objectID) == ids)
         #expect(stack.store.rowReads == reads)
         // The 150th member is in the second batch (members 100 ..< 200): its 100 rows, one read of the store.
@@ -288,7 +288,7 @@ import Testing
         let (departmentID, ids) = try seedDepartment(stack, employees: 5)
         let context = stack.context()
         let department = try #require(try context.existingObject(with: departmentID) as? RelDepartment)
-        let members = department.employees.sorted { $0.objectID.rowID! < $1.objectID.rowID! }
+        let members = department.employeesInRowOrder
         #expect(members[0].name == "E0")
         #expect(members[1].isFault)
         // Another context changes member 1 after its row was read into the cache with its batch.
@@ -300,7 +300,7 @@ import Testing
         let strict = stack.context()
         strict.stalenessInterval = 0
         let strictDepartment = try #require(try strict.existingObject(with: departmentID) as? RelDepartment)
-        let strictMembers = strictDepartment.employees.sorted { $0.objectID.rowID! < $1.objectID.rowID! }
+        let strictMembers = strictDepartment.employeesInRowOrder
         let reads = stack.store.rowReads
         #expect(strictMembers[2].name == "E2")
         #expect(stack.store.rowReads == reads + 1)
@@ -318,7 +318,7 @@ import Testing
         let department = try #require(try context.existingObject(with: departmentID) as? RelDepartment)
         let reads = stack.store.rowReads
         var random = RepeatableRandomNumberGenerator(seed: 18)
-        let members = department.employees.sorted { $0.objectID.rowID! < $1.objectID.rowID! }.shuffled(using: &random)
+        let members = department.employeesInRowOrder.shuffled(using: &random)
         for member in members.reversed() {
             let index = try #require(ids.firstIndex(of: member.objectID))
             #expect(member.name == "E\(index)")
@@ -335,7 +335,7 @@ import Testing
         let (departmentID, _) = try seedDepartment(stack, employees: 5)
         let context = stack.context()
         let department = try #require(try context.existingObject(with: departmentID) as? RelDepartment)
-        let members = department.employees.sorted { $0.objectID.rowID! < $1.objectID.rowID! }
+        let members = department.employeesInRowOrder
         let reads = stack.store.rowReads
         #expect(members[0].name == "E0")
         #expect(stack.store.rowReads == reads + 5)
@@ -355,7 +355,7 @@ import Testing
         let (departmentID, ids) = try seedDepartment(stack, employees: 5)
         let context = stack.context()
         let department = try #require(try context.existingObject(with: departmentID) as? RelDepartment)
-        let members = department.employees.sorted { $0.objectID.rowID! < $1.objectID.rowID! }
+        let members = department.employeesInRowOrder
         #expect(members[0].name == "E0")
         let writer = stack.context()
         try #require(try writer.existingObject(with: ids[3]) as? RelEmployee).salary = 7

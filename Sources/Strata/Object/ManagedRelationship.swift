@@ -124,12 +124,7 @@ extension Set: RelationshipConvertible where Element: ManagedObject {
     @inlinable
     public init?(relationshipValue: Any?) {
         guard let objects = relationshipValue as? Set<ManagedObject> else { return nil }
-        var typed = Set<Element>(minimumCapacity: objects.count)
-        for object in objects {
-            guard let member = object as? Element else { return nil }
-            typed.insert(member)
-        }
-        self = typed
+        self.init(casting: objects)
     }
 
     /// An unordered to-many's members, each inserted once (an ordered one's do not fit a set, as its array does
@@ -137,8 +132,14 @@ extension Set: RelationshipConvertible where Element: ManagedObject {
     @inlinable
     public init?(relatedObjects members: [ManagedObject], ordered: Bool) {
         guard !ordered else { return nil }
-        var typed = Set<Element>(minimumCapacity: members.count)
-        for object in members {
+        self.init(casting: members)
+    }
+
+    /// `objects`, each cast to `Element`; nil when one is not.
+    @inlinable
+    init?(casting objects: some Collection<ManagedObject>) {
+        var typed = Set<Element>(minimumCapacity: objects.count)
+        for object in objects {
             guard let member = object as? Element else { return nil }
             typed.insert(member)
         }
@@ -154,13 +155,7 @@ extension Array: RelationshipConvertible where Element: ManagedObject {
     @inlinable
     public init?(relationshipValue: Any?) {
         guard let objects = relationshipValue as? [ManagedObject] else { return nil }
-        var typed: [Element] = []
-        typed.reserveCapacity(objects.count)
-        for object in objects {
-            guard let member = object as? Element else { return nil }
-            typed.append(member)
-        }
-        self = typed
+        self.init(casting: objects)
     }
 
     /// An ordered to-many's members, in order (an unordered one's do not fit an array, as its set does not fit
@@ -168,9 +163,15 @@ extension Array: RelationshipConvertible where Element: ManagedObject {
     @inlinable
     public init?(relatedObjects members: [ManagedObject], ordered: Bool) {
         guard ordered else { return nil }
+        self.init(casting: members)
+    }
+
+    /// `objects`, each cast to `Element`, in order; nil when one is not.
+    @inlinable
+    init?(casting objects: [ManagedObject]) {
         var typed: [Element] = []
-        typed.reserveCapacity(members.count)
-        for object in members {
+        typed.reserveCapacity(objects.count)
+        for object in objects {
             guard let member = object as? Element else { return nil }
             typed.append(member)
         }
