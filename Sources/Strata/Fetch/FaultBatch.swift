@@ -49,9 +49,8 @@ final class FaultBatch {
     /// The rows read, and at the same positions the identities of their objects (compared, never read through).
     @exclusivity(unchecked) private var readRows: [StoredRow] = []
     @exclusivity(unchecked) private var readObjects: [ObjectIdentifier] = []
-    /// Where each object of ``readObjects`` is: its position + 1 (0: empty), in open addressing with linear probing
-    /// on its address (members fire in any order: a to-many's set is walked in hash order).
-    @exclusivity(unchecked) private var readSlots: [UInt32] = []
+    /// Where each object of ``readObjects`` is (members fire in any order: a to-many's set is walked in hash order).
+    @exclusivity(unchecked) private var readPositions = MemberPositions()
     /// The row cache's ``RowCache/generation`` once the rows were recorded there, and when they were read.
     @exclusivity(unchecked) private var readGeneration: UInt64 = 0
     @exclusivity(unchecked) private var readAt = Date.distantPast
@@ -88,7 +87,7 @@ final class FaultBatch {
         precondition(filling == .rows, "only a to-many's batch keeps rows")
         if !isRead { read(in: context) }
         object.faultBatch = nil
-        guard object.holdsCachedRow, let index = readPosition(of: object),
+        guard object.holdsCachedRow, let index = readPositions.position(of: ObjectIdentifier(object), in: readObjects),
             context.rowCache.generation == readGeneration
         else { return nil }
         let maximumAge = context.stalenessInterval
@@ -128,27 +127,7 @@ final class FaultBatch {
             readRows.append(contentsOf: rows)
             readObjects.append(contentsOf: objects)
         }
-        var capacity = 8
-        while capacity < 2 * readObjects.count { capacity *= 2 }
-        readSlots = Array(repeating: 0, count: capacity)
-        for (position, object) in readObjects.enumerated() {
-            var slot = home(of: object)
-            while readSlots[slot] != 0 { slot = (slot + 1) & (capacity - 1) }
-            readSlots[slot] = UInt32(position + 1)
-        }
-    }
-
-    /// Where `object`'s row is in ``readRows``.
-    private func readPosition(of object: ManagedObject) -> Int? {
-        guard !readSlots.isEmpty else { return nil }
-        let identity = ObjectIdentifier(object)
-        var slot = home(of: identity)
-        while readSlots[slot] != 0 {
-            let position = Int(readSlots[slot]) - 1
-            if readObjects[position] == identity { return position }
-            slot = (slot + 1) & (readSlots.count - 1)
-        }
-        return nil
+        readPositions = MemberPositions(positionsOf: readObjects)
     }
 
     /// Groups the members of a to-many that are faults with no row and in no batch into batches of `size` whose rows
@@ -181,13 +160,6 @@ final class FaultBatch {
         }
         members = []
         return faults
-    }
-
-    /// An object's first slot in ``readSlots`` (a power of two long).
-    private func home(of object: ObjectIdentifier) -> Int {
-        // Objects lie a few dozen bytes apart: the multiplier spreads neighbours over the whole table.
-        let hash = UInt64(UInt(bitPattern: object)) &* 0x9E37_79B9_7F4A_7C15
-        return Int(hash.multipliedFullWidth(by: UInt64(readSlots.count)).high)
     }
 }
 

@@ -20,6 +20,29 @@ struct MemberPositions {
         if !members.isEmpty { rebuild(from: members, capacity: 8) }
     }
 
+    /// The positions of every identity of `identities`, which are distinct: objects known by identity only, never
+    /// read through (a fault batch's rows, ``FaultBatch``).
+    init(positionsOf identities: [ObjectIdentifier]) {
+        precondition(identities.count < Int(UInt32.max), "a table holds fewer than 2^32 - 1 members")
+        guard !identities.isEmpty else { return }
+        var capacity = 8
+        while identities.count * 4 > capacity * 3 { capacity *= 2 }
+        slots = Array(repeating: 0, count: capacity)
+        for (position, identity) in identities.enumerated() { place(position, of: identity) }
+    }
+
+    /// The position of `identity` in `identities`, nil when it is not there.
+    func position(of identity: ObjectIdentifier, in identities: [ObjectIdentifier]) -> Int? {
+        guard !slots.isEmpty else { return nil }
+        var slot = home(of: identity)
+        while slots[slot] != 0 {
+            let position = Int(slots[slot]) - 1
+            if identities[position] == identity { return position }
+            slot = next(slot)
+        }
+        return nil
+    }
+
     /// The position of `object` in `members`, nil when it is not a member.
     func position(of object: ManagedObject, in members: [ManagedObject]) -> Int? {
         guard !slots.isEmpty else { return nil }
@@ -58,7 +81,7 @@ struct MemberPositions {
             rebuild(from: members, capacity: max(8, 2 * slots.count))
             return
         }
-        place(position, of: members[position])
+        place(position, of: ObjectIdentifier(members[position]))
     }
 
     /// Takes `object`, at `position` of `members` (which still lists it there), out of the table.
@@ -100,18 +123,20 @@ struct MemberPositions {
         var capacity = capacity
         while members.count * 4 > capacity * 3 { capacity *= 2 }
         slots = Array(repeating: 0, count: capacity)
-        for (position, member) in members.enumerated() { place(position, of: member) }
+        for (position, member) in members.enumerated() { place(position, of: ObjectIdentifier(member)) }
     }
 
-    private mutating func place(_ position: Int, of object: ManagedObject) {
-        var slot = home(of: object)
+    private mutating func place(_ position: Int, of identity: ObjectIdentifier) {
+        var slot = home(of: identity)
         while slots[slot] != 0 { slot = next(slot) }
         slots[slot] = UInt32(position + 1)
     }
 
-    private func home(of object: ManagedObject) -> Int {
+    private func home(of object: ManagedObject) -> Int { home(of: ObjectIdentifier(object)) }
+
+    private func home(of identity: ObjectIdentifier) -> Int {
         // Objects lie a few dozen bytes apart: the multiplier spreads neighbours over the whole table.
-        let hash = UInt64(UInt(bitPattern: ObjectIdentifier(object))) &* 0x9E37_79B9_7F4A_7C15
+        let hash = UInt64(UInt(bitPattern: identity)) &* 0x9E37_79B9_7F4A_7C15
         return Int(hash.multipliedFullWidth(by: UInt64(slots.count)).high)
     }
 
