@@ -22,6 +22,11 @@ import Testing
         #expect(MemoryLayout<StoredRow>.size == 24)
     }
 
+    @Test func aRowCacheEntryIsFourWords() {
+        // Its row, and its read time (a 32-bit tick) beside its 32-bit reference count: one per cached row.
+        #expect(RowCache.entryStride == 32)
+    }
+
     @Test func aManagedPropertyWrapperIsFourBytes() {
         #expect(MemoryLayout<ManagedAttribute<String>>.size == 4)
         #expect(MemoryLayout<ManagedRelationship<ManagedObject?>>.size == 4)

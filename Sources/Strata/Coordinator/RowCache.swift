@@ -47,38 +47,70 @@ final class RowCache: Sendable {
         }
     }
 
-    /// A row and who holds it. 40 bytes (with its 8-byte key, a slot of ``RowTable`` is 48): one per registered
+    /// A row and who holds it. 32 bytes (with its 8-byte key, a slot of ``RowTable`` is 40): one per registered
     /// object that read its row, so its size is a large part of what a fetched fault costs. The row is three words
-    /// (``StoredRow``): a row of the engine's store is its record's bytes, one allocation, decoded when read.
+    /// (``StoredRow``): a row of the engine's store is its record's bytes, one allocation, decoded when read. The
+    /// time it was read and its reference count share the fourth word: the time as a ``FetchClock`` tick, which
+    /// also says whether the entry has its row.
     private struct Entry {
         /// The row; when ``hasRow`` is false, only its entity is meaningful (the values were forgotten).
         var row: StoredRow
-        var fetchedAt: Date
+        /// When the row was read (``FetchClock``), or ``FetchClock/noRow`` when the values were forgotten.
+        private(set) var fetchedAt: FetchClock.Tick
         /// How many objects hold the entry.
         var references: UInt32
-        var hasRow: Bool
 
-        init(_ row: StoredRow, at now: Date, references: UInt32) {
+        var hasRow: Bool { fetchedAt != FetchClock.noRow }
+
+        init(_ row: StoredRow, at now: FetchClock.Tick, references: UInt32) {
             self.row = row
             fetchedAt = now
             self.references = references
-            hasRow = true
         }
 
         /// Takes a row read at `now`; one more object holds the entry when `retaining`.
-        mutating func update(_ row: StoredRow, at now: Date, retaining: Bool = true) {
+        mutating func update(_ row: StoredRow, at now: FetchClock.Tick, retaining: Bool = true) {
             if retaining { references += 1 }
             self.row = row
             fetchedAt = now
-            hasRow = true
         }
 
         /// Forgets the values (and frees them) but keeps the references.
         mutating func forgetRow() {
             guard hasRow else { return }
-            hasRow = false
+            fetchedAt = FetchClock.noRow
             row = StoredRow(placeholderFor: row.entity)
         }
+    }
+
+    /// The times rows are read at, as 32-bit ticks: whole milliseconds since the cache was made, rounded down.
+    ///
+    /// A tick never makes a row look younger than it is, so ``row(for:maximumAge:retaining:)`` never serves a row
+    /// older than the age asked for (a row may count as up to a millisecond older than it is, and go to the store a
+    /// millisecond early). The ticks reach ``latest`` 49.7 days after the cache was made: a row read later is
+    /// recorded as read then, so with a finite staleness interval it counts as old (a read of the store, never a
+    /// stale row); an unbounded age (``ManagedObjectContext/stalenessInterval`` negative, the default) is
+    /// unaffected. A clock set back before the cache was made records tick 0, which also only makes rows older.
+    private struct FetchClock {
+        typealias Tick = UInt32
+
+        /// The tick of an entry whose values were forgotten (no time is recorded at it).
+        static let noRow = Tick.max
+        /// The last tick a read is recorded at.
+        static let latest = Tick.max - 1
+
+        /// Tick 0.
+        let epoch = Date()
+
+        /// The tick of `date`: the millisecond it is in, clamped to `0...latest`.
+        func tick(_ date: Date) -> Tick {
+            let milliseconds = (date.timeIntervalSince(epoch) * 1000).rounded(.down)
+            guard milliseconds > 0 else { return 0 }  // also NaN
+            return milliseconds < Double(Self.latest) ? Tick(milliseconds) : Self.latest
+        }
+
+        /// The time `tick` stands for (its millisecond's start: no later than any time recorded at it).
+        func date(of tick: Tick) -> Date { epoch.addingTimeInterval(Double(tick) / 1000) }
     }
 
     /// One table's rows of one store, keyed by row ID alone: a key of 8 bytes instead of 32 in every slot.
@@ -120,6 +152,12 @@ final class RowCache: Sendable {
 
     private let state = Lock(State())
 
+    /// The stride of an entry (``ObjectLayoutTests`` pins it).
+    static var entryStride: Int { MemoryLayout<Entry>.stride }
+
+    /// The ticks of ``Entry/fetchedAt``.
+    private let clock = FetchClock()
+
     /// Counts the changes to the rows of entries that exist (a row replaced by another, or forgotten); entries made
     /// or let go, and their references, do not count. While it has not moved, an entry holds the row it held when
     /// it was read: a to-many's batch that kept the rows it recorded here loads its members from them
@@ -139,7 +177,9 @@ final class RowCache: Sendable {
             // One search: the entry is changed in place.
             guard let table = state.table(of: key), let slot = state.tables[table].rows.slot(of: key.rowID),
                 state.tables[table].rows[slot].hasRow,
-                maximumAge.map({ Date().timeIntervalSince(state.tables[table].rows[slot].fetchedAt) <= $0 }) ?? true
+                maximumAge.map({
+                    Date().timeIntervalSince(clock.date(of: state.tables[table].rows[slot].fetchedAt)) <= $0
+                }) ?? true
             else {
                 state.misses += 1
                 return nil
@@ -153,7 +193,7 @@ final class RowCache: Sendable {
     /// Records a row read from (or written to) the store: in the entry an object retains with it when
     /// `retaining`, else only if some object holds the key already.
     func store(_ row: StoredRow, for key: Key, retaining: Bool) {
-        let now = Date()
+        let now = clock.tick(Date())
         state.withLock { state in
             // One search (three made this a third of a fault's cost): the entry is changed in place.
             if retaining {
@@ -215,7 +255,7 @@ final class RowCache: Sendable {
     /// Records rows read together, `rows[i]` under `keys[i]`, each in the entry an object retains with it: one lock and
     /// one clock reading for all of them.
     private func storeRetaining(_ keys: [Key], _ rows: [StoredRow]) {
-        let now = Date()
+        let now = clock.tick(Date())
         state.withLock { state in
             var table = -1
             for index in keys.indices {
@@ -248,8 +288,8 @@ final class RowCache: Sendable {
         _ rows: [StoredRow], rowIDs: [UInt64], store: UUID, root: EntityDescription
     ) -> (generation: UInt64, date: Date) {
         precondition(rows.count == rowIDs.count, "a row ID for each row")
-        let now = Date()
-        guard !rows.isEmpty else { return (generation, now) }
+        let now = clock.tick(Date())
+        guard !rows.isEmpty else { return (generation, clock.date(of: now)) }
         let key = Key(store: store, entity: root, rowID: rowIDs[0])
         return state.withLock { state in
             let table = state.makeTable(of: key)
@@ -263,7 +303,7 @@ final class RowCache: Sendable {
                     rowChanged()
                 }
             }
-            return (generation, now)
+            return (generation, clock.date(of: now))
         }
     }
 
