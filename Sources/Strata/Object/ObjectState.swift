@@ -222,7 +222,7 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
     /// The coordinator of the context the object was registered in, kept in the extras (a state without them keeps
     /// none: setting it does not make them), for values outside the row (``externalReferences``, which make the
     /// extras): they are read through it even after that context is gone. No other value needs it, so it is no word
-    /// of every state (W1.graph's employee state fits its 144-byte heap chunk with its relationship slot because of
+    /// of every state (W1.graph's employee state fits its 128-byte heap chunk with its relationship slot because of
     /// it).
     var coordinator: PersistentStoreCoordinator? {
         get { extras?.coordinator }
