@@ -52,7 +52,12 @@ extension ManagedObject {
         _modify {
             let state = madeState
             state.detachRecord()
-            yield &state.committed
+            // Taken out and put back: the state's `committed` shares its room with the record (it is no stored
+            // property to change in place), and a change of one value then changes the only copy.
+            var committed = state.committed
+            state.committed = nil
+            defer { state.committed = committed }
+            yield &committed
         }
     }
 
@@ -166,7 +171,11 @@ extension ManagedObject {
         _modify {
             let state = madeState
             state.detachRecord()
-            yield &state.committedReferences
+            // Taken out and put back, as ``committed`` is.
+            var references = state.committedReferences
+            state.committedReferences = nil
+            defer { state.committedReferences = references }
+            yield &references
         }
     }
 

@@ -4,21 +4,35 @@ import Foundation
 ///
 /// Only `ObjectState.swift` touches the fields; the state forwards each under its own name (read in place, and
 /// changed in place through a pointer: a class's stored property is checked for exclusive access at run time,
-/// which the state's properties were annotated against). 104 bytes: with the heap object's 16, the slots start at
-/// 120.
+/// which the state's properties were annotated against). 88 bytes: with the heap object's 16, the slots start at
+/// 104.
 struct ObjectStateFields {
     fileprivate var values: [AttributeValue?]
     fileprivate var undecodedBits: UInt64
-    fileprivate var record: StoredRow?
-    fileprivate var committed: [AttributeValue?]?
+    fileprivate var committedState: CommittedState
     fileprivate var version: UInt64
     fileprivate var changedAttributeBits: UInt64 = 0
-    fileprivate var committedReferences: [StoredReference?]?
     fileprivate var changedRelationshipBits: UInt64 = 0
     fileprivate var changeCount: UInt32 = 0
     fileprivate var willSaveMark: UInt32 = 0
     fileprivate var insertionSequence: UInt64 = 0
     fileprivate var extras: ObjectState.Extras?
+}
+
+/// An object's committed state as its ``ObjectState`` holds it: the row it was loaded from or saved as, kept as it is
+/// (``ObjectState/record``), or the values and to-ones that row was detached into, or that a store without records
+/// handed over (``ObjectState/committed``, ``ObjectState/committedReferences``; either may be nil: a new object has
+/// neither, an object a child context pushed has values without to-ones).
+///
+/// One of the two, never both: the arrays were nil whenever the row was set. As one enum the state keeps 24 bytes for
+/// them (the case lies in the row's spare bits), where the row and the two arrays were 40: an employee's state asks for
+/// 120 bytes (a 128-byte heap chunk), not 136 (a 144-byte one).
+private enum CommittedState {
+    case record(StoredRow)
+    case detached(values: [AttributeValue?]?, references: [StoredReference?]?)
+
+    /// Neither a row nor values: a new object's, or a fault's.
+    static var none: Self { .detached(values: nil, references: nil) }
 }
 
 /// What a managed object holds beyond its identity: values, committed state, change tracking, and each
@@ -62,34 +76,56 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
         unsafeAddress { UnsafePointer(fields.pointer(to: \.undecodedBits)!) }
         unsafeMutableAddress { fields.pointer(to: \.undecodedBits)! }
     }
+    /// The row or the arrays that hold the committed state (``record``, or ``committed`` and ``committedReferences``).
+    private var committedState: CommittedState {
+        unsafeAddress { UnsafePointer(fields.pointer(to: \.committedState)!) }
+        unsafeMutableAddress { fields.pointer(to: \.committedState)! }
+    }
     /// The row the object was loaded from, when its store keeps rows as records (``StoredRow/isRecord``): while
     /// set, it is the committed state (values, to-ones, blob references), which ``committed``,
     /// ``committedReferences`` and ``committedExternalReferences`` do not hold. ``detachRecord()`` moves it there.
     var record: StoredRow? {
-        unsafeAddress { UnsafePointer(fields.pointer(to: \.record)!) }
-        unsafeMutableAddress { fields.pointer(to: \.record)! }
+        if case .record(let row) = committedState { return row }
+        return nil
     }
     /// The persistent values as last fetched or saved, by storage index; nil when the object has none
-    /// (a new object, or a fault never fired) or they are in ``record``.
+    /// (a new object, or a fault never fired) or they are in ``record``. Set only without a record (after
+    /// ``detachRecord()``): the two share their room.
     var committed: [AttributeValue?]? {
-        unsafeAddress { UnsafePointer(fields.pointer(to: \.committed)!) }
-        unsafeMutableAddress { fields.pointer(to: \.committed)! }
+        get {
+            if case .detached(let values, _) = committedState { return values }
+            return nil
+        }
+        set {
+            guard case .detached(_, let references) = committedState else {
+                preconditionFailure("committed values set while the committed state is a record")
+            }
+            committedState = .detached(values: newValue, references: references)
+        }
     }
     /// The row version the committed values were read at (optimistic locking).
     var version: UInt64 {
         unsafeAddress { UnsafePointer(fields.pointer(to: \.version)!) }
         unsafeMutableAddress { fields.pointer(to: \.version)! }
     }
+    /// The to-ones as last fetched or saved, by ``RelationshipDescription/toOneIndex``; nil when the object
+    /// has none (a new object, or a fault never fired) or they are in ``record``. Set only without a record.
+    var committedReferences: [StoredReference?]? {
+        get {
+            if case .detached(_, let references) = committedState { return references }
+            return nil
+        }
+        set {
+            guard case .detached(let values, _) = committedState else {
+                preconditionFailure("committed to-ones set while the committed state is a record")
+            }
+            committedState = .detached(values: values, references: newValue)
+        }
+    }
     /// The bits of ``changedIndexes``'s indexes below 64.
     private var changedAttributeBits: UInt64 {
         unsafeAddress { UnsafePointer(fields.pointer(to: \.changedAttributeBits)!) }
         unsafeMutableAddress { fields.pointer(to: \.changedAttributeBits)! }
-    }
-    /// The to-ones as last fetched or saved, by ``RelationshipDescription/toOneIndex``; nil when the object
-    /// has none (a new object, or a fault never fired) or they are in ``record``.
-    var committedReferences: [StoredReference?]? {
-        unsafeAddress { UnsafePointer(fields.pointer(to: \.committedReferences)!) }
-        unsafeMutableAddress { fields.pointer(to: \.committedReferences)! }
     }
     /// The bits of ``changedRelationships``'s indexes below 64.
     private var changedRelationshipBits: UInt64 {
@@ -186,7 +222,7 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
     /// The coordinator of the context the object was registered in, kept in the extras (a state without them keeps
     /// none: setting it does not make them), for values outside the row (``externalReferences``, which make the
     /// extras): they are read through it even after that context is gone. No other value needs it, so it is no word
-    /// of every state (W1.graph's employee state fits its 144-byte heap chunk with its relationship slot because of
+    /// of every state (W1.graph's employee state fits its 128-byte heap chunk with its relationship slot because of
     /// it).
     var coordinator: PersistentStoreCoordinator? {
         get { extras?.coordinator }
@@ -285,8 +321,7 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
     static func make(newObjectOf entity: EntityDescription) -> ObjectState {
         let state = allocate(slotCount: entity.relationships.count) {
             ObjectStateFields(
-                values: entity.defaultValues, undecodedBits: 0, record: nil, committed: nil, version: 0,
-                committedReferences: nil)
+                values: entity.defaultValues, undecodedBits: 0, committedState: .none, version: 0)
         }
         entity.emptyRelationshipValues.withUnsafeBufferPointer { values in
             guard let first = values.baseAddress else { return }
@@ -300,8 +335,7 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
         let count = entity.relationships.count
         let state = allocate(slotCount: count) {
             ObjectStateFields(
-                values: entity.defaultValues, undecodedBits: 0, record: nil, committed: nil, version: 0,
-                committedReferences: nil)
+                values: entity.defaultValues, undecodedBits: 0, committedState: .none, version: 0)
         }
         state.slots.initialize(repeating: nil, count: count)
         return state
@@ -331,14 +365,13 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
             }
             state = allocate(slotCount: count) {
                 ObjectStateFields(
-                    values: entity.defaultValues, undecodedBits: undecoded.bits, record: row, committed: nil,
-                    version: row.version, committedReferences: nil, extras: extras)
+                    values: entity.defaultValues, undecodedBits: undecoded.bits, committedState: .record(row),
+                    version: row.version, extras: extras)
             }
         } else {
             // Destructured into locals, each moved into its field: a `Loaded` struct read field by field was copied
             // whole and destroyed (two dozen retains and releases a fired fault).
-            let (values, undecoded, record, committed, committedExternal, committedReferences, external) =
-                Self.loaded(row, of: entity)
+            let (values, undecoded, committedState, committedExternal, external) = Self.loaded(row, of: entity)
             var extras: Extras?
             if !external.isEmpty || !committedExternal.isEmpty || !undecoded.highIndexes.isEmpty {
                 let made = Extras(
@@ -349,8 +382,8 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
             }
             state = allocate(slotCount: count) {
                 ObjectStateFields(
-                    values: values, undecodedBits: undecoded.bits, record: record, committed: committed,
-                    version: row.version, committedReferences: committedReferences, extras: extras)
+                    values: values, undecodedBits: undecoded.bits, committedState: committedState,
+                    version: row.version, extras: extras)
             }
         }
         state.slots.initialize(repeating: nil, count: count)
@@ -413,14 +446,11 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
     ///
     /// - Parameter coordinator: the coordinator of the object's context, kept when the row has values outside it.
     func load(_ row: StoredRow, of entity: EntityDescription, coordinator: PersistentStoreCoordinator?) {
-        let (values, undecoded, record, committed, committedExternal, committedReferences, external) =
-            Self.loaded(row, of: entity)
+        let (values, undecoded, committedState, committedExternal, external) = Self.loaded(row, of: entity)
         self.values = values
         self.undecoded = undecoded
-        self.record = record
-        self.committed = committed
+        self.committedState = committedState
         committedExternalReferences = committedExternal
-        self.committedReferences = committedReferences
         version = row.version
         externalReferences = external
         if !external.isEmpty, let coordinator { self.coordinator = coordinator }
@@ -433,17 +463,16 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
     private static func loaded(
         _ row: StoredRow, of entity: EntityDescription
     ) -> (
-        values: [AttributeValue?], undecoded: PropertyIndexSet, record: StoredRow?, committed: [AttributeValue?]?,
-        committedExternalReferences: [Int: UInt64], committedReferences: [StoredReference?]?,
-        externalReferences: [Int: UInt64]
+        values: [AttributeValue?], undecoded: PropertyIndexSet, committedState: CommittedState,
+        committedExternalReferences: [Int: UInt64], externalReferences: [Int: UInt64]
     ) {
         let external = externalReferences(of: row, entity: entity)
         if row.isRecord {
-            return (entity.defaultValues, entity.persistentAttributeIndexes, row, nil, [:], nil, external)
+            return (entity.defaultValues, entity.persistentAttributeIndexes, .record(row), [:], external)
         }
         return (
-            values(of: row, entity: entity), PropertyIndexSet(), nil, row.values, row.externalReferences,
-            row.references, external
+            values(of: row, entity: entity), PropertyIndexSet(),
+            .detached(values: row.values, references: row.references), row.externalReferences, external
         )
     }
 
@@ -536,19 +565,17 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
     /// Moves the committed state out of ``record`` into ``committed``, ``committedReferences`` and
     /// ``committedExternalReferences`` (every value decoded), so that it can change.
     func detachRecord() {
-        guard let record else { return }
+        guard case .record(let record) = committedState else { return }
         decodeAll()
-        committed = record.values
-        committedReferences = record.references
         committedExternalReferences = record.externalReferences
-        self.record = nil
+        committedState = .detached(values: record.values, references: record.references)
     }
 
     /// Lets go of ``record`` once every value is decoded, without decoding its committed state: for a caller that
     /// replaces that state whole (a save).
     func dropRecord() {
         decodeAll()
-        record = nil
+        if case .record = committedState { committedState = .none }
     }
 
     /// Takes `values` and `references`, just saved as version `version`, as the committed state, in place of the
@@ -556,8 +583,7 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
     /// where a save set each property through the object (a state lookup, and an empty table made, each).
     func settle(values: [AttributeValue?], references: [StoredReference?], version: UInt64) {
         dropRecord()
-        committed = values
-        committedReferences = references
+        committedState = .detached(values: values, references: references)
         self.version = version
         changedAttributeBits = 0
         changedRelationshipBits = 0
@@ -574,9 +600,7 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
     /// with it does: every persistent value is read from the row again (transients keep theirs), nothing is decoded
     /// now, and no change and no baseline is left. The row has no blob references.
     func settle(record row: StoredRow, of entity: EntityDescription) {
-        record = row
-        committed = nil
-        committedReferences = nil
+        committedState = .record(row)
         version = row.version
         undecoded = entity.persistentAttributeIndexes
         // Without transients every slot is the record's now: the buffer goes, as a fetched object has none.
@@ -596,8 +620,13 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
     /// shared defaults stand in, as for a fetched object) and each value is read from the row. Nothing else changes:
     /// the save completes it with ``settle(record:of:)`` once the store returned, or gives the values back with
     /// ``dropRecord()`` when it threw. A million inserts then never hold both their values and their rows.
+    ///
+    /// An object that holds committed values or to-ones (``committed``, ``committedReferences``: not a context's new
+    /// object, which has none) keeps its values instead: the row would take their room, and a store that threw would
+    /// leave the object without them. Its save settles it onto its values, as for a row the store did not hand over.
     func holdWritten(_ row: StoredRow, of entity: EntityDescription) {
-        record = row
+        if case .detached(let values, let references) = committedState, values != nil || references != nil { return }
+        committedState = .record(row)
         undecoded = entity.persistentAttributeIndexes
         // Without transients every slot is the row's; with them the buffer stays (its persistent slots undecoded).
         if entity.persistentAttributes.count == entity.attributes.count { values = entity.defaultValues }
@@ -607,9 +636,7 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
     func forgetValues(of entity: EntityDescription) {
         values = entity.defaultValues
         undecoded = PropertyIndexSet()
-        record = nil
-        committed = nil
-        committedReferences = nil
+        committedState = .none
         externalReferences = [:]
         committedExternalReferences = [:]
     }
