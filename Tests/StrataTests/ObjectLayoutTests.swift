@@ -22,6 +22,13 @@ import Testing
         #expect(MemoryLayout<StoredRow>.size == 24)
     }
 
+    @Test func anOptionalStoredRowHoldsItsRowAtTheSameAddress() {
+        // `ObjectState.value(at:)` reads a state's `record` where it lies, as a row: nil must take one of the row's
+        // spare values (its entity's reference), not a tag of its own.
+        #expect(MemoryLayout<StoredRow?>.size == MemoryLayout<StoredRow>.size)
+        #expect(MemoryLayout<StoredRow?>.alignment == MemoryLayout<StoredRow>.alignment)
+    }
+
     @Test func aRowCacheEntryIsFourWords() {
         // Its row, and its read time (a 32-bit tick) beside its 32-bit reference count: one per cached row.
         #expect(RowCache.entryStride == 32)

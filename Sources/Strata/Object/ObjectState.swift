@@ -243,6 +243,12 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
         return !extras.changedAttributesHigh.isEmpty || !extras.changedRelationshipsHigh.isEmpty
     }
 
+    /// Whether ``externalReferences`` has an entry: a test of the extras, where the table read empties one first.
+    var hasExternalReferences: Bool {
+        guard let extras else { return false }
+        return !extras.externalReferences.isEmpty
+    }
+
     /// Whether attribute `index` is in ``undecoded``: a bit test, where ``undecoded`` puts a set together.
     @inline(__always)
     func isUndecoded(_ index: Int) -> Bool {
@@ -312,9 +318,10 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
     ///
     /// - Parameter coordinator: the coordinator of the object's context, kept when the row has values outside it.
     static func make(
-        loading row: StoredRow, of entity: EntityDescription, coordinator: PersistentStoreCoordinator?
+        loading row: consuming StoredRow, of entity: EntityDescription, coordinator: PersistentStoreCoordinator?
     ) -> ObjectState {
         let count = entity.relationships.count
+        let version = row.version
         let state: ObjectState
         if row.isRecord {
             // The usual row (the Strata store's), set directly: through ``loaded(_:of:)``'s tuple, its two empty
@@ -329,10 +336,11 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
                 made.undecodedHigh = high
                 extras = made
             }
+            // Taken, not copied: the caller gives the row up (a retain and a release of its entity and bytes).
             state = allocate(slotCount: count) {
                 ObjectStateFields(
                     values: entity.defaultValues, undecodedBits: undecoded.bits, record: row, committed: nil,
-                    version: row.version, committedReferences: nil, extras: extras)
+                    version: version, committedReferences: nil, extras: extras)
             }
         } else {
             // Destructured into locals, each moved into its field: a `Loaded` struct read field by field was copied
@@ -453,9 +461,21 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
     /// about 1,100 instructions of each fetched object read once (W4b/W4c.graph), more than reading a field again.
     func value(at index: Int) -> AttributeValue? {
         guard isUndecoded(index) else { return values[index] }
+        precondition(record != nil, "attribute \(index) is undecoded without a record")
+        // Read where it lies: a row bound to a local was copied out of the state, its entity and bytes retained and
+        // released at each read (about 150 instructions of each read of a fired member, W4c.graph). An optional row
+        // holds its row as it is, at the same address (nil is one of the entity reference's spare values:
+        // `ObjectLayoutTests` pins the two sizes equal).
+        let inPlace = fields.pointer(to: \.record)!.withMemoryRebound(to: StoredRow.self, capacity: 1) {
+            row -> AttributeValue?? in
+            let attribute = row.pointee.entity.attributes[index]
+            guard Self.decodesInPlace(attribute.type) else { return .none }
+            return .some(row.pointee.value(of: attribute))
+        }
+        if case .some(let value) = inPlace { return value }
+        // A decimal or binary value, decoded once and kept.
         guard let record else { preconditionFailure("attribute \(index) is undecoded without a record") }
         let attribute = record.entity.attributes[index]
-        if Self.decodesInPlace(attribute.type) { return record.value(of: attribute) }
         ownValues(sharedWith: record.entity.defaultValues)
         let value = record.value(of: attribute)
         values[index] = value
