@@ -366,21 +366,25 @@ struct FaultGroups {
     /// Adds `fault`, a fault, to its group: left out when it holds a row already or has a temporary ID.
     mutating func add(_ fault: ManagedObject) {
         count += 1
-        guard !fault.holdsCachedRow else { return }
-        let id = fault.objectID
-        guard !id.isTemporaryID else { return }
-        if id.store !== currentStore || id.entity !== currentEntity {
-            let root = id.entity.rootEntity
-            if let index = groups.firstIndex(where: { $0.store === id.store && $0.root === root }) {
-                current = index
-            } else {
-                // Usually the only group: room for every fault at once.
-                groups.append(FaultGroup(store: id.store, root: root, capacity: capacity))
-                current = groups.count - 1
-            }
-            (currentStore, currentEntity) = (id.store, id.entity)
+        // The ID's fields read in place: a copy of the ID retained and released its entity.
+        guard !fault.holdsCachedRow, !fault.objectID.isTemporaryID else { return }
+        if fault.objectID.store !== currentStore || fault.objectID.entity !== currentEntity {
+            enterGroup(of: fault.objectID)
         }
-        groups[current].append(fault, rowID: id.number)
+        groups[current].append(fault, rowID: fault.objectID.number)
+    }
+
+    /// Makes the group of `id`'s store and hierarchy the current one, made if there is none yet.
+    private mutating func enterGroup(of id: ManagedObjectID) {
+        let root = id.entity.rootEntity
+        if let index = groups.firstIndex(where: { $0.store === id.store && $0.root === root }) {
+            current = index
+        } else {
+            // Usually the only group: room for every fault at once.
+            groups.append(FaultGroup(store: id.store, root: root, capacity: capacity))
+            current = groups.count - 1
+        }
+        (currentStore, currentEntity) = (id.store, id.entity)
     }
 }
 

@@ -326,20 +326,23 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
         if row.isRecord {
             // The usual row (the Strata store's), set directly: through ``loaded(_:of:)``'s tuple, its two empty
             // tables and the row's copies cost about 300 instructions a fired fault (W4b.graph).
-            let undecoded = entity.persistentAttributeIndexes
-            let external =
-                row.referencesBlobs ? Self.externalReferences(of: row, entity: entity) : [Int: UInt64]()
-            let high = undecoded.highIndexes
+            // The usual row (no blob, fewer than 64 attributes) makes no extras and copies no index set.
             var extras: Extras?
-            if !external.isEmpty || !high.isEmpty {
-                let made = Extras(externalReferences: external, coordinator: coordinator)
-                made.undecodedHigh = high
-                extras = made
+            if row.referencesBlobs || entity.hasHighPersistentAttributeIndexes {
+                let external =
+                    row.referencesBlobs ? Self.externalReferences(of: row, entity: entity) : [Int: UInt64]()
+                let high = entity.persistentAttributeIndexes.highIndexes
+                if !external.isEmpty || !high.isEmpty {
+                    let made = Extras(externalReferences: external, coordinator: coordinator)
+                    made.undecodedHigh = high
+                    extras = made
+                }
             }
+            let undecodedBits = entity.persistentAttributeBits
             // Taken, not copied: the caller gives the row up (a retain and a release of its entity and bytes).
             state = allocate(slotCount: count) {
                 ObjectStateFields(
-                    values: entity.defaultValues, undecodedBits: undecoded.bits, record: row, committed: nil,
+                    values: entity.defaultValues, undecodedBits: undecodedBits, record: row, committed: nil,
                     version: version, committedReferences: nil, extras: extras)
             }
         } else {
