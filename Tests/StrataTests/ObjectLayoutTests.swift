@@ -22,6 +22,24 @@ import Testing
         #expect(MemoryLayout<StoredRow>.size == 24)
     }
 
+    @Test func aStateHoldsItsRecordAtTheSameAddressAsTheRow() throws {
+        // `ObjectState.value(at:)` reads a state's record where it lies, as a row: the committed state's record case
+        // must be the row's own bytes (its tag in the row's spare bits, zero for that case), with no room of its own.
+        #expect(MemoryLayout<CommittedState>.size == MemoryLayout<StoredRow>.size)
+        #expect(MemoryLayout<CommittedState>.alignment == MemoryLayout<StoredRow>.alignment)
+        let model = try RecordRowTests.model()
+        let entity = try #require(model.entity(named: "Kept"))
+        let owner = try #require(model.entity(named: "SpecialOwner"))
+        let bytes = try RecordRowTests.record(of: entity, owner: owner)
+        for referencesBlobs in [false, true] {
+            var row = StoredRow(entity: entity, version: 4, checkedRecord: bytes, referencesBlobs: referencesBlobs)
+            var state = CommittedState.record(row)
+            let rowBytes = withUnsafeBytes(of: &row) { Array($0) }
+            let stateBytes = withUnsafeBytes(of: &state) { Array($0) }
+            #expect(rowBytes == stateBytes)
+        }
+    }
+
     @Test func aRowCacheEntryIsFourWords() {
         // Its row, and its read time (a 32-bit tick) beside its 32-bit reference count: one per cached row.
         #expect(RowCache.entryStride == 32)

@@ -1,3 +1,5 @@
+import Foundation
+import Synchronization
 import Testing
 
 @testable import Strata
@@ -57,5 +59,40 @@ import Testing
         #expect(Set(keys.map(\.number)).count == 300)
         for (name, key) in zip(names, keys) { #expect(table.intern(name: String(name)) == key) }
         #expect(table.intern(name: long) == longKey)
+    }
+
+    /// An entity's bindings of property keys: the first key numbers without a lock, the rest under one, each bound
+    /// once and then read back as bound.
+    @Test func bindingsOfKeysOnEitherSideOfTheDirectSlotsAreEachMadeOnce() {
+        let bindings = PropertyBindings()
+        let numbers: [UInt32] = [0, 1, 255, 256, 257, 1_000]
+        #expect(UInt32(PropertyBindings.directCount) == 256)
+        var binds = 0
+        for (position, number) in numbers.enumerated() {
+            let index = bindings.index(of: PropertyKey(number: number)) {
+                binds += 1
+                return position * 3
+            }
+            #expect(index == position * 3)
+        }
+        #expect(binds == numbers.count)
+        for (position, number) in numbers.enumerated() {
+            #expect(
+                bindings.index(of: PropertyKey(number: number)) { preconditionFailure("bound again") } == position * 3)
+        }
+        // A key bound to index 0 (the first attribute) reads as bound, not as unbound.
+        #expect(bindings.index(of: PropertyKey(number: 0)) { preconditionFailure("bound again") } == 0)
+    }
+
+    /// Threads binding one key at once each get its index: they store the same value, and none reads a torn one.
+    @Test func aKeyBoundByManyThreadsAtOnceReadsItsIndexEverywhere() {
+        let bindings = PropertyBindings()
+        let found = Mutex([Int]())
+        DispatchQueue.concurrentPerform(iterations: 16) { iteration in
+            let number = UInt32(iteration % 2 == 0 ? 7 : 300)
+            let index = bindings.index(of: PropertyKey(number: number)) { Int(number) * 2 }
+            found.withLock { $0.append(index - Int(number) * 2) }
+        }
+        #expect(found.withLock { $0 } == Array(repeating: 0, count: 16))
     }
 }

@@ -99,13 +99,12 @@ final class FaultBatch {
     /// taken out.
     private func read(in context: ManagedObjectContext) {
         isRead = true
-        var faults: [ManagedObject] = []
-        faults.reserveCapacity(members.count)
+        var faults = FaultGroups(capacity: members.count)
         for case let member? in members {
             let object = member.object
             guard object.faultBatch === self else { continue }
             if object.isFault, object.managedObjectContext === context {
-                faults.append(object)
+                faults.add(object)
             } else {
                 object.faultBatch = nil
             }

@@ -301,32 +301,12 @@ extension ManagedObjectContext {
     /// as a fetched fault does, and fills from it when it fires. Faults that hold a row already are not read again; a
     /// fault whose row is gone gets none (it finds out when it fires).
     ///
-    /// - Parameter batch: the to-many's batch of `faults`, which keeps each row read for its fault
-    ///   (``FaultBatch/row(for:in:)``), or nil.
-    func cacheRows(of faults: [ManagedObject], keepingRowsIn batch: FaultBatch? = nil) throws {
-        // Grouped by store and hierarchy: a to-many's members are all of one, so this is usually one group.
-        var groups: [FaultGroup] = []
-        // The group of the fault before, and its entity, compared through these (a hierarchy's root is looked up
-        // only when the entity changes).
-        var current = -1
-        var currentStore: StoreIdentity?
-        var currentEntity: EntityDescription?
-        for fault in faults where fault.isFault && !fault.holdsCachedRow {
-            let id = fault.objectID
-            guard !id.isTemporaryID else { continue }
-            if id.store !== currentStore || id.entity !== currentEntity {
-                let root = id.entity.rootEntity
-                if let index = groups.firstIndex(where: { $0.store === id.store && $0.root === root }) {
-                    current = index
-                } else {
-                    // Usually the only group: room for every fault at once.
-                    groups.append(FaultGroup(store: id.store, root: root, capacity: faults.count))
-                    current = groups.count - 1
-                }
-                (currentStore, currentEntity) = (id.store, id.entity)
-            }
-            groups[current].append(fault, rowID: id.number)
-        }
+    /// - Parameters:
+    ///   - faults: the faults, grouped by store and hierarchy as they were added (``FaultGroups/add(_:)``).
+    ///   - batch: the to-many's batch of `faults`, which keeps each row read for its fault
+    ///     (``FaultBatch/row(for:in:)``), or nil.
+    func cacheRows(of faults: FaultGroups, keepingRowsIn batch: FaultBatch? = nil) throws {
+        let groups = faults.groups
         let keeping = batch != nil
         for var group in groups {
             guard let store = coordinator.persistentStore(for: group.store.uuid) else {
@@ -364,8 +344,52 @@ extension ManagedObjectContext {
     }
 }
 
-/// The faults of one store and entity hierarchy that ``ManagedObjectContext/cacheRows(of:)`` reads together: their
-/// row IDs in one array, as the store takes them, and the faults at the same positions.
+/// The faults whose rows ``ManagedObjectContext/cacheRows(of:keepingRowsIn:)`` reads, grouped by store and entity
+/// hierarchy as they are added: a to-many's batch adds its members as it finds them, with no array of them in
+/// between (each member was retained into one and released again, about 100 instructions a member, W4c.graph).
+struct FaultGroups {
+    /// Usually one: a to-many's members are all of one store and hierarchy.
+    fileprivate private(set) var groups: [FaultGroup] = []
+    /// How many faults were added (those left out included).
+    private(set) var count = 0
+    /// Room for how many faults the first group makes.
+    private let capacity: Int
+    // The group of the fault before, and its entity, compared through these (a hierarchy's root is looked up only
+    // when the entity changes).
+    private var current = -1
+    private var currentStore: StoreIdentity?
+    private var currentEntity: EntityDescription?
+
+    /// Groups for up to `capacity` faults (more may be added).
+    init(capacity: Int) { self.capacity = capacity }
+
+    /// Adds `fault`, a fault, to its group: left out when it holds a row already or has a temporary ID.
+    mutating func add(_ fault: ManagedObject) {
+        count += 1
+        // The ID's fields read in place: a copy of the ID retained and released its entity.
+        guard !fault.holdsCachedRow, !fault.objectID.isTemporaryID else { return }
+        if fault.objectID.store !== currentStore || fault.objectID.entity !== currentEntity {
+            enterGroup(of: fault.objectID)
+        }
+        groups[current].append(fault, rowID: fault.objectID.number)
+    }
+
+    /// Makes the group of `id`'s store and hierarchy the current one, made if there is none yet.
+    private mutating func enterGroup(of id: ManagedObjectID) {
+        let root = id.entity.rootEntity
+        if let index = groups.firstIndex(where: { $0.store === id.store && $0.root === root }) {
+            current = index
+        } else {
+            // Usually the only group: room for every fault at once.
+            groups.append(FaultGroup(store: id.store, root: root, capacity: capacity))
+            current = groups.count - 1
+        }
+        (currentStore, currentEntity) = (id.store, id.entity)
+    }
+}
+
+/// The faults of one store and entity hierarchy that ``ManagedObjectContext/cacheRows(of:keepingRowsIn:)`` reads
+/// together: their row IDs in one array, as the store takes them, and the faults at the same positions.
 private struct FaultGroup {
     let store: StoreIdentity
     let root: EntityDescription

@@ -130,6 +130,10 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     /// The indexes (``AttributeDescription/index``) of the persistent attributes: what an object loaded from a row
     /// record has not decoded yet.
     @exclusivity(unchecked) private(set) var persistentAttributeIndexes = PropertyIndexSet()
+    /// ``persistentAttributeIndexes``' indexes below 64, as bits, and whether it has any of 64 or more: what a fault
+    /// that fires reads of it, without a copy of the set (a retain and a release of its part of 64 or more).
+    @exclusivity(unchecked) private(set) var persistentAttributeBits: UInt64 = 0
+    @exclusivity(unchecked) private(set) var hasHighPersistentAttributeIndexes = false
     /// Which property each managed property wrapper (``ManagedAttribute``, ``ManagedRelationship``) of the entity's
     /// classes stands for.
     let propertyBindings = PropertyBindings()
@@ -285,6 +289,8 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         self.defaultValues = attributes.map(\.defaultValue)
         self.keepsRowsAsRecords = !persistentAttributes.contains { $0.type == .transformable || $0.type == .uri }
         self.persistentAttributeIndexes = PropertyIndexSet(persistentAttributes.map(\.index))
+        self.persistentAttributeBits = persistentAttributeIndexes.bits
+        self.hasHighPersistentAttributeIndexes = !persistentAttributeIndexes.highIndexes.isEmpty
         self.binaryAttributes = persistentAttributes.filter { $0.type == .binaryData }
         self.externalStorageIndexes = persistentAttributes.indices.filter {
             persistentAttributes[$0].allowsExternalBinaryDataStorage

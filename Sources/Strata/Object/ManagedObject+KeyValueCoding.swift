@@ -273,9 +273,14 @@ extension ManagedObject {
     /// An attribute's value, firing the fault (what ``willAccessValue(forKey:)`` does) and reading an external
     /// binary value.
     func attributeValue(of attribute: AttributeDescription) throws -> AttributeValue? {
+        try attributeValue(at: attribute.index)
+    }
+
+    /// ``attributeValue(of:)`` of the attribute at `index` in ``entity``'s attributes.
+    func attributeValue(at index: Int) throws -> AttributeValue? {
         try fulfillFaultIfNeeded()
-        try resolveExternalValue(at: attribute.index)
-        return value(at: attribute.index)
+        try resolveExternalValue(at: index)
+        return value(at: index)
     }
 
     func setAttributeValue(_ value: AttributeValue?, forKey key: String) throws {

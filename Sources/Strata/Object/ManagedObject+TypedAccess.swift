@@ -35,7 +35,12 @@ extension ManagedObject {
     /// (inlined in the class) converts to the property's type.
     @usableFromInline
     func managedAttributeValue(ofKey key: PropertyKey) -> AttributeValue? {
-        storedValue(of: key.attribute(in: self))
+        // By index: the attribute itself is looked up only to report a failure (its entity, the attributes' array
+        // and the attribute were retained and released around each read).
+        let index = key.attributeIndex(in: self)
+        do { return try attributeValue(at: index) } catch {
+            preconditionFailure("\(entity.name).\(entity.attributes[index].name) of \(objectID): \(error)")
+        }
     }
 
     /// Stops the program: the attribute a ``ManagedAttribute`` property declares holds `value`, not an `expected`.

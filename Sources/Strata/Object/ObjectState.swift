@@ -27,7 +27,7 @@ struct ObjectStateFields {
 /// One of the two, never both: the arrays were nil whenever the row was set. As one enum the state keeps 24 bytes for
 /// them (the case lies in the row's spare bits), where the row and the two arrays were 40: an employee's state asks for
 /// 120 bytes (a 128-byte heap chunk), not 136 (a 144-byte one).
-private enum CommittedState {
+enum CommittedState {
     case record(StoredRow)
     case detached(values: [AttributeValue?]?, references: [StoredReference?]?)
 
@@ -279,6 +279,12 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
         return !extras.changedAttributesHigh.isEmpty || !extras.changedRelationshipsHigh.isEmpty
     }
 
+    /// Whether ``externalReferences`` has an entry: a test of the extras, where the table read empties one first.
+    var hasExternalReferences: Bool {
+        guard let extras else { return false }
+        return !extras.externalReferences.isEmpty
+    }
+
     /// Whether attribute `index` is in ``undecoded``: a bit test, where ``undecoded`` puts a set together.
     @inline(__always)
     func isUndecoded(_ index: Int) -> Bool {
@@ -346,27 +352,32 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
     ///
     /// - Parameter coordinator: the coordinator of the object's context, kept when the row has values outside it.
     static func make(
-        loading row: StoredRow, of entity: EntityDescription, coordinator: PersistentStoreCoordinator?
+        loading row: consuming StoredRow, of entity: EntityDescription, coordinator: PersistentStoreCoordinator?
     ) -> ObjectState {
         let count = entity.relationships.count
+        let version = row.version
         let state: ObjectState
         if row.isRecord {
             // The usual row (the Strata store's), set directly: through ``loaded(_:of:)``'s tuple, its two empty
             // tables and the row's copies cost about 300 instructions a fired fault (W4b.graph).
-            let undecoded = entity.persistentAttributeIndexes
-            let external =
-                row.referencesBlobs ? Self.externalReferences(of: row, entity: entity) : [Int: UInt64]()
-            let high = undecoded.highIndexes
+            // The usual row (no blob, fewer than 64 attributes) makes no extras and copies no index set.
             var extras: Extras?
-            if !external.isEmpty || !high.isEmpty {
-                let made = Extras(externalReferences: external, coordinator: coordinator)
-                made.undecodedHigh = high
-                extras = made
+            if row.referencesBlobs || entity.hasHighPersistentAttributeIndexes {
+                let external =
+                    row.referencesBlobs ? Self.externalReferences(of: row, entity: entity) : [Int: UInt64]()
+                let high = entity.persistentAttributeIndexes.highIndexes
+                if !external.isEmpty || !high.isEmpty {
+                    let made = Extras(externalReferences: external, coordinator: coordinator)
+                    made.undecodedHigh = high
+                    extras = made
+                }
             }
+            let undecodedBits = entity.persistentAttributeBits
+            // Taken, not copied: the caller gives the row up (a retain and a release of its entity and bytes).
             state = allocate(slotCount: count) {
                 ObjectStateFields(
-                    values: entity.defaultValues, undecodedBits: undecoded.bits, committedState: .record(row),
-                    version: row.version, extras: extras)
+                    values: entity.defaultValues, undecodedBits: undecodedBits, committedState: .record(row),
+                    version: version, extras: extras)
             }
         } else {
             // Destructured into locals, each moved into its field: a `Loaded` struct read field by field was copied
@@ -482,9 +493,23 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
     /// about 1,100 instructions of each fetched object read once (W4b/W4c.graph), more than reading a field again.
     func value(at index: Int) -> AttributeValue? {
         guard isUndecoded(index) else { return values[index] }
+        guard case .record = committedState else {
+            preconditionFailure("attribute \(index) is undecoded without a record")
+        }
+        // Read where it lies: a row bound to a local was copied out of the state, its entity and bytes retained and
+        // released at each read (about 150 instructions of each read of a fired member, W4c.graph). The record's case
+        // holds its row as it is, at the same address: the case's tag lies in the row's spare bits and is zero for
+        // the first case (`ObjectLayoutTests` pins the size and the bytes).
+        let inPlace = fields.pointer(to: \.committedState)!.withMemoryRebound(to: StoredRow.self, capacity: 1) {
+            row -> AttributeValue?? in
+            let attribute = row.pointee.entity.attributes[index]
+            guard Self.decodesInPlace(attribute.type) else { return .none }
+            return .some(row.pointee.value(of: attribute))
+        }
+        if case .some(let value) = inPlace { return value }
+        // A decimal or binary value, decoded once and kept.
         guard let record else { preconditionFailure("attribute \(index) is undecoded without a record") }
         let attribute = record.entity.attributes[index]
-        if Self.decodesInPlace(attribute.type) { return record.value(of: attribute) }
         ownValues(sharedWith: record.entity.defaultValues)
         let value = record.value(of: attribute)
         values[index] = value

@@ -1,4 +1,5 @@
 import StrataLock
+import Synchronization
 
 /// How a managed property wrapper names its attribute or relationship: a number standing for a key given in the
 /// declaration, or for where the property is declared (which ``DeclaredManagedProperty/key(in:)`` turns into the
@@ -97,6 +98,14 @@ final class PropertyKeyTable: Sendable {
             return (nil, nil)
         }
         if let number { return PropertyKey(number: number) }
+        return intern(unknownName: name, bits: bits, freeSlot: freeSlot)
+    }
+
+    /// ``intern(name:)`` for a name not among the known names: interned under the lock, and made known in `freeSlot`.
+    /// Out of line, so that the known names' search keeps no frame for the update's closure (a stack check and
+    /// spills, about a fifth of each wrapper's key, W4c.graph).
+    @inline(never)
+    private func intern(unknownName name: String, bits: (UInt64, UInt64), freeSlot: Int?) -> PropertyKey {
         let key = intern(.name(name))
         if let freeSlot {
             knownNames.update { names in
@@ -165,12 +174,17 @@ extension PropertyKey {
 
     /// The attribute the property stands for in `object`'s entity, bound once per entity and key.
     func attribute(in object: ManagedObject) -> AttributeDescription {
-        let entity = object.entity
+        object.entity.attributes[attributeIndex(in: object)]
+    }
+
+    /// The index (``AttributeDescription/index``) of ``attribute(in:)``, without the attribute.
+    func attributeIndex(in object: ManagedObject) -> Int {
         let index = boundIndex(in: object)
-        guard index < entity.attributes.count else {
-            preconditionFailure("\(entity.name).\(key(in: object)) is a relationship, declared as an attribute")
+        guard index < object.entity.attributes.count else {
+            preconditionFailure(
+                "\(object.entity.name).\(key(in: object)) is a relationship, declared as an attribute")
         }
-        return entity.attributes[index]
+        return index
     }
 
     /// The relationship the property stands for in `object`'s entity, bound once per entity and key.
@@ -201,14 +215,39 @@ extension PropertyKey {
 
 /// The property each ``PropertyKey`` names in one entity, by key number, found on first use.
 final class PropertyBindings: Sendable {
-    /// Index + 1 by key number; 0 for a key not bound yet. A `Lock`, not a ``ReadMostly``: read through one, the
-    /// array was retained and released around each read, 30 instructions more a property read than the lock's round
-    /// trip (W3.graph).
+    /// How many key numbers (the first ones: a program's declared properties) are bound in ``direct``.
+    static let directCount = 256
+
+    /// Index + 1 by key number below ``directCount``; 0 for a key not bound yet. Read without a lock, with one relaxed
+    /// atomic load: a slot only ever goes from 0 to the one index its key binds to (binding is a lookup of the same
+    /// name in the same entity, so two threads binding a key at once store the same value), and nothing else is
+    /// published with it. A `Lock` round trip was 97 instructions of each property read (W4c.graph), and a
+    /// ``ReadMostly`` array retained and released around each read more.
+    private nonisolated(unsafe) let direct: UnsafeMutablePointer<Atomic<Int32>>
+    /// Index + 1 by key number, for key numbers of ``directCount`` or more (a process with that many property
+    /// names or declarations: tests making many models).
     private let slots = Lock<[Int32]>([])
+
+    init() {
+        direct = .allocate(capacity: Self.directCount)
+        for number in 0..<Self.directCount { (direct + number).initialize(to: Atomic(0)) }
+    }
+
+    deinit {
+        direct.deinitialize(count: Self.directCount)
+        direct.deallocate()
+    }
 
     /// The index bound to `key`, binding it with `bind` the first time.
     func index(of key: PropertyKey, bind: () -> Int) -> Int {
         let number = Int(key.number)
+        if number < Self.directCount {
+            let bound = Int(direct[number].load(ordering: .relaxed)) - 1
+            if bound >= 0 { return bound }
+            let index = bind()
+            direct[number].store(Int32(index + 1), ordering: .relaxed)
+            return index
+        }
         let bound = slots.withLock { slots in number < slots.count ? Int(slots[number]) - 1 : -1 }
         if bound >= 0 { return bound }
         let index = bind()

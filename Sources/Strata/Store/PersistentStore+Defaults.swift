@@ -29,7 +29,7 @@ extension PersistentStore {
     /// - Throws: what ``rows(withIDs:of:)`` or `body` throws.
     public func forEachRow(
         withIDs rowIDs: [UInt64], of entity: EntityDescription,
-        _ body: (_ position: Int, _ row: StoredRow) throws -> Void
+        _ body: (_ position: Int, _ row: consuming StoredRow) throws -> Void
     ) throws {
         var position = 0
         for (rowID, row) in try rows(withIDs: rowIDs, of: entity) {

@@ -47,11 +47,12 @@ public protocol PersistentStore: AnyObject, Sendable {
     ///     is read once, for its first position.
     ///   - entity: the entity asked for; each row's own entity must be it or one of its subentities.
     ///   - body: called with the position in `rowIDs` of each row that exists and is of `entity` or one of its
-    ///     subentities, and the row, in increasing row-ID order.
+    ///     subentities, and the row, in increasing row-ID order. The row is given up to `body` (`consuming`), which
+    ///     keeps it without a copy.
     /// - Throws: ``ObjectGraphError/storage(_:)`` when a row cannot be read or decoded, or what `body` throws.
     func forEachRow(
         withIDs rowIDs: [UInt64], of entity: EntityDescription,
-        _ body: (_ position: Int, _ row: StoredRow) throws -> Void
+        _ body: (_ position: Int, _ row: consuming StoredRow) throws -> Void
     ) throws
 
     /// Every row of `entity` (and of its subentities when asked), in row-ID order.

@@ -420,7 +420,7 @@ public final class StrataStore: PersistentStore, RowCacheSharing {
     /// - Throws: ``ObjectGraphError/storage(_:)`` for an engine failure or an undecodable row, or what `body` throws.
     public func forEachRow(
         withIDs rowIDs: [UInt64], of entity: EntityDescription,
-        _ body: (_ position: Int, _ row: StoredRow) throws -> Void
+        _ body: (_ position: Int, _ row: consuming StoredRow) throws -> Void
     ) throws {
         let snapshot = engine.snapshot()
         var read = 0
