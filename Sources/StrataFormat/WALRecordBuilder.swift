@@ -30,6 +30,13 @@ public struct WALRecordBuilder: Sendable {
     /// Whether no operation was appended.
     public var isEmpty: Bool { operationCount == 0 }
 
+    /// The size of the records so far (``writer``'s count) once an operation of `operationBytes` encoded bytes is
+    /// appended: the operation, and the header of the `operations` record it opens when none is open. (Sealing a
+    /// record adds no byte.)
+    public func count(appending operationBytes: Int) -> Int {
+        writer.count + (openRecordStart == nil ? WALFormat.recordHeaderSize : 0) + operationBytes
+    }
+
     /// Appends one operation, written by `encode`.
     public mutating func appendOperation(_ encode: (inout ByteWriter) -> Void) {
         if openRecordStart == nil {

@@ -108,4 +108,20 @@ import Testing
         second.appendOperation { WALOperation.dropTable(tableID: 2).encode(into: &$0) }
         #expect(try records(second.finish().bytes).map(\.lsn) == [3, 4])
     }
+
+    @Test func theCountAppendingAnOperationIsTheCountAfterAppendingIt() {
+        var builder = WALRecordBuilder(salt: salt, firstLSN: 1)
+        // 2.4 MB of puts: the first opens a record (its header counts), as does each put after a cut at 1 MiB.
+        for row in 0..<800 {
+            let value = [UInt8](repeating: 7, count: (row * 37) % 6_000)
+            let expected = builder.count(appending: WALOperation.putSize(valueLength: value.count))
+            value.withUnsafeBytes { bytes in
+                builder.appendOperation {
+                    WALOperation.encodePut(tableID: 1, rowID: UInt64(row), value: bytes, into: &$0)
+                }
+            }
+            #expect(builder.writer.count == expected, "put \(row)")
+        }
+        #expect(builder.operationRecordCount == 2)
+    }
 }

@@ -90,7 +90,13 @@ extension ManagedObjectContext {
         try updateDerivedAttributes(now: Date())
         // Rows are written whole: faults changed only through a relationship are filled, and binary values
         // still in the store are read (and kept if unchanged).
-        for object in inserted.objects + Array(updated.values) {
+        // (The inserted objects, then the updated ones, where they lie: a list of them all copied every reference, 8 MB
+        // at a million inserts.)
+        for object in inserted.objects {
+            try object.fulfillFaultIfNeeded()
+            try object.resolveExternalValues()
+        }
+        for object in updated.values {
             try object.fulfillFaultIfNeeded()
             try object.resolveExternalValues()
         }
@@ -113,13 +119,17 @@ extension ManagedObjectContext {
         // The batch of the last insert's store is kept at hand: a save's inserts go to one store or a few, in runs,
         // and a lookup of the batch by key hashed the store's identifier (three lookups an insert).
         var lastBatch: (store: ObjectIdentifier, batch: SaveBatch)?
-        for object in inserted.objects {
+        for (position, object) in inserted.objects.enumerated() {
             let store =
                 try (assignedStores.isEmpty ? nil : assignedStores[ObjectIdentifier(object)])
                 ?? coordinator.defaultStore(for: object.entity)
             if lastBatch?.store != ObjectIdentifier(store) {
                 let key = batch(store)
                 lastBatch = (key, batches[key]!)
+                // Room for the rest of the inserts, made once: a list grown by doubling to a million objects left
+                // 7 MB of its smaller copies in the heap under the save's peak.
+                let batch = lastBatch!.batch
+                if batch.inserted.isEmpty { batch.inserted.reserveCapacity(inserted.objects.count - position) }
             }
             lastBatch!.batch.inserted.append(object)
         }

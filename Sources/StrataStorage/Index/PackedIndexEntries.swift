@@ -61,6 +61,13 @@ struct PackedIndexEntries {
         bytes.removeSubrange((ends.last.map(Int.init) ?? 0)...)
     }
 
+    /// Removes every entry, keeping the room they took for the entries noted next.
+    mutating func removeAllKeepingCapacity() {
+        bytes.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
+        tags.removeAll(keepingCapacity: true)
+    }
+
     /// Whether the last two entries are the same bytes (at least two entries).
     var lastTwoAreEqual: Bool {
         let count = ends.count

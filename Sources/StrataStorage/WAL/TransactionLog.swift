@@ -24,19 +24,39 @@ struct TransactionLog {
         hasChanges = true
         guard !isLarge else { return }
         builder.appendOperation(encode)
-        if UInt64(builder.writer.count) >= largeBytes {
-            isLarge = true
-            // Frees the records: a large transaction's memory is its changed nodes, not a copy of them.
-            builder = WALRecordBuilder(salt: builder.salt, firstLSN: builder.nextLSN)
-        }
+        if UInt64(builder.writer.count) >= largeBytes { becomeLarge() }
     }
 
     /// Appends a put: one access to the log where a closure around ``appendOperation(_:)`` in a class's method took
     /// two (the dynamic exclusivity check of a class's stored property, about 80 instructions each).
+    ///
+    /// A put whose records would reach the limit makes the transaction large without being encoded, as
+    /// ``appendOperation(_:)`` would right after encoding it (the same count, worked out from the put's size): the
+    /// records then never need room past the limit. (Encoded, the put that crossed it grew the buffer by doubling to
+    /// twice the limit, 16 MiB, held beside the 8 MiB it grew from and all of it written, to be dropped at once: W1.graph's
+    /// largest transient allocation, left as a hole in the heap under the save's peak.)
     mutating func appendPut(tableID: UInt32, rowID: UInt64, value: [UInt8]) {
+        guard !isLarge else {
+            hasChanges = true
+            return
+        }
+        if UInt64(builder.count(appending: WALOperation.putSize(valueLength: value.count))) >= largeBytes {
+            // What encoding would have checked first.
+            precondition(value.count <= WALFormat.maximumValueSize)
+            hasChanges = true
+            becomeLarge()
+            return
+        }
         value.withUnsafeBytes { bytes in
             appendOperation { WALOperation.encodePut(tableID: tableID, rowID: rowID, value: bytes, into: &$0) }
         }
+    }
+
+    /// From now on the transaction is large: its records go, and no more are encoded.
+    private mutating func becomeLarge() {
+        isLarge = true
+        // Frees the records: a large transaction's memory is its changed nodes, not a copy of them.
+        builder = WALRecordBuilder(salt: builder.salt, firstLSN: builder.nextLSN)
     }
 
     /// Seals the records of a transaction that is not large, with its commit record.
