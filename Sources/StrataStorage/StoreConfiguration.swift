@@ -42,11 +42,12 @@ public struct StoreConfiguration: Sendable {
     /// checkpoint's root record is durable, as for any checkpoint. Writers wait for it as for any checkpoint;
     /// readers do not. `UInt64.max`: always before `open` returns.
     public var backgroundRecoveryCheckpointBytes: UInt64 = 16 << 20
-    /// The peak memory of a large transaction's rows (16 MiB): once the rows it put since its last spill pass this
-    /// many bytes, it writes its full leaves to the page file, where they stay invisible until its root record commits
-    /// them, and keeps only their page numbers (FORMAT.md, "Large transactions"). A bulk load's memory is then bounded
-    /// by this setting, not by its size. Smaller values write more often; the rightmost leaf of each table, which an
-    /// append fills next, stays in memory.
+    /// The peak memory of a large transaction's rows and index entries (16 MiB): once the rows it put since its last
+    /// spill, with the index entries they noted, pass this many bytes, it writes its full leaves to the page file,
+    /// where they stay invisible until its root record commits them, and keeps only their page numbers, and writes
+    /// its loads into empty indexes as sorted runs (FORMAT.md, "Large transactions"). A bulk load's memory is then
+    /// bounded by this setting, not by its size. Smaller values write more often; the rightmost leaf of each table,
+    /// which an append fills next, stays in memory, and so do the index changes that are not such loads.
     public var largeTransactionMemoryBytes: UInt64 = 16 << 20
     /// The most zeros an append writes ahead of the log's records (1 MiB; 0: none), for later commits to write over
     /// (FORMAT.md §3.3). A sync of a write inside the file is cheaper than one of a write that extends it, whose new

@@ -7,5 +7,7 @@ extension WriteTransaction {
     func spillLarge() throws {
         try spill.spill(state.tables.values.map(\.root), tree: tree, owner: tag)
         try indexChanges?.spillLoads(of: state, tree: IndexTree(pages: tree.pages), into: &spill)
+        // The loads' notes just written out are counted again as they grow back.
+        countedIndexBytes = indexChanges?.memoryBytes ?? 0
     }
 }

@@ -72,6 +72,37 @@ import Testing
         try store.close()
     }
 
+    /// The index entries a load notes count toward the memory bound with its rows (they are as large again): rows that
+    /// alone stay under the bound are written out before the commit once their entries take the transaction past it.
+    @Test func aLoadsIndexEntriesCountTowardTheMemoryBound() throws {
+        for indexed in [false, true] {
+            let (memory, faulty) = try SharedStoreReviewTests.fileSystem()
+            let store = try Self.open(faulty, spillBytes: 200_000)
+            let table = try store.write { txn in
+                let table = try txn.createTable(named: "t")
+                if indexed { try txn.createIndex(named: "t_text", on: table, fields: [1]) }
+                return table
+            }
+            let before = memory.fileSize(of: Self.pageFile) ?? 0
+            var model: [UInt64: [UInt8]] = [:]
+            try store.write { txn in
+                var rowBytes = 0
+                for k in 0..<2_000 {
+                    let value = Self.row(group: Int64(k % 7), String(repeating: "x", count: 40) + "\(k)")
+                    rowBytes += value.count + 16
+                    model[try txn.insert(value, into: table).rawValue] = value
+                }
+                #expect(rowBytes < 200_000)
+                // Without an index the rows stay in memory until the commit; with one, the leaves were written.
+                #expect(((memory.fileSize(of: Self.pageFile) ?? 0) > before) == indexed)
+            }
+            #expect(store.statistics.largeCommitCount == 1)
+            #expect(try Self.rows(store, table) == model)
+            #expect(try store.verify().isClean)
+            try store.close()
+        }
+    }
+
     /// A load into empty indexes builds them from its sorted entries: keys that group (a few distinct numbers), keys
     /// all distinct and short, and keys too long for the sort's words.
     @Test func aLoadIntoEmptyIndexesBuildsEachWhole() throws {

@@ -103,6 +103,10 @@ struct DeferredIndexChanges {
 
     var isEmpty: Bool { indexes.isEmpty }
 
+    /// The memory the noted entries take (``PackedIndexEntries/memoryBytes``): a large transaction counts their
+    /// growth toward its memory bound with its rows' (``LeafSpill``), since a load's notes are as large as its rows.
+    var memoryBytes: Int { indexes.reduce(0) { $0 &+ $1.changes.entries.memoryBytes } }
+
     /// The entries the noted changes add to `index`, less those they remove.
     func entryDelta(of index: IndexID) -> Int {
         indexes.last { $0.id == index }?.changes.entryDelta ?? 0

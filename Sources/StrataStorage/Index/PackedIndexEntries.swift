@@ -96,6 +96,9 @@ struct PackedIndexEntries {
     /// The total bytes of the entries.
     var byteCount: Int { bytes.count }
 
+    /// The memory the entries take: their bytes, and each one's end and tag.
+    var memoryBytes: Int { bytes.count &+ ends.count &* (MemoryLayout<UInt32>.size &+ MemoryLayout<Int>.size) }
+
     /// An entry as the sort moves it: its first 24 bytes as big-endian integers (zero-padded), its length and where
     /// it lies. An entry of at most 24 bytes (an index on a number or a reference: 9 or 10 bytes of key and 8 of row
     /// ID) is whole in it, so the build reads it from here rather than from the buffer, where entries in sorted order
