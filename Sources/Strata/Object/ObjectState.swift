@@ -503,7 +503,10 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
         let inPlace = fields.pointer(to: \.committedState)!.withMemoryRebound(to: StoredRow.self, capacity: 1) {
             row -> AttributeValue?? in
             let attribute = row.pointee.entity.attributes[index]
-            guard Self.decodesInPlace(attribute.type) else { return .none }
+            let type = attribute.type
+            guard Self.decodesInPlace(type) else { return .none }
+            // Integers and strings inline, the rest (and what that read leaves) through the call.
+            if let value = row.pointee.recordValue(ofField: attribute.fieldIndex!, type: type) { return .some(value) }
             return .some(row.pointee.value(of: attribute))
         }
         if case .some(let value) = inPlace { return value }
