@@ -95,6 +95,41 @@ import Testing
         #expect(changed.value(atStorageIndex: 0) == .integer(1) && changed.references == record.references)
     }
 
+    /// The inlined read of an integer or string field (`recordValue(ofField:type:)`, what an object's read of a field
+    /// still in its record uses) gives the decoded row's value, and nil for every field it does not settle: other
+    /// types, a null, a blob reference, a row of values.
+    @Test func theInlinedRecordReadGivesTheDecodedValueOrLeavesTheField() throws {
+        let model = try Self.model()
+        let entity = try #require(model.entity(named: "Kept"))
+        let special = try #require(model.entity(named: "SpecialOwner"))
+        let bytes = try Self.record(of: entity, owner: special)
+        let record = StoredRow(entity: entity, version: 4, checkedRecord: bytes, referencesBlobs: true)
+        for attribute in entity.persistentAttributes {
+            let read = record.recordValue(ofField: try #require(attribute.fieldIndex), type: attribute.type)
+            switch attribute.type {
+            case .integer16, .integer32, .integer64, .string:
+                #expect(read != nil && read == record.value(of: attribute), "\(attribute.name)")
+            default:
+                #expect(read == nil, "\(attribute.name)")
+            }
+        }
+        // Nulls, and a row of values, are left to value(of:).
+        var nulls = Self.values
+        for index in [0, 1, 2, 6] { nulls[index] = nil }
+        let coder = RowCoder(entity: entity)
+        let nullBytes = try coder.encode(nulls, rowVersion: 2)
+        let nullRecord = StoredRow(entity: entity, version: 2, checkedRecord: nullBytes, referencesBlobs: false)
+        let values = StoredRow(entity: entity, version: 4, values: record.values, references: record.references)
+        for index in [0, 1, 2, 6] {
+            let attribute = entity.persistentAttributes[index]
+            let field = try #require(attribute.fieldIndex)
+            #expect(nullRecord.recordValue(ofField: field, type: attribute.type) == nil)
+            #expect(nullRecord.value(of: attribute) == nil)
+            #expect(values.recordValue(ofField: field, type: attribute.type) == nil)
+            #expect(values.value(of: attribute) == Self.values[index])
+        }
+    }
+
     /// A row whose check found no blob reference is kept saying so: its binary value reads from the row, and no field
     /// is searched for a blob when an object loads it.
     @Test func aRecordWhoseCheckFoundNoBlobReferenceHasNone() throws {

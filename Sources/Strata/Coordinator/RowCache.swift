@@ -276,16 +276,17 @@ final class RowCache: Sendable {
         }
     }
 
-    /// Records rows of one store's table read together (a to-many's batch of members), `rows[i]` as row `rowIDs[i]`,
-    /// each in the entry an object retains with it: one lock, one clock reading and one search for the table for all
-    /// of them. The caller holds those objects until this returns (``Batch`` holds them itself, a key and an object
-    /// per row).
+    /// Records rows of one store's table read together (a to-many's batch of members), `rows[i]` as row `rowIDs[i]`
+    /// (each present: they are optional for a batch that takes each out for its member afterwards,
+    /// ``FaultBatch/row(for:in:)``), each in the entry an object retains with it: one lock, one clock reading and one
+    /// search for the table for all of them. The caller holds those objects until this returns (``Batch`` holds them
+    /// itself, a key and an object per row).
     ///
     /// - Returns: the ``generation`` once the rows are recorded (while it stays the same, their entries hold these
     ///   rows), and the time they are recorded as read at.
     @discardableResult
     func storeRetaining(
-        _ rows: [StoredRow], rowIDs: [UInt64], store: UUID, root: EntityDescription
+        _ rows: [StoredRow?], rowIDs: [UInt64], store: UUID, root: EntityDescription
     ) -> (generation: UInt64, date: Date) {
         precondition(rows.count == rowIDs.count, "a row ID for each row")
         let now = clock.tick(Date())
@@ -294,12 +295,13 @@ final class RowCache: Sendable {
         return state.withLock { state in
             let table = state.makeTable(of: key)
             for index in rows.indices {
-                // In place when the key has an entry; else made where the one search ended.
+                // In place when the key has an entry; else made where the one search ended. (Unwrapped where it is
+                // used: a row bound first was copied once more, two retains and releases a row.)
                 let (slot, inserted) = state.tables[table].rows.slot(of: rowIDs[index]) {
-                    Entry(rows[index], at: now, references: 1)
+                    Entry(rows[index]!, at: now, references: 1)
                 }
                 if !inserted {
-                    state.tables[table].rows[slot].update(rows[index], at: now)
+                    state.tables[table].rows[slot].update(rows[index]!, at: now)
                     rowChanged()
                 }
             }

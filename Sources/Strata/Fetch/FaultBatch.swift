@@ -46,8 +46,10 @@ final class FaultBatch {
     let filling: Filling
     /// Whether the rows of a to-many's batch were read (``Filling/rows``); the members left are those read.
     @exclusivity(unchecked) private var isRead = false
-    /// The rows read, and at the same positions the identities of their objects (compared, never read through).
-    @exclusivity(unchecked) private var readRows: [StoredRow] = []
+    /// The rows read, and at the same positions the identities of their objects (compared, never read through). A
+    /// row is taken out (left nil) when its member loads it: each member loads its row once, and a row moved to it
+    /// needs no retain now and no release when the batch goes.
+    @exclusivity(unchecked) private var readRows: [StoredRow?] = []
     @exclusivity(unchecked) private var readObjects: [ObjectIdentifier] = []
     /// Where each object of ``readObjects`` is (members fire in any order: a to-many's set is walked in hash order).
     @exclusivity(unchecked) private var readPositions = MemberPositions()
@@ -92,7 +94,7 @@ final class FaultBatch {
         else { return nil }
         let maximumAge = context.stalenessInterval
         if maximumAge >= 0, Date().timeIntervalSince(readAt) > maximumAge { return nil }
-        return readRows[index]
+        return readRows[index].take()
     }
 
     /// Reads the rows of the members still faults registered in `context`, keeping them; members that are not are
@@ -117,7 +119,7 @@ final class FaultBatch {
     /// Keeps the rows read for the objects `objects` (``ManagedObjectContext/cacheRows(of:keepingRowsIn:)``), recorded
     /// in the row cache at `generation`, read at `date`. Rows of several stores are kept one store after the other:
     /// the first recording's generation is the one at which every kept row was the cache's.
-    func keep(_ rows: [StoredRow], of objects: [ObjectIdentifier], generation: UInt64, at date: Date) {
+    func keep(_ rows: consuming [StoredRow?], of objects: [ObjectIdentifier], generation: UInt64, at date: Date) {
         precondition(rows.count == objects.count, "an object for each row")
         if readObjects.isEmpty {
             (readRows, readObjects) = (rows, objects)

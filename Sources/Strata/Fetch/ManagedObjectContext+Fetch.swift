@@ -317,7 +317,8 @@ extension ManagedObjectContext {
             // The rows found and their row IDs, as the store decodes them (no matching pass), then recorded in the
             // group's one table at once: `members` holds their objects meanwhile, so no ``RowCache/Batch`` (a key
             // and a retained object a row, its table found again for each) is needed.
-            var rows: [StoredRow] = []
+            // Optional: the batch takes each row out for its member (``FaultBatch/row(for:in:)``).
+            var rows: [StoredRow?] = []
             var found: [UInt64] = []
             rows.reserveCapacity(rowIDs.count)
             found.reserveCapacity(rowIDs.count)

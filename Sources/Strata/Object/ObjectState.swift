@@ -502,9 +502,12 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
         // the first case (`ObjectLayoutTests` pins the size and the bytes).
         let inPlace = fields.pointer(to: \.committedState)!.withMemoryRebound(to: StoredRow.self, capacity: 1) {
             row -> AttributeValue?? in
-            let attribute = row.pointee.entity.attributes[index]
-            guard Self.decodesInPlace(attribute.type) else { return .none }
-            return .some(row.pointee.value(of: attribute))
+            let (type, field) = Self.typeAndField(of: row.pointee.entity.attributes[index])
+            guard Self.decodesInPlace(type) else { return .none }
+            // Integers and strings inline, the rest (and what that read leaves) through the call, with the attribute
+            // looked up again there: held across the inlined read, it was retained and released around it.
+            if let value = row.pointee.recordValue(ofField: field, type: type) { return .some(value) }
+            return .some(row.pointee.value(of: row.pointee.entity.attributes[index]))
         }
         if case .some(let value) = inPlace { return value }
         // A decimal or binary value, decoded once and kept.
@@ -515,6 +518,12 @@ final class ObjectState: ManagedBuffer<ObjectStateFields, RelationshipValue?> {
         values[index] = value
         markDecoded(index)
         return value
+    }
+
+    /// An attribute's type and field position, taken out at once (nothing of the attribute is held after).
+    @inline(__always)
+    private static func typeAndField(of attribute: AttributeDescription) -> (AttributeType, Int) {
+        (attribute.type, attribute.fieldIndex!)
     }
 
     /// Whether a field of `type` is read from the record at each read rather than kept once decoded: numbers,
