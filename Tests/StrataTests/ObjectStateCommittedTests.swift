@@ -59,15 +59,20 @@ import Testing
         #expect((fetched.state?.record != nil) == (kind == .strata))
     }
 
-    @Test func aStateMovesBetweenItsRowAndItsArraysAndForgetsBoth() throws {
+    /// The row the Strata store wrote for a saved owner named Ada (held by its object), with the stack that keeps its
+    /// model alive.
+    static func savedOwnerRow() throws -> (stack: TestStack, row: StoredRow, entity: EntityDescription) {
         let stack = try TestStack(.strata, model: try RecordRowTests.model())
         let context = stack.context()
         let owner = ManagedObject(entity: stack.entity("Owner"), insertInto: context)
         try owner.setValue("Ada", forKey: "name")
         try context.save()
-        // The row the store wrote, which the saved object holds.
-        let row = try #require(owner.state?.record)
-        let entity = owner.entity
+        return (stack, try #require(owner.state?.record), owner.entity)
+    }
+
+    @Test func aStateMovesBetweenItsRowAndItsArraysAndForgetsBoth() throws {
+        let (stack, row, entity) = try Self.savedOwnerRow()
+        defer { withExtendedLifetime(stack) {} }
         #expect(row.isRecord && row.version == 1 && entity.toOneRelationships.isEmpty)
 
         let state = ObjectState.make(newObjectOf: entity)
@@ -86,13 +91,8 @@ import Testing
     }
 
     @Test func aNewObjectsStateHoldsItsWrittenRowUnlessItHasCommittedValuesOrToOnes() throws {
-        let stack = try TestStack(.strata, model: try RecordRowTests.model())
-        let context = stack.context()
-        let owner = ManagedObject(entity: stack.entity("Owner"), insertInto: context)
-        try owner.setValue("Ada", forKey: "name")
-        try context.save()
-        let row = try #require(owner.state?.record)
-        let entity = owner.entity
+        let (stack, row, entity) = try Self.savedOwnerRow()
+        defer { withExtendedLifetime(stack) {} }
 
         // A new object's state (nothing committed) holds the row in place of its values, and gives it back with
         // nothing committed, its values decoded from the row.

@@ -261,10 +261,9 @@ final class PropertyBindings: Sendable {
 
     /// The index bound to `key`, binding it with `bind` the first time.
     func index(of key: PropertyKey, bind: () -> Int) -> Int {
+        if let bound = directIndex(of: key) { return bound }
         let number = Int(key.number)
         if number < Self.directCount {
-            let bound = Int(direct[number].load(ordering: .relaxed)) - 1
-            if bound >= 0 { return bound }
             let index = bind()
             direct[number].store(Int32(index + 1), ordering: .relaxed)
             return index

@@ -211,27 +211,36 @@ public struct StoredRow: Sendable, Equatable {
         case .values: return nil
         case .record(let record), .recordReferencingBlobs(let record):
             return record.withUnsafeBytes { bytes -> AttributeValue? in
-                // Errors are left to value(of:), which reports them.
+                // Errors are left to value(of:), which reports them (`try?` flattens: nil for an error and for a field
+                // this read does not settle alike).
                 guard let header = try? RowRecord.Header.decode(bytes) else { return nil }
-                switch type {
-                case .integer16, .integer32, .integer64:
-                    // `try?` flattens: nil for an error and for a field that holds no integer alike.
-                    guard let number = try? RowRecord.integerField(at: fieldIndex, in: bytes, header: header)
-                    else { return nil }
-                    return .integer(number)
-                case .string:
-                    guard let span = try? header.span(ofField: fieldIndex, in: bytes),
-                        // Safe: a span holds its field's tag, and lies within bytes.
-                        bytes[span.lowerBound] == RowRecord.Tag.string.rawValue
-                    else { return nil }
-                    return .string(
-                        String(
-                            decoding: UnsafeRawBufferPointer(
-                                rebasing: bytes[(span.lowerBound &+ 1)..<span.upperBound]), as: UTF8.self))
-                default:
-                    return nil
-                }
+                return try? Self.payloadValue(ofField: fieldIndex, type: type, in: bytes, header: header)
             }
+        }
+    }
+
+    /// An integer or string field's value taken from its payload where it lies: the row's check proved an integer
+    /// field in its attribute's range and a string field valid UTF-8, which the general road (a `RowRecord.Field`, then
+    /// `RowCoder.value`) would check again (about 400 instructions a read). Nil for a field of another type, or holding
+    /// a null or a blob reference. The one fast read of ``recordValue(ofField:type:)`` and ``value(of:)``.
+    @inline(__always)
+    private static func payloadValue(
+        ofField fieldIndex: Int, type: AttributeType, in bytes: UnsafeRawBufferPointer, header: RowRecord.Header
+    ) throws -> AttributeValue? {
+        switch type {
+        case .integer16, .integer32, .integer64:
+            guard let number = try RowRecord.integerField(at: fieldIndex, in: bytes, header: header) else { return nil }
+            return .integer(number)
+        case .string:
+            let span = try header.span(ofField: fieldIndex, in: bytes)
+            // Safe: a span holds its field's tag, and lies within bytes.
+            guard bytes[span.lowerBound] == RowRecord.Tag.string.rawValue else { return nil }
+            return .string(
+                String(
+                    decoding: UnsafeRawBufferPointer(rebasing: bytes[(span.lowerBound &+ 1)..<span.upperBound]),
+                    as: UTF8.self))
+        default:
+            return nil
         }
     }
 
@@ -276,25 +285,11 @@ public struct StoredRow: Sendable, Equatable {
         do {
             return try record.withUnsafeBytes { bytes in
                 let header = try RowRecord.Header.decode(bytes)
-                // Integers and strings, the usual reads, are taken from their payloads where they lie: the check proved
-                // an integer field in its attribute's range and a string field valid UTF-8, which the general road
-                // (a `RowRecord.Field`, then `RowCoder.value`) would check again (about 400 instructions a read).
-                switch attribute.type {
-                case .integer16, .integer32, .integer64:
-                    if let number = try RowRecord.integerField(at: attribute.fieldIndex!, in: bytes, header: header) {
-                        return .integer(number)
-                    }
-                case .string:
-                    let span = try header.span(ofField: attribute.fieldIndex!, in: bytes)
-                    // Safe: a span holds its field's tag, and lies within bytes.
-                    if bytes[span.lowerBound] == RowRecord.Tag.string.rawValue {
-                        return .string(
-                            String(
-                                decoding: UnsafeRawBufferPointer(
-                                    rebasing: bytes[(span.lowerBound &+ 1)..<span.upperBound]), as: UTF8.self))
-                    }
-                default:
-                    break
+                // Integers and strings, the usual reads, from their payloads; the rest through the general road.
+                if let value = try Self.payloadValue(
+                    ofField: attribute.fieldIndex!, type: attribute.type, in: bytes, header: header)
+                {
+                    return value
                 }
                 let field = try RowRecord.field(at: attribute.fieldIndex!, in: bytes, header: header)
                 if case .blobReference = field { return nil }
