@@ -67,6 +67,9 @@ let package = Package(
         // `statx` without timestamps (reading timestamps before each write made every durable commit's sync slower),
         // and `sync_file_range` to start writing a checkpoint's pages while the next ones are encoded.
         .target(name: "CSystemCalls"),
+        // A hint to fetch memory ahead of a read (`__builtin_prefetch`: Swift has no access to it), for the B-tree
+        // seek's leaves and the object graph's hash tables, whose lines are mostly cold.
+        .target(name: "CPrefetch"),
         // Strata's one lock, below every module that locks: `Synchronization.Mutex`, or a pthread mutex under
         // STRATA_TSAN_LOCKS (see the top of this file). `package` access: not part of any public API.
         .target(name: "StrataLock"),
@@ -78,7 +81,7 @@ let package = Package(
         .target(
             name: "StrataStorage",
             dependencies: [
-                "StrataFormat", "StrataIO", "StrataLock",
+                "StrataFormat", "StrataIO", "StrataLock", "CPrefetch",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

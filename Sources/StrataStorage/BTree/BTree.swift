@@ -165,7 +165,13 @@ struct BTree: Sendable {
                     }
                     return true
                 case .internal(let node):
+                    // A parent of leaves hints the leaves of the next keys: each is most likely a page not read
+                    // for a while, and its lines arrive while the keys before it are handled.
+                    var hinted = position
                     while inRange(position) {
+                        if node.level == 1 {
+                            hintLeaves(of: node, keys, upTo: position + Self.leavesHintedAhead, below: upper, &hinted)
+                        }
                         let child = node.childIndex(for: keys[position])
                         let childUpper = child + 1 < node.count ? node.separator(at: child + 1) : upper
                         let going = try seek(
@@ -178,6 +184,36 @@ struct BTree: Sendable {
             }
         }
     }
+
+    /// How many keys ahead a seek hints the leaves of: each leaf's lines take about a memory latency to arrive,
+    /// the time the seek spends on a few rows.
+    static let leavesHintedAhead = 4
+
+    /// Hints the leaves of `keys[hinted..<end]` below `node`, a parent of leaves, up to `upper` (keys past it go to
+    /// another parent): the start of each leaf (header, first row ID, value ends) and where the key's value most
+    /// likely lies (``LeafPage/likelyValueOffset(of:first:end:pageSize:)`` from the child's separators).
+    private func hintLeaves(
+        of node: InternalPageView, _ keys: UnsafeBufferPointer<UInt64>, upTo end: Int, below upper: UInt64?,
+        _ hinted: inout Int
+    ) {
+        let pageSize = pages.pageSize
+        while hinted < min(end, keys.count) {
+            let key = keys[hinted]
+            if let upper, key >= upper { return }
+            hinted += 1
+            let child = node.childIndex(for: key)
+            let page = node.child(at: child)
+            pages.prefetch(page, bytes: 0..<Self.leafStartHinted)
+            guard child > 0, child + 1 < node.count,
+                let offset = LeafPage.likelyValueOffset(
+                    of: key, first: node.separator(at: child), end: node.separator(at: child + 1), pageSize: pageSize)
+            else { continue }
+            pages.prefetch(page, bytes: (offset - PageStore.cacheLineSize / 2)..<(offset + 2 * PageStore.cacheLineSize))
+        }
+    }
+
+    /// The bytes at a leaf's start a hint covers: the header, first row ID and the value ends of about 40 rows.
+    static let leafStartHinted = 128
 
     /// Calls `body` for each row with `lower <= key <= upper`, in increasing order or, when `reverse`,
     /// decreasing, with values copied out of their pages; stops when `body` returns false.
