@@ -85,7 +85,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "Strata", dependencies: ["StrataFormat", "StrataLock", "StrataStorage", "StrataQuery"]),
+        .target(
+            name: "Strata", dependencies: ["StrataFormat", "StrataLock", "StrataStorage", "StrataQuery", "CPrefetch"]),
         // The predicate language (NSPredicate format strings, evaluation in memory, sort keys): Foundation and
         // StrataLock only, so that the object graph and the store can both use it.
         .target(name: "StrataQuery", dependencies: ["StrataLock"]),

@@ -38,12 +38,13 @@ public enum LeafPage {
     /// rows lie in `first..<end`: the offset for a leaf holding all of them, dense, its data filling the page. A guess
     /// to hint a cache line before the leaf is read, never an offset to read from; nil when `rowID` is outside the
     /// range or the range holds more rows than any leaf does.
+    @inlinable
     public static func likelyValueOffset(of rowID: UInt64, first: UInt64, end: UInt64, pageSize: Int) -> Int? {
-        guard rowID >= first, rowID < end, end &- first <= UInt64(pageSize / valueEndSize) else { return nil }
-        let count = Int(end &- first)
-        let dataStart = PageFormat.headerSize + firstRowIDSize + count &* valueEndSize + (count &+ 7) / 8
+        guard rowID >= first, rowID < end, end &- first < UInt64(truncatingIfNeeded: pageSize) >> 1 else { return nil }
+        let count = Int(truncatingIfNeeded: end &- first)
+        let dataStart = PageFormat.headerSize &+ firstRowIDSize &+ count &* valueEndSize &+ (count &+ 7) >> 3
         guard dataStart < pageSize else { return nil }
-        return dataStart &+ Int(rowID &- first) &* (pageSize &- dataStart) / count
+        return dataStart &+ Int(truncatingIfNeeded: rowID &- first) &* (pageSize &- dataStart) / count
     }
 
     /// Encodes a leaf into `page` (pageSize bytes, zeroed) and seals it.

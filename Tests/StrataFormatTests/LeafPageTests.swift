@@ -50,6 +50,39 @@ import Testing
         #expect(header.bodyLength == 8 + 5 * 8 + 1 + 5 * 2 + 0 + 1 + 12 + 107 + 12)
     }
 
+    /// The guess of where a row's value lies, from the parent's separators alone, is exact for a full dense leaf of
+    /// equal values (the case the B-tree seek hints), inside the page for any row of the range, and nil outside it.
+    @Test(arguments: [512, 4096])
+    func theLikelyValueOffsetIsExactForAFullDenseLeaf(pageSize: Int) throws {
+        // 40 rows of n bytes fill the data area of the page exactly: 40 + 2 × 40 + 5 bytes before the data.
+        let count = 40
+        let dataStart = PageFormat.headerSize + 8 + 2 * count + (count + 7) / 8
+        let size = (pageSize - dataStart) / count
+        let first: UInt64 = 1_001
+        let keys = (0..<UInt64(count)).map { first + $0 }
+        let values = keys.map { LeafValue.bytes(Array(repeating: UInt8(truncatingIfNeeded: $0), count: size)) }
+        let page = leaf(size: pageSize, keys: keys, values: values)
+        let header = try decodePage(page, number: 20, salt: salt) { _, header in header }.get()
+        #expect(header.flags == 0)
+        for (index, key) in keys.enumerated() {
+            let guess = try #require(
+                LeafPage.likelyValueOffset(of: key, first: first, end: first + UInt64(count), pageSize: pageSize))
+            // Full only when the values fill the page exactly; else off by at most the rows' share of the rest.
+            let slack = (pageSize - dataStart) - size * count
+            #expect(abs(guess - (dataStart + index * size)) <= slack, "row \(key)")
+        }
+        #expect(LeafPage.likelyValueOffset(of: first - 1, first: first, end: first + 40, pageSize: pageSize) == nil)
+        #expect(LeafPage.likelyValueOffset(of: first + 40, first: first, end: first + 40, pageSize: pageSize) == nil)
+        // A range wider than any leaf holds says nothing.
+        #expect(LeafPage.likelyValueOffset(of: 5, first: 0, end: UInt64(pageSize), pageSize: pageSize) == nil)
+        for end in [first + 1, first + 100, first + UInt64(pageSize / 2) - 1] {
+            for key in [first, (first + end) / 2, end - 1] {
+                let guess = LeafPage.likelyValueOffset(of: key, first: first, end: end, pageSize: pageSize)
+                #expect(guess.map { $0 >= 0 && $0 < pageSize } ?? true, "key \(key) of \(first)..<\(end)")
+            }
+        }
+    }
+
     /// Values whose removals near the front left unused bytes before the first (``LeafValues/remove(at:)`` moves the
     /// shorter side) encode to the very page the same values packed afresh do, and decode to them.
     @Test func valuesAfterRemovalsAtTheFrontEncodeAsFreshOnes() throws {

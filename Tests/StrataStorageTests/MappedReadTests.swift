@@ -44,6 +44,66 @@ import Testing
         }
     }
 
+    /// Rows read by ID from mapped pages, where a seek hints the leaves of the keys ahead, are exactly the rows one
+    /// lookup each reads: keys a leaf apart, in the same leaf, across parents, with gaps and absent rows, after
+    /// deletes (guesses from the parent's separators are then off) and with overflow values.
+    @Test(arguments: [512, 4096])
+    func rowsByIDThroughHintedLeavesMatchOneLookupEach(pageSize: Int) throws {
+        try TemporaryStore.withPosixDirectory { directory in
+            let store = try Store.openForTesting(
+                PosixFileSystem(), directory: directory, configuration: .testing(pageSize: pageSize))
+            var random = RepeatableRandomNumberGenerator(seed: 0x3B0 + UInt64(pageSize))
+            let table = try store.write { try $0.createTable(named: "t") }
+            try store.write { txn in
+                for row in 1...20_000 {
+                    let length = row % 997 == 0 ? 3 * pageSize : Int.random(in: 0...90, using: &random)
+                    try txn.insert(random.bytes(length), into: table)
+                }
+            }
+            try store.checkpoint()
+            try store.write { txn in
+                for _ in 0..<2_000 {
+                    _ = try txn.delete(RowID(UInt64.random(in: 1...20_000, using: &random)), from: table)
+                }
+            }
+            try store.checkpoint()
+            let snapshot = store.snapshot()
+            for stride in [1, 3, 37, 100, 1_000] {
+                let rows = Swift.stride(from: 1 + stride / 2, through: 20_100, by: stride).map { RowID(UInt64($0)) }
+                var seen: [RowID] = []
+                try snapshot.forEachRow(rows, in: table) { row, bytes in
+                    seen.append(row)
+                    let single = try snapshot.withRow(row, in: table) { Array($0) }
+                    #expect(bytes.map { Array($0) } == single, "stride \(stride) row \(row)")
+                    return true
+                }
+                #expect(seen == rows, "stride \(stride)")
+            }
+            try store.close()
+        }
+    }
+
+    /// The children a seek found for the keys it hinted are given back by position while kept, and only then.
+    @Test func hintedLeavesKeepTheChildrenOfTheLastKeys() {
+        var hinted = BTree.HintedLeaves(from: 5)
+        #expect(hinted.child(at: 5) == nil)
+        #expect(hinted.last == nil)
+        for position in 5..<20 { hinted.append(position * 10) }
+        #expect(hinted.end == 20)
+        #expect(hinted.last == 190)
+        for position in 12..<20 { #expect(hinted.child(at: position) == position * 10) }
+        #expect(hinted.child(at: 11) == nil)  // more than the kept children ago
+        #expect(hinted.child(at: 20) == nil)  // not hinted yet
+        #expect(BTree.leavesHintedAhead <= BTree.HintedLeaves.kept)
+        // From the first key: nothing before it.
+        var fromStart = BTree.HintedLeaves(from: 0)
+        #expect(fromStart.last == nil)
+        #expect(fromStart.child(at: -1) == nil)
+        fromStart.append(7)
+        #expect(fromStart.last == 7)
+        #expect(fromStart.child(at: -1) == nil)
+    }
+
     /// Readers on other threads read committed rows in place while a writer commits and checkpoints (the file
     /// grows and is mapped again under them).
     @Test func readersReadInPlaceWhileTheWriterCheckpoints() throws {

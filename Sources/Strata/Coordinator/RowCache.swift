@@ -294,7 +294,13 @@ final class RowCache: Sendable {
         let key = Key(store: store, entity: root, rowID: rowIDs[0])
         return state.withLock { state in
             let table = state.makeTable(of: key)
+            let slots = state.tables[table].rows
+            // The rows of a batch land in slots far apart: each slot is hinted a few rows before it is written.
+            for index in rowIDs.indices.prefix(Self.slotsHintedAhead) { slots.prefetchSlot(of: rowIDs[index]) }
             for index in rows.indices {
+                if index + Self.slotsHintedAhead < rowIDs.count {
+                    slots.prefetchSlot(of: rowIDs[index + Self.slotsHintedAhead])
+                }
                 // In place when the key has an entry; else made where the one search ended. (Unwrapped where it is
                 // used: a row bound first was copied once more, two retains and releases a row.)
                 let (slot, inserted) = state.tables[table].rows.slot(of: rowIDs[index]) {
@@ -308,6 +314,9 @@ final class RowCache: Sendable {
             return (generation, clock.date(of: now))
         }
     }
+
+    /// How many rows ahead ``storeRetaining(_:rowIDs:store:root:)`` hints the slots of.
+    static let slotsHintedAhead = 8
 
     /// Makes room for `count` more entries in the table of `key` (its store and table; the row ID is not read), so
     /// that they go in without the table growing.

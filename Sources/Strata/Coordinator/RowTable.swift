@@ -1,3 +1,5 @@
+import CPrefetch
+
 /// A hash table from row ID to a value, for the row cache: open addressing with linear probing, sized to what it
 /// holds rather than to a power of two.
 ///
@@ -54,6 +56,15 @@ final class RowTable<Value> {
         keys.deallocate()
         values.deallocate()
         tombstones.deallocate()
+    }
+
+    /// Hints that `rowID` is about to be looked up or inserted: the CPU starts fetching its home slot's key and value
+    /// (in a large table, lines not read for a while) while other work goes on. A hint only.
+    func prefetchSlot(of rowID: UInt64) {
+        guard capacity > 0 else { return }
+        let slot = home(of: rowID &+ 1)
+        cprefetch_read(keys + slot)
+        cprefetch_write(values + slot)
     }
 
     /// The slot holding `rowID`, if the table has it.

@@ -35,7 +35,17 @@ extension ManagedObject {
             context.registry.reserveCapacity(context.registry.count + members.count)
             // Objects deleted but not yet saved are still members: their delete rules remove them (nullify,
             // which undo can revert), or leave them (no action), as in Core Data.
-            let objects = members.map { context.object(with: objectID(of: $0)) }
+            // Each member's registry slot is hinted a few members ahead: in a large registry it is a cold line.
+            let ahead = ObjectRegistry.slotsHintedAhead
+            // (Every member is of the destination's hierarchy: its root is the one the slot's hash takes.)
+            let (registry, root) = (context.registry, relationship.destinationEntity.rootIdentifier)
+            for member in members.prefix(ahead) { registry.prefetchSlot(ofRow: member.rowID, root: root) }
+            let objects = members.indices.map { index in
+                if index + ahead < members.count {
+                    registry.prefetchSlot(ofRow: members[index + ahead].rowID, root: root)
+                }
+                return context.object(with: objectID(of: members[index]))
+            }
             // Firing one member reads its batch's rows at once (``FaultBatch``): walking a to-many costs one store
             // query per batch, not one per member.
             context.makeRelationshipFaultBatches(objects)

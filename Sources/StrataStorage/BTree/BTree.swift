@@ -167,12 +167,14 @@ struct BTree: Sendable {
                 case .internal(let node):
                     // A parent of leaves hints the leaves of the next keys: each is most likely a page not read
                     // for a while, and its lines arrive while the keys before it are handled.
-                    var hinted = position
+                    var hinted = HintedLeaves(from: position)
+                    let hints = node.level == 1 ? pages.hints() : nil
                     while inRange(position) {
-                        if node.level == 1 {
-                            hintLeaves(of: node, keys, upTo: position + Self.leavesHintedAhead, below: upper, &hinted)
+                        if let hints {
+                            hintLeaves(
+                                of: node, keys, upTo: position + Self.leavesHintedAhead, below: upper, &hinted, hints)
                         }
-                        let child = node.childIndex(for: keys[position])
+                        let child = hinted.child(at: position) ?? node.childIndex(for: keys[position])
                         let childUpper = child + 1 < node.count ? node.separator(at: child + 1) : upper
                         let going = try seek(
                             .page(node.child(at: child)), level: node.level - 1, below: childUpper, keys, &position,
@@ -186,7 +188,7 @@ struct BTree: Sendable {
     }
 
     /// How many keys ahead a seek hints the leaves of: each leaf's lines take about a memory latency to arrive,
-    /// the time the seek spends on a few rows.
+    /// the time the seek spends on a few rows. At most the children ``HintedLeaves`` keeps.
     static let leavesHintedAhead = 4
 
     /// Hints the leaves of `keys[hinted..<end]` below `node`, a parent of leaves, up to `upper` (keys past it go to
@@ -194,26 +196,68 @@ struct BTree: Sendable {
     /// likely lies (``LeafPage/likelyValueOffset(of:first:end:pageSize:)`` from the child's separators).
     private func hintLeaves(
         of node: InternalPageView, _ keys: UnsafeBufferPointer<UInt64>, upTo end: Int, below upper: UInt64?,
-        _ hinted: inout Int
+        _ hinted: inout HintedLeaves, _ hints: PageHints
     ) {
-        let pageSize = pages.pageSize
-        while hinted < min(end, keys.count) {
-            let key = keys[hinted]
+        while hinted.end < min(end, keys.count) {
+            let key = keys[hinted.end]
             if let upper, key >= upper { return }
-            hinted += 1
-            let child = node.childIndex(for: key)
+            // Keys often share a leaf with the key before: then its child is known and its start already hinted.
+            let previous = hinted.last
+            let sameLeaf = previous.map { $0 + 1 == node.count || key < node.separator(at: $0 + 1) } ?? false
+            let child = sameLeaf ? previous! : node.childIndex(for: key)
+            hinted.append(child)
             let page = node.child(at: child)
-            pages.prefetch(page, bytes: 0..<Self.leafStartHinted)
-            guard child > 0, child + 1 < node.count,
+            if !sameLeaf { hints.prefetch(page, lines: Self.leafStartLinesHinted, from: 0) }
+            if child > 0, child + 1 < node.count,
                 let offset = LeafPage.likelyValueOffset(
-                    of: key, first: node.separator(at: child), end: node.separator(at: child + 1), pageSize: pageSize)
-            else { continue }
-            pages.prefetch(page, bytes: (offset - PageStore.cacheLineSize / 2)..<(offset + 2 * PageStore.cacheLineSize))
+                    of: key, first: node.separator(at: child), end: node.separator(at: child + 1),
+                    pageSize: hints.pageSize)
+            {
+                // The line before the guess too: a value of about 100 bytes spans two or three lines.
+                hints.prefetch(page, lines: 3, from: offset &- PageHints.lineSize / 2)
+            }
         }
     }
 
-    /// The bytes at a leaf's start a hint covers: the header, first row ID and the value ends of about 40 rows.
-    static let leafStartHinted = 128
+    /// The lines at a leaf's start a hint covers: the header, first row ID and the value ends of about 40 rows.
+    static let leafStartLinesHinted = 2
+
+    /// The children of the keys hinted ahead (``hintLeaves(of:_:upTo:below:_:)``), kept for the descent so that it
+    /// does not search the parent for them again: the last few, by key position.
+    struct HintedLeaves {
+        /// One past the last key position hinted.
+        private(set) var end: Int
+        private var children: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
+        /// How many children are kept: the tuple's count.
+        static let kept = 8
+
+        /// The first key position hinted.
+        private let start: Int
+
+        init(from position: Int) {
+            precondition(position >= 0, "key positions start at 0")
+            (start, end) = (position, position)
+        }
+
+        private static func offset(of position: Int) -> Int { (position % kept) &* MemoryLayout<Int>.stride }
+
+        /// The child of the key at `position`, if hinted and still kept.
+        func child(at position: Int) -> Int? {
+            guard position >= start, position < end, end - position <= Self.kept else { return nil }
+            return withUnsafeBytes(of: children) { $0.load(fromByteOffset: Self.offset(of: position), as: Int.self) }
+        }
+
+        /// The child of the last key hinted, if any.
+        var last: Int? { child(at: end - 1) }
+
+        /// Records the child of the key at position ``end``.
+        mutating func append(_ child: Int) {
+            withUnsafeMutableBytes(of: &children) {
+                $0.storeBytes(of: child, toByteOffset: Self.offset(of: end), as: Int.self)
+            }
+            end += 1
+        }
+    }
 
     /// Calls `body` for each row with `lower <= key <= upper`, in increasing order or, when `reverse`,
     /// decreasing, with values copied out of their pages; stops when `body` returns false.

@@ -20,12 +20,15 @@ final class PageMap: Sendable {
         // Safety: `mapping` is immutable; the bit words are atomics, allocated once and freed in deinit, and only
         // ever go from 0 to 1.
         let mapping: FileMapping
+        /// The mapping's bytes, read once (``FileMapping/bytes`` is a call into another module at every page read).
+        let bytes: UnsafeRawBufferPointer
         let capacity: UInt64
         private let words: UnsafeMutablePointer<Atomic<UInt64>>
         private let wordCount: Int
 
         init(mapping: FileMapping, capacity: UInt64, inheriting previous: Span?) {
             self.mapping = mapping
+            self.bytes = mapping.bytes
             self.capacity = capacity
             // Two bits a page: checksum verified, tree structure validated.
             wordCount = max(1, Int((capacity &* 2 &+ 63) / 64))
@@ -101,6 +104,14 @@ final class PageMap: Sendable {
             guard number < region.pageCount else { return try body(nil) }
             return try Unmanaged.passUnretained(region.span)._withUnsafeGuaranteedRef { try body($0) }
         }
+    }
+
+    /// The newest region's bytes and page count, for hints (``PageHints``): nil when nothing is mapped. Every region
+    /// stays mapped until the map goes (see ``withSpan(for:_:)``).
+    func mappedPages() -> (bytes: UnsafeRawBufferPointer, pageCount: UInt64)? {
+        let raw = newest.load(ordering: .acquiring)
+        guard raw != 0, let pointer = UnsafeRawPointer(bitPattern: raw) else { return nil }
+        return Unmanaged<Region>.fromOpaque(pointer)._withUnsafeGuaranteedRef { ($0.span.bytes, $0.pageCount) }
     }
 
     /// Makes pages below `pageCount` readable in place, mapping more of the file when needed. A failure to map

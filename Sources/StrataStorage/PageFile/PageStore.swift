@@ -1,4 +1,3 @@
-import CPrefetch
 import StrataFormat
 import StrataIO
 import Synchronization
@@ -101,30 +100,17 @@ final class PageStore: Sendable {
         return try body(page, header)
     }
 
-    /// Hints that the bytes `range` of page `number` (offsets into the page, clamped to it) are about to be read: the
-    /// CPU starts fetching their cache lines while other work goes on. Nothing for a page not mapped (its read goes
-    /// through the file) or outside the mapping. A hint only: it reads nothing and cannot fail.
-    func prefetch(_ number: UInt64, bytes range: Range<Int>) {
-        map.withSpan(for: number) { span in
-            guard let span, number < span.capacity, let base = span.mapping.bytes.baseAddress else { return }
-            let page = base + Int(number) &* pageSize
-            var offset = max(0, range.lowerBound) & ~(Self.cacheLineSize - 1)
-            let end = min(pageSize, range.upperBound)
-            while offset < end {
-                cprefetch_read(page + offset)
-                offset &+= Self.cacheLineSize
-            }
-        }
+    /// The mapped pages, for hints that some of their bytes are about to be read; nil when the file is not mapped
+    /// (reads go through the file handle).
+    func hints() -> PageHints? {
+        map.mappedPages().flatMap { PageHints(pages: $0.bytes, count: $0.pageCount, pageSize: pageSize) }
     }
-
-    /// The unit memory is fetched in (x86-64 and arm64 alike; a guess elsewhere costs only extra hints).
-    static let cacheLineSize = 64
 
     @inline(__always)
     private func mappedPage(_ number: UInt64, in span: PageMap.Span) -> UnsafeRawBufferPointer {
         // Safe: the span serves only pages below its region's page count, which lie inside the mapping.
         let start = Int(number) &* pageSize
-        return UnsafeRawBufferPointer(rebasing: span.mapping.bytes[start..<(start &+ pageSize)])
+        return UnsafeRawBufferPointer(rebasing: span.bytes[start..<(start &+ pageSize)])
     }
 
     /// The header of a mapped page: checksum verified on first touch only.
