@@ -52,6 +52,9 @@ final class FaultBatch {
     /// needs no retain now and no release when the batch goes.
     @exclusivity(unchecked) private var readRows: [StoredRow?] = []
     @exclusivity(unchecked) private var readObjects: [ObjectIdentifier] = []
+    /// The addresses of the rows' records (``StoredRow/recordAddress``), taken while the rows were at hand: hints
+    /// only, never read through.
+    @exclusivity(unchecked) private var readRecordAddresses: [UnsafeRawPointer?] = []
     /// Where each object of ``readObjects`` is (members fire in any order: a to-many's set is walked in hash order).
     @exclusivity(unchecked) private var readPositions = MemberPositions()
     /// The row cache's ``RowCache/generation`` once the rows were recorded there, and when they were read.
@@ -95,6 +98,14 @@ final class FaultBatch {
         else { return nil }
         let maximumAge = context.stalenessInterval
         if maximumAge >= 0, Date().timeIntervalSince(readAt) > maximumAge { return nil }
+        // Read a while ago (members fire in the set's order, not the batch's): its record's first lines are asked for
+        // now and arrive while the member's state is made. Through its address alone: reading the row's record
+        // here (its count, its reference count) waited for the very lines the hint asks for.
+        if let address = readRecordAddresses[index] {
+            // From the array's count, just before its elements, through the record's header and first fields.
+            cprefetch_read(address - 16)
+            cprefetch_read(address + 48)
+        }
         return readRows[index].take()
     }
 
@@ -133,6 +144,8 @@ final class FaultBatch {
     /// the first recording's generation is the one at which every kept row was the cache's.
     func keep(_ rows: consuming [StoredRow?], of objects: [ObjectIdentifier], generation: UInt64, at date: Date) {
         precondition(rows.count == objects.count, "an object for each row")
+        readRecordAddresses.reserveCapacity(readRecordAddresses.count + rows.count)
+        for index in rows.indices { readRecordAddresses.append(rows[index]?.recordAddress) }
         if readObjects.isEmpty {
             (readRows, readObjects) = (rows, objects)
             (readGeneration, readAt) = (generation, date)

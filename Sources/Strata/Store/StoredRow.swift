@@ -1,3 +1,4 @@
+import CPrefetch
 import StrataFormat
 
 /// A row as a persistent store returns it: the concrete entity, the version that optimistic locking
@@ -102,6 +103,15 @@ public struct StoredRow: Sendable, Equatable {
         case .values(let decoded): !decoded.externalReferences.isEmpty
         case .record: false
         case .recordReferencingBlobs: true
+        }
+    }
+
+    /// Where the record's bytes lie, for a row kept as one: an address to hint the cache with later
+    /// (``FaultBatch``), never to read from (the row may be gone by then).
+    var recordAddress: UnsafeRawPointer? {
+        switch contents {
+        case .values: nil
+        case .record(let record), .recordReferencingBlobs(let record): record.withUnsafeBytes { $0.baseAddress }
         }
     }
 
