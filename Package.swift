@@ -3,6 +3,7 @@
 // Strata: Core Data for every platform Swift runs on.
 // Modules by layer, dependencies pointing down (see ARCHITECTURE in the team docs):
 //   CLZ4, CCRC32C -> StrataFormat -> StrataIO -> StrataStorage -> Strata -> strata (CLI)
+// CPrefetch (a memory hint, C because Swift has no access to the builtin) sits below StrataStorage and Strata.
 // StrataImport (reading Core Data's SQLite stores, over CSQLite: Debian's libsqlite3-dev) sits beside the CLI, above
 // Strata: the core library never links SQLite. Only StrataImport, the CLI and the import tests import CSQLite.
 // StrataLock (the one lock) sits below StrataIO, StrataQuery and everything above them.
