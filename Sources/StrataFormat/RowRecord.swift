@@ -344,6 +344,9 @@ public enum RowRecord {
 
         /// Where the fields area starts: after the header and the field end table.
         @inlinable public var fieldsOffset: Int { endsOffset &+ endWidth &* fieldCount }
+        /// Bytes of one field end: 1, 2 or 4. The table of the ends lies just before the fields area, so with ends of
+        /// one byte, field `i` ends `bytes[fieldsOffset - fieldCount + i]` bytes into it.
+        @inlinable public var fieldEndWidth: Int { endWidth }
 
         /// A header from its parts, laid out as the writer lays it out for a fields area of
         /// `fieldsLength` bytes.
