@@ -238,7 +238,8 @@ public struct StoredRow: Sendable, Equatable {
     /// An integer or string field's value taken from its payload where it lies: the row's check proved an integer
     /// field in its attribute's range and a string field valid UTF-8, which the general road (a `RowRecord.Field`, then
     /// `RowCoder.value`) would check again (about 400 instructions a read). Nil for a field of another type, or holding
-    /// a null or a blob reference. The one fast read of ``recordValue(ofField:type:)`` and ``value(of:)``.
+    /// a null or a blob reference. ``value(of:)``'s fast read (``recordValue(ofField:type:)`` reads the same fields of
+    /// a row of the common form without a call, and leaves the rest here).
     @inline(__always)
     private static func payloadValue(
         ofField fieldIndex: Int, type: AttributeType, in bytes: UnsafeRawBufferPointer, header: RowRecord.Header
