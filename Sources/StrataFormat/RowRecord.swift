@@ -344,6 +344,9 @@ public enum RowRecord {
 
         /// Where the fields area starts: after the header and the field end table.
         @inlinable public var fieldsOffset: Int { endsOffset &+ endWidth &* fieldCount }
+        /// Bytes of one field end: 1, 2 or 4. The table of the ends lies just before the fields area, so with ends of
+        /// one byte, field `i` ends `bytes[fieldsOffset - fieldCount + i]` bytes into it.
+        @inlinable public var fieldEndWidth: Int { endWidth }
 
         /// A header from its parts, laid out as the writer lays it out for a fields area of
         /// `fieldsLength` bytes.
@@ -734,6 +737,50 @@ public enum RowRecord {
             throw notShortest(value, width: width, field: index)
         }
         return value
+    }
+
+    /// The byte range of field `index` of a row of the common form, the one ``Header/decode(_:)-(UnsafeRawBufferPointer)``
+    /// decodes inline (entity ID, version and field count of one varint byte each, one-byte field ends), checked as
+    /// ``Header/decode(_:)-(UnsafeRawBufferPointer)`` and ``Header/span(ofField:in:)`` check it; nil for a row of
+    /// another form, an index outside the row or a damaged header or span, which the caller reads the whole way (that
+    /// way gives the error). Makes no call: a caller that inlines it holds nothing alive across it (an inlined read of
+    /// a kept row through `decode` and `span` retained the row's bytes around the error paths' calls).
+    @inlinable @inline(__always)
+    public static func commonFieldSpan(ofField index: Int, in bytes: UnsafeRawBufferPointer) -> Range<Int>? {
+        guard bytes.count >= 4 else { return nil }
+        let word = UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self))
+        let fieldCount = Int(word >> 24)
+        // Safe: fieldCount ≤ 127 (its varint byte is below 0x80), so the sum is at most 131.
+        let fieldsOffset = 4 &+ fieldCount
+        guard word & 0x8080_80FF == 0x21, index >= 0, index < fieldCount, bytes.count >= fieldsOffset else {
+            return nil
+        }
+        // Safe: bytes.count >= fieldsOffset.
+        let fieldsLength = bytes.count &- fieldsOffset
+        // Safe: index < fieldCount, so both ends lie in the table (bytes 4 ..< fieldsOffset).
+        let start = index == 0 ? 0 : Int(bytes[4 &+ index &- 1])
+        let end = Int(bytes[4 &+ index])
+        guard Int(bytes[fieldsOffset &- 1]) == fieldsLength, start < end, end <= fieldsLength else { return nil }
+        // Safe: end ≤ fieldsLength, so both sums are at most bytes.count.
+        return (fieldsOffset &+ start)..<(fieldsOffset &+ end)
+    }
+
+    /// The integer an int64 field's payload (the bytes after its tag, `payload` within `bytes`) holds; nil for a
+    /// payload that is not 1 ... 8 bytes or not the shortest form, which ``integerField(at:in:header:)`` reports. Makes
+    /// no call (see ``commonFieldSpan(ofField:in:)``).
+    @inlinable @inline(__always)
+    public static func shortestInteger(payload: Range<Int>, in bytes: UnsafeRawBufferPointer) -> Int64? {
+        let width = payload.count
+        guard width >= 1, width <= 8 else { return nil }
+        var bits: UInt64 = 0
+        // Least significant byte first (FORMAT.md §6); the caller's range lies within bytes.
+        for offset in payload.reversed() { bits = bits << 8 | UInt64(bytes[offset]) }
+        // Safe: width is 1 ... 8, so the shift is 0 ... 56.
+        let shift = UInt64(64 &- 8 &* width)
+        let value = Int64(bitPattern: bits << shift) >> shift
+        // The shortest form's width (CompactInteger.signedWidth): the bits that differ from the sign, plus the sign.
+        let magnitude = UInt64(bitPattern: value ^ (value >> 63))
+        return (64 &- magnitude.leadingZeroBitCount &+ 8) / 8 == width ? value : nil
     }
 
     /// Field `index` read in place when it is a reference (``Field/reference``): the referenced row ID; nil for any

@@ -113,6 +113,28 @@ import Testing
         #expect(a.objectID.description == id.uriRepresentation().absoluteString)
     }
 
+    /// An object hashes as its identity, whether a set hashes it in one step or a `Hasher` is fed it: the same
+    /// value both ways, and a set of objects holds each instance once and finds it.
+    @Test(arguments: StoreKind.allCases)
+    func anObjectHashesAsItsIdentityInOneStepOrThroughAHasher(_ kind: StoreKind) throws {
+        let stack = try TestStack(kind)
+        let context = stack.context()
+        let objects = (0..<200).map { _ in GraphEmployee(context: context) }
+        for object in objects {
+            #expect(object.hashValue == ObjectIdentifier(object).hashValue)
+            var fed = Hasher()
+            fed.combine(object)
+            var identity = Hasher()
+            identity.combine(ObjectIdentifier(object))
+            #expect(fed.finalize() == identity.finalize())
+        }
+        let set = Set(objects + objects)
+        #expect(set.count == objects.count)
+        #expect(objects.allSatisfy { set.contains($0) })
+        #expect(!set.contains(GraphEmployee(context: context)))
+        #expect(Set<ManagedObject>(objects).count == objects.count)
+    }
+
     /// IDs are values: a copy taken before the save keeps naming the temporary ID, and the object's ID changes alone.
     @Test(arguments: StoreKind.allCases)
     func anIDTakenBeforeTheSaveStaysTemporary(_ kind: StoreKind) throws {

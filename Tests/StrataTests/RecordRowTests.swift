@@ -33,6 +33,23 @@ import Testing
             Entity("Parsed") {
                 Attribute("link", .uri)
             }
+            // Fields the check accepts in one pass (every type but decimal and UUID), a to-one to an entity without
+            // subentities (its entity field null).
+            Entity("Plain") {
+                Attribute("i16", .integer16)
+                Attribute("i32", .integer32)
+                Attribute("i64", .integer64)
+                Attribute("double", .double)
+                Attribute("float", .float)
+                Attribute("string", .string)
+                Attribute("boolean", .boolean)
+                Attribute("date", .date)
+                Attribute("data", .binaryData)
+                Relationship.toOne("leaf", "Leaf")
+            }
+            Entity("Leaf") {
+                Attribute("name", .string)
+            }
         }
     }
 
@@ -175,6 +192,55 @@ import Testing
         // Every to-one and value nil.
         try Self.expectCheckAgreesWithDecoding(
             try RowCoder(entity: entity).encode(Array(repeating: nil, count: values.count), rowVersion: 1), of: entity)
+    }
+
+    /// A row whose every field the check accepts in one pass over its field ends (``RowCoder/acceptsEveryField(_:header:)``)
+    /// is accepted so, and damaged, is accepted exactly when it decodes; rows the pass is not sure of (a field it does
+    /// not take, ends wider than a byte) are checked in full, with the same answers.
+    @Test func checkingARowInOnePassAcceptsExactlyTheDamagedRowsThatDecode() throws {
+        let model = try Self.model()
+        let entity = try #require(model.entity(named: "Plain"))
+        let leaf = try #require(model.entity(named: "Leaf"))
+        let coder = RowCoder(entity: entity)
+        func inOnePass(_ bytes: [UInt8]) throws -> Bool {
+            try bytes.withUnsafeBytes { coder.acceptsEveryField($0, header: try RowRecord.Header.decode($0)) }
+        }
+        let values: [AttributeValue?] = [
+            .integer(-300), .integer(70_000), .integer(-1), .double(2.5), .float(-1), .string("Ada Lovelace"),
+            .boolean(true), .date(Date(timeIntervalSinceReferenceDate: 42)), .data(Data([0, 0xFF])),
+        ]
+        let bytes = try coder.encode(values, references: [StoredReference(entity: leaf, rowID: 300)], rowVersion: 2)
+        #expect(try inOnePass(bytes))
+        try Self.expectCheckAgreesWithDecoding(bytes, of: entity)
+        // Every value and the to-one nil.
+        let nulls = try coder.encode(Array(repeating: nil, count: values.count), rowVersion: 1)
+        #expect(try inOnePass(nulls))
+        try Self.expectCheckAgreesWithDecoding(nulls, of: entity)
+        // An integer in the row's last bytes, and at each width.
+        for number: Int64 in [0, -1, 127, 128, -129, 40_000, 1 << 40, .min, .max] {
+            var last = Array(repeating: AttributeValue?.none, count: values.count)
+            last[2] = .integer(number)
+            last[8] = nil
+            let row = try coder.encode(last, rowVersion: 1)
+            #expect(try inOnePass(row), "\(number)")
+            try Self.expectCheckAgreesWithDecoding(row, of: entity)
+        }
+        // Not in one pass, and checked in full: a string that is not ASCII, ends of two bytes, a decimal (Kept).
+        var other = values
+        other[5] = .string("Zoë")
+        let nonASCII = try coder.encode(other, rowVersion: 2)
+        #expect(try !inOnePass(nonASCII))
+        try Self.expectCheckAgreesWithDecoding(nonASCII, of: entity)
+        other[5] = .string(String(repeating: "a", count: 300))
+        let wide = try coder.encode(other, rowVersion: 2)
+        #expect(try !inOnePass(wide))
+        #expect(try wide.withUnsafeBytes { try coder.checkRow($0, header: try RowRecord.Header.decode($0)) } == false)
+        let kept = try #require(model.entity(named: "Kept"))
+        let keptBytes = try Self.record(of: kept, owner: try #require(model.entity(named: "SpecialOwner")))
+        #expect(
+            try !keptBytes.withUnsafeBytes {
+                RowCoder(entity: kept).acceptsEveryField($0, header: try RowRecord.Header.decode($0))
+            })
     }
 
     /// Flips bits of every byte of `original` (a row of `entity`) and expects `checkRow` to accept exactly the rows

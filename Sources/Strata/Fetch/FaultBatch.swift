@@ -39,7 +39,19 @@ final class FaultBatch {
 
     /// A member, not retained: it takes itself out before it goes (see the type's documentation).
     private struct Member {
-        unowned(unsafe) let object: ManagedObject
+        let reference: Unmanaged<ManagedObject>
+
+        init(object: ManagedObject) { reference = .passUnretained(object) }
+
+        var object: ManagedObject { reference.takeUnretainedValue() }
+
+        /// Runs `body` with the member, neither retained nor released around it (a retain and a release a member of
+        /// each walk of a batch's members, W4c.graph): the member is alive (it takes itself out before it goes), and
+        /// nothing a walk does lets it go.
+        @inline(__always)
+        func withObject<Result>(_ body: (ManagedObject) -> Result) -> Result {
+            reference._withUnsafeGuaranteedRef(body)
+        }
     }
 
     // The properties are `@exclusivity(unchecked)`: a batch is confined to its context's thread, as its members are.
@@ -75,7 +87,7 @@ final class FaultBatch {
     private init(rowsOf members: [Member?]) {
         self.members = members
         filling = .rows
-        for case let member? in members { member.object.faultBatch = self }
+        for case let member? in members { member.withObject { $0.faultBatch = self } }
     }
 
     /// Takes `object` out of the batch: it goes away, or joins another batch. (A batch that read its rows lists no
@@ -118,7 +130,7 @@ final class FaultBatch {
             // Members were made together, mostly long before the first of them fires: each is hinted a few
             // members ahead of being read (its fields are two cold cache lines).
             if index + Self.membersHintedAhead < members.count, let ahead = members[index + Self.membersHintedAhead] {
-                let fields = Unmanaged.passUnretained(ahead.object).toOpaque()
+                let fields = ahead.reference.toOpaque()
                 cprefetch_read(fields)
                 cprefetch_read(fields + 64)
             }
@@ -162,9 +174,16 @@ final class FaultBatch {
     static func makeBatches(ofRowsOf objects: [ManagedObject], size: Int) {
         var members: [Member?] = []
         members.reserveCapacity(Swift.min(objects.count, size))
-        for object in objects
-        where object.isFault && !object.holdsCachedRow && object.faultBatch == nil && !object.objectID.isTemporaryID {
-            members.append(Member(object: object))
+        // Each listed as it lies in `objects`, which holds it: an element taken out of the array was retained and
+        // released around its append.
+        for index in objects.indices {
+            let member = Member(object: objects[index])
+            guard
+                member.withObject({
+                    $0.isFault && !$0.holdsCachedRow && $0.faultBatch == nil && !$0.objectID.isTemporaryID
+                })
+            else { continue }
+            members.append(member)
             if members.count == size {
                 _ = FaultBatch(rowsOf: members)
                 members.removeAll(keepingCapacity: true)

@@ -358,8 +358,10 @@ struct FaultGroups {
     // The group of the fault before, and its entity, compared through these (a hierarchy's root is looked up only
     // when the entity changes).
     private var current = -1
-    private var currentStore: StoreIdentity?
-    private var currentEntity: EntityDescription?
+    // Identities, not references: a fault's unowned store made strong to be compared was retained and released (an
+    // eighth of adding it, W4c.graph).
+    private var currentStore: ObjectIdentifier?
+    private var currentEntity: ObjectIdentifier?
 
     /// Groups for up to `capacity` faults (more may be added).
     init(capacity: Int) { self.capacity = capacity }
@@ -369,7 +371,9 @@ struct FaultGroups {
         count += 1
         // The ID's fields read in place: a copy of the ID retained and released its entity.
         guard !fault.holdsCachedRow, !fault.objectID.isTemporaryID else { return }
-        if fault.objectID.store !== currentStore || fault.objectID.entity !== currentEntity {
+        if ObjectIdentifier(fault.objectID.store) != currentStore
+            || ObjectIdentifier(fault.objectID.entity) != currentEntity
+        {
             enterGroup(of: fault.objectID)
         }
         groups[current].append(fault, rowID: fault.objectID.number)
@@ -385,7 +389,7 @@ struct FaultGroups {
             groups.append(FaultGroup(store: id.store, root: root, capacity: capacity))
             current = groups.count - 1
         }
-        (currentStore, currentEntity) = (id.store, id.entity)
+        (currentStore, currentEntity) = (ObjectIdentifier(id.store), ObjectIdentifier(id.entity))
     }
 }
 

@@ -67,6 +67,8 @@ extension RowCoder {
         guard header.fieldCount == entity.storedFields.count else {
             throw RowCodingError.fieldCountMismatch(expected: entity.storedFields.count, found: header.fieldCount)
         }
+        // The common row, in one pass (a blob reference is never accepted there).
+        if acceptsEveryField(bytes, header: header) { return false }
         var referencesBlobs = false
         // A blob reference is never accepted in place: each one comes through `checkField`.
         for (storageIndex, check) in fieldChecks.enumerated() where !check.accepts(in: bytes, header: header) {

@@ -13,6 +13,48 @@ extension RowCoder {
             case double, float, boolean, date, string, binaryData
             /// A kind checked by decoding only (decimal, UUID).
             case decoded
+
+            /// Whether a field of this kind with tag `tag` (not null) and a payload of `length` bytes at `payload`
+            /// in `bytes` certainly decodes to a value of the type (see ``FieldCheck/accepts(in:header:)``).
+            @inline(__always)
+            func accepts(tag: UInt8, payload: Int, length: Int, in bytes: UnsafeRawBufferPointer) -> Bool {
+                switch self {
+                case .integer(let range):
+                    // The shortest two's complement form of 1 ... 8 bytes, least significant first, as
+                    // RowRecord.integerField reads it.
+                    guard tag == RowRecord.Tag.int64.rawValue, length >= 1, length <= 8 else { return false }
+                    var bits: UInt64 = 0
+                    // Safe: the payload's bytes lie within the field's span.
+                    for offset in stride(from: payload &+ length &- 1, through: payload, by: -1) {
+                        bits = bits << 8 | UInt64(bytes[offset])
+                    }
+                    // Safe: length is 1 ... 8, so the shift is 0 ... 56.
+                    let shift = UInt64(64 &- 8 &* length)
+                    let value = Int64(bitPattern: bits << shift) >> shift
+                    let magnitude = UInt64(bitPattern: value ^ (value >> 63))
+                    return (64 &- magnitude.leadingZeroBitCount &+ 8) / 8 == length && range.contains(value)
+                case .double:
+                    return tag == RowRecord.Tag.double.rawValue && length == 8
+                case .float:
+                    return tag == RowRecord.Tag.float.rawValue && length == 4
+                case .boolean:
+                    // Safe: the payload's one byte lies within the span.
+                    return tag == RowRecord.Tag.boolean.rawValue && length == 1 && bytes[payload] <= 1
+                case .date:
+                    guard tag == RowRecord.Tag.date.rawValue, length == 8 else { return false }
+                    return !Double(
+                        bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: payload, as: UInt64.self))
+                    )
+                    .isNaN
+                case .string:
+                    return tag == RowRecord.Tag.string.rawValue
+                        && ByteReader.isASCII(UnsafeRawBufferPointer(rebasing: bytes[payload..<(payload &+ length)]))
+                case .binaryData:
+                    return tag == RowRecord.Tag.bytes.rawValue
+                case .decoded:
+                    return false
+                }
+            }
         }
 
         /// The field's position in the row.
@@ -45,33 +87,7 @@ extension RowCoder {
             let payload = span.lowerBound &+ 1
             let length = span.upperBound &- payload
             if tag == RowRecord.Tag.null.rawValue { return length == 0 }
-            switch kind {
-            case .integer(let range):
-                guard tag == RowRecord.Tag.int64.rawValue,
-                    let value = try? RowRecord.integerField(at: field, in: bytes, header: header)
-                else { return false }
-                return range.contains(value)
-            case .double:
-                return tag == RowRecord.Tag.double.rawValue && length == 8
-            case .float:
-                return tag == RowRecord.Tag.float.rawValue && length == 4
-            case .boolean:
-                // Safe: the payload's one byte lies within the span.
-                return tag == RowRecord.Tag.boolean.rawValue && length == 1 && bytes[payload] <= 1
-            case .date:
-                guard tag == RowRecord.Tag.date.rawValue, length == 8 else { return false }
-                return !Double(
-                    bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: payload, as: UInt64.self))
-                )
-                .isNaN
-            case .string:
-                return tag == RowRecord.Tag.string.rawValue
-                    && ByteReader.isASCII(UnsafeRawBufferPointer(rebasing: bytes[payload..<span.upperBound]))
-            case .binaryData:
-                return tag == RowRecord.Tag.bytes.rawValue
-            case .decoded:
-                return false
-            }
+            return kind.accepts(tag: tag, payload: payload, length: length, in: bytes)
         }
 
         /// Whether the to-one whose reference field is at `field` is certainly one the whole check accepts: a null or

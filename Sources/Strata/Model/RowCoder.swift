@@ -58,6 +58,8 @@ public final class RowCoder: Sendable {
     /// The position of each to-one's reference field (its entity field follows), by
     /// ``RelationshipDescription/toOneIndex``.
     let toOneFields: [Int]
+    /// How ``checkRow(_:header:)``'s one pass looks at the field at each position of a row (``PositionCheck``).
+    let positionChecks: [PositionCheck]
 
     /// A coder for the rows of `entity`.
     ///
@@ -68,8 +70,18 @@ public final class RowCoder: Sendable {
         self.entity = entity
         self.transformers = transformers
         self.compatibleEntityIDs = Set(entity.allEntitiesInHierarchyBelow.map(\.entityID))
-        self.fieldChecks = entity.persistentAttributes.map(FieldCheck.init)
+        let fieldChecks = entity.persistentAttributes.map(FieldCheck.init)
+        self.fieldChecks = fieldChecks
         self.toOneFields = entity.toOneRelationships.map { $0.fieldIndex! }
+        self.positionChecks = entity.storedFields.enumerated().map { position, field in
+            switch field {
+            case .attribute(let storageIndex):
+                precondition(fieldChecks[storageIndex].field == position, "an attribute's field is where it is stored")
+                return .attribute(fieldChecks[storageIndex].kind)
+            case .reference: return .reference
+            case .referenceEntity: return .referenceEntity
+            }
+        }
     }
 
     // MARK: - Whole rows
