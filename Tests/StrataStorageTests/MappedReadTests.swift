@@ -70,14 +70,7 @@ import Testing
             let snapshot = store.snapshot()
             for stride in [1, 3, 37, 100, 1_000] {
                 let rows = Swift.stride(from: 1 + stride / 2, through: 20_100, by: stride).map { RowID(UInt64($0)) }
-                var seen: [RowID] = []
-                try snapshot.forEachRow(rows, in: table) { row, bytes in
-                    seen.append(row)
-                    let single = try snapshot.withRow(row, in: table) { Array($0) }
-                    #expect(bytes.map { Array($0) } == single, "stride \(stride) row \(row)")
-                    return true
-                }
-                #expect(seen == rows, "stride \(stride)")
+                try snapshot.expectRowsByIDMatchLookups(rows, in: table, "stride \(stride)")
             }
             try store.close()
         }

@@ -224,14 +224,7 @@ import Testing
                 var rows = (0..<500).map { _ in RowID(UInt64.random(in: 0...3_200, using: &random)) }
                 if shape < 2 { rows = Array(Set(rows)).sorted { $0.rawValue < $1.rawValue } }
                 if shape == 1 { rows = (1...3_100).map { RowID(UInt64($0)) } }
-                var seen: [RowID] = []
-                try snapshot.forEachRow(rows, in: table) { row, bytes in
-                    seen.append(row)
-                    let single = try snapshot.withRow(row, in: table) { Array($0) }
-                    #expect(bytes.map { Array($0) } == single, "round \(round) shape \(shape) row \(row)")
-                    return true
-                }
-                #expect(seen == rows, "round \(round) shape \(shape)")
+                try snapshot.expectRowsByIDMatchLookups(rows, in: table, "round \(round) shape \(shape)")
             }
             // Stopping early stops.
             var count = 0
@@ -242,5 +235,20 @@ import Testing
             #expect(count == 7)
         }
         try store.close()
+    }
+}
+
+extension Snapshot {
+    /// Expects `forEachRow(_:in:_:)` over `rows` to give each row in the order asked, with what one `withRow` each
+    /// gives (nil for an absent row).
+    func expectRowsByIDMatchLookups(_ rows: [RowID], in table: TableID, _ comment: String) throws {
+        var seen: [RowID] = []
+        try forEachRow(rows, in: table) { row, bytes in
+            seen.append(row)
+            let single = try withRow(row, in: table) { Array($0) }
+            #expect(bytes.map { Array($0) } == single, "\(comment) row \(row)")
+            return true
+        }
+        #expect(seen == rows, "\(comment)")
     }
 }

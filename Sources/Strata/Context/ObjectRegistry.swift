@@ -35,12 +35,12 @@ final class ObjectRegistry {
         return slots[slot].object!.takeUnretainedValue()
     }
 
-    /// How many objects ahead a walk that registers many hints their slots (``prefetchSlot(of:)``).
+    /// How many objects ahead a walk that registers many hints their slots (``prefetchSlot(ofRow:root:)``).
     static let slotsHintedAhead = 8
 
     /// Hints that the permanent ID of row `rowID` of the hierarchy `root` (``EntityDescription/rootIdentifier``) is
-    /// about to be looked up or registered: the CPU starts fetching its home slot (in a large
-    /// registry, a line not read for a while) while other work goes on. A hint only.
+    /// about to be looked up or registered: the CPU starts fetching its home slot (in a large registry, a line not
+    /// read for a while) while other work goes on. A hint only.
     func prefetchSlot(ofRow rowID: UInt64, root: ObjectIdentifier) {
         guard capacity > 0 else { return }
         cprefetch_write(slots + home(of: Self.hash(rowID: rowID, root: root)))

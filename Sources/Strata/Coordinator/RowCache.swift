@@ -303,11 +303,9 @@ final class RowCache: Sendable {
                 }
                 // In place when the key has an entry; else made where the one search ended. (Unwrapped where it is
                 // used: a row bound first was copied once more, two retains and releases a row.)
-                let (slot, inserted) = state.tables[table].rows.slot(of: rowIDs[index]) {
-                    Entry(rows[index]!, at: now, references: 1)
-                }
+                let (slot, inserted) = slots.slot(of: rowIDs[index]) { Entry(rows[index]!, at: now, references: 1) }
                 if !inserted {
-                    state.tables[table].rows[slot].update(rows[index]!, at: now)
+                    slots[slot].update(rows[index]!, at: now)
                     rowChanged()
                 }
             }

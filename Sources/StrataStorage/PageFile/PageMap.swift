@@ -98,10 +98,8 @@ final class PageMap: Sendable {
     /// released around every page read, three pages a row read (about 130 instructions a page, W3.graph).
     @inline(__always)
     func withSpan<R>(for number: UInt64, _ body: (Span?) throws -> R) rethrows -> R {
-        let raw = newest.load(ordering: .acquiring)
-        guard raw != 0, let pointer = UnsafeRawPointer(bitPattern: raw) else { return try body(nil) }
-        return try Unmanaged<Region>.fromOpaque(pointer)._withUnsafeGuaranteedRef { region in
-            guard number < region.pageCount else { return try body(nil) }
+        try withNewestRegion { region in
+            guard let region, number < region.pageCount else { return try body(nil) }
             return try Unmanaged.passUnretained(region.span)._withUnsafeGuaranteedRef { try body($0) }
         }
     }
@@ -109,9 +107,15 @@ final class PageMap: Sendable {
     /// The newest region's bytes and page count, for hints (``PageHints``): nil when nothing is mapped. Every region
     /// stays mapped until the map goes (see ``withSpan(for:_:)``).
     func mappedPages() -> (bytes: UnsafeRawBufferPointer, pageCount: UInt64)? {
+        withNewestRegion { region in region.map { ($0.span.bytes, $0.pageCount) } }
+    }
+
+    /// Calls `body` with the newest region, lent (see ``withSpan(for:_:)``), or nil when nothing is mapped.
+    @inline(__always)
+    private func withNewestRegion<R>(_ body: (Region?) throws -> R) rethrows -> R {
         let raw = newest.load(ordering: .acquiring)
-        guard raw != 0, let pointer = UnsafeRawPointer(bitPattern: raw) else { return nil }
-        return Unmanaged<Region>.fromOpaque(pointer)._withUnsafeGuaranteedRef { ($0.span.bytes, $0.pageCount) }
+        guard raw != 0, let pointer = UnsafeRawPointer(bitPattern: raw) else { return try body(nil) }
+        return try Unmanaged<Region>.fromOpaque(pointer)._withUnsafeGuaranteedRef { try body($0) }
     }
 
     /// Makes pages below `pageCount` readable in place, mapping more of the file when needed. A failure to map
